@@ -1,0 +1,131 @@
+#include "synth-model.h"
+
+#include "core/convert.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace hexnpu {
+namespace {
+
+// splitmix64: tiny, fast, and the same on every platform (unlike std distributions).
+struct rng {
+    uint64_t state;
+    uint64_t next() {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z          = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    float uniform() { return float(next() >> 40) * 0x1p-24f; }  // [0, 1)
+    float gaussian() {                                           // Box-Muller
+        const float u1 = std::max(uniform(), 1e-7f), u2 = uniform();
+        return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853f * u2);
+    }
+};
+
+} // namespace
+
+bool synth_preset(const std::string & name, synth_params & out) {
+    synth_params p;
+    if (name == "tiny") {
+        // defaults
+    } else if (name == "small") {
+        p.n_vocab = 4096, p.n_embd = 1024, p.n_layer = 4, p.n_head = 16, p.n_head_kv = 4, p.n_ff = 2816, p.n_ctx = 2048;
+    } else {
+        return false;
+    }
+    p.name = name;
+    out    = p;
+    return true;
+}
+
+synth_model::synth_model(const synth_params & p) {
+    if (p.n_embd % p.n_head != 0 || p.n_head % p.n_head_kv != 0) {
+        throw std::invalid_argument("synth: n_embd must be a multiple of n_head and n_head of n_head_kv");
+    }
+    if (p.n_vocab < 259) {
+        throw std::invalid_argument("synth: n_vocab must be at least 259 (3 control tokens + 256 bytes)");
+    }
+    rng r{p.seed};
+    const int head_dim = p.n_embd / p.n_head;
+    const int n_embd_kv = head_dim * p.n_head_kv;
+
+    auto & w = writer_;
+    w.set("general.architecture", gguf::value::from_string("llama"));
+    w.set("general.name", gguf::value::from_string("hexnpu-synth-" + p.name));
+    w.set("llama.vocab_size", gguf::value::from_u32(uint32_t(p.n_vocab)));
+    w.set("llama.context_length", gguf::value::from_u32(uint32_t(p.n_ctx)));
+    w.set("llama.embedding_length", gguf::value::from_u32(uint32_t(p.n_embd)));
+    w.set("llama.block_count", gguf::value::from_u32(uint32_t(p.n_layer)));
+    w.set("llama.feed_forward_length", gguf::value::from_u32(uint32_t(p.n_ff)));
+    w.set("llama.attention.head_count", gguf::value::from_u32(uint32_t(p.n_head)));
+    w.set("llama.attention.head_count_kv", gguf::value::from_u32(uint32_t(p.n_head_kv)));
+    w.set("llama.rope.dimension_count", gguf::value::from_u32(uint32_t(head_dim)));
+    w.set("llama.rope.freq_base", gguf::value::from_f32(10000.0f));
+    w.set("llama.attention.layer_norm_rms_epsilon", gguf::value::from_f32(1e-5f));
+
+    // SentencePiece-style vocabulary: control tokens, the 256 byte tokens, then filler pieces.
+    std::vector<std::string> tokens;
+    std::vector<uint8_t>     scores, types;
+    auto add_token = [&](std::string text, float score, int32_t type) {
+        tokens.push_back(std::move(text));
+        scores.resize(scores.size() + 4);
+        std::memcpy(scores.data() + scores.size() - 4, &score, 4);
+        types.resize(types.size() + 4);
+        std::memcpy(types.data() + types.size() - 4, &type, 4);
+    };
+    add_token("<unk>", 0.0f, 2);
+    add_token("<s>", 0.0f, 3);
+    add_token("</s>", 0.0f, 3);
+    for (int b = 0; b < 256; ++b) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+        add_token(buf, 0.0f, 6);
+    }
+    for (int i = int(tokens.size()); i < p.n_vocab; ++i) {
+        add_token("\xE2\x96\x81tok" + std::to_string(i), -float(i), 1);
+    }
+    w.set("tokenizer.ggml.model", gguf::value::from_string("llama"));
+    w.set("tokenizer.ggml.tokens", gguf::value::from_strings(tokens));
+    w.set("tokenizer.ggml.scores", gguf::value::from_array(gguf::value_type::FLOAT32, tokens.size(), scores));
+    w.set("tokenizer.ggml.token_type", gguf::value::from_array(gguf::value_type::INT32, tokens.size(), types));
+    w.set("tokenizer.ggml.bos_token_id", gguf::value::from_u32(1));
+    w.set("tokenizer.ggml.eos_token_id", gguf::value::from_u32(2));
+
+    auto add = [&](const std::string & name, std::vector<int64_t> ne, bool is_norm) {
+        int64_t n = 1;
+        for (int64_t d : ne) {
+            n *= d;
+        }
+        std::vector<float> f(static_cast<size_t>(n));
+        const float        scale = 1.0f / std::sqrt(float(ne[0]));
+        for (float & v : f) {
+            v = is_norm ? 1.0f + 0.1f * r.gaussian() : scale * r.gaussian();
+        }
+        const ggml_type type = is_norm ? GGML_TYPE_F32 : p.type;
+        auto            buf  = std::make_unique<std::vector<uint8_t>>(ggml_row_size(type, ne[0]) * size_t(n / ne[0]));
+        convert_rows(GGML_TYPE_F32, f.data(), type, buf->data(), n / ne[0], ne[0], 1);
+        w.add_tensor(name, type, ne, buf->data());
+        buffers_.push_back(std::move(buf));
+    };
+
+    add("token_embd.weight", {p.n_embd, p.n_vocab}, false);
+    for (int l = 0; l < p.n_layer; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        add(b + "attn_norm.weight", {p.n_embd}, true);
+        add(b + "attn_q.weight", {p.n_embd, p.n_embd}, false);
+        add(b + "attn_k.weight", {p.n_embd, n_embd_kv}, false);
+        add(b + "attn_v.weight", {p.n_embd, n_embd_kv}, false);
+        add(b + "attn_output.weight", {p.n_embd, p.n_embd}, false);
+        add(b + "ffn_norm.weight", {p.n_embd}, true);
+        add(b + "ffn_gate.weight", {p.n_embd, p.n_ff}, false);
+        add(b + "ffn_up.weight", {p.n_embd, p.n_ff}, false);
+        add(b + "ffn_down.weight", {p.n_ff, p.n_embd}, false);
+    }
+    add("output_norm.weight", {p.n_embd}, true);
+    add("output.weight", {p.n_embd, p.n_vocab}, false);
+}
+
+} // namespace hexnpu

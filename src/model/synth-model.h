@@ -1,0 +1,42 @@
+// A small llama-architecture GGUF with deterministic pseudo-random weights, so demos and tests
+// have a real-looking model without downloading one.
+#pragma once
+
+#include "hexnpu/ggml-types.h"
+#include "hexnpu/gguf.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hexnpu {
+
+struct synth_params {
+    std::string name       = "tiny";
+    int         n_vocab    = 512;
+    int         n_embd     = 256;
+    int         n_layer    = 2;
+    int         n_head     = 4;
+    int         n_head_kv  = 2;
+    int         n_ff       = 768;
+    int         n_ctx      = 512;
+    ggml_type   type       = GGML_TYPE_F32;  // type of the weight matrices; norms stay f32
+    uint64_t    seed       = 42;
+};
+
+// Named presets: "tiny" (~1.6M parameters) and "small" (~60M).
+bool synth_preset(const std::string & name, synth_params & out);
+
+// The model's tensors and metadata; the writer references data owned by the returned object.
+class synth_model {
+  public:
+    explicit synth_model(const synth_params & p);
+    const gguf::writer & writer() const { return writer_; }
+
+  private:
+    std::vector<std::unique_ptr<std::vector<uint8_t>>> buffers_;
+    gguf::writer                                       writer_;
+};
+
+} // namespace hexnpu

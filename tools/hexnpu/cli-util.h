@@ -1,0 +1,48 @@
+// Small helpers shared by the subcommands: error reporting, aligned tables, sizes, progress.
+#pragma once
+
+#include <cstdarg>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hexnpu::cli {
+
+// Prints "error: <message>" to stderr and returns the exit code 1.
+[[gnu::format(printf, 1, 2)]] int fail(const char * fmt, ...);
+
+std::string format(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// "1.50 MiB", "512 B" ...
+std::string human_bytes(uint64_t bytes);
+
+// Columns are left-aligned unless marked right-aligned (numbers).
+class table {
+  public:
+    explicit table(std::vector<std::string> header, std::vector<bool> right_align = {});
+    void add(std::vector<std::string> row);
+    void print(FILE * out) const;
+
+  private:
+    std::vector<std::string>              header_;
+    std::vector<bool>                     right_;
+    std::vector<std::vector<std::string>> rows_;
+};
+
+// A one-line progress indicator on stderr, shown only when stderr is a terminal.
+class progress {
+  public:
+    explicit progress(size_t total);
+    ~progress();
+    void update(size_t done, std::string_view label);
+
+  private:
+    size_t total_;
+    bool   enabled_;
+};
+
+// Parses a positive integer option value; returns false on junk.
+bool parse_int(std::string_view s, long long & out);
+
+} // namespace hexnpu::cli

@@ -1,0 +1,109 @@
+// hexnpu quantize IN.gguf OUT.gguf TYPE [--threads N] [--allow-requantize]
+#include "cli-util.h"
+#include "commands.h"
+
+#include "core/parallel.h"
+#include "core/quantize-model.h"
+#include "hexnpu/gguf.h"
+
+#include <chrono>
+#include <memory>
+#include <cstdio>
+#include <string>
+
+namespace hexnpu::cli {
+namespace {
+
+const char * kUsage =
+    "usage: hexnpu quantize IN.gguf OUT.gguf TYPE [--threads N] [--allow-requantize]\n"
+    "  Every weight matrix whose row length is a multiple of TYPE's block size becomes TYPE; other tensors\n"
+    "  are copied unchanged. TYPE f32, f16 or bf16 also converts quantized tensors back. Metadata is kept.\n"
+    "  TYPE (case-insensitive): f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 q1_0 q2_0 q2_K q3_K q4_K q5_K q6_K\n";
+
+std::string shape_string(const gguf::tensor_info & t) {
+    std::string s;
+    for (uint32_t d = 0; d < t.n_dims; ++d) {
+        s += (d ? "x" : "") + std::to_string(t.ne[d]);
+    }
+    return s;
+}
+
+} // namespace
+
+int cmd_quantize(args a) {
+    std::vector<std::string_view> pos;
+    quantize_options              opt;
+    opt.n_threads = default_thread_count();
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i] == "--help" || a[i] == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if (a[i] == "--allow-requantize") {
+            opt.allow_requantize = true;
+        } else if (a[i] == "--threads" || a[i] == "-t") {
+            long long n = 0;
+            if (i + 1 >= a.size() || !parse_int(a[i + 1], n) || n < 1 || n > 1024) {
+                return fail("--threads needs a number between 1 and 1024");
+            }
+            opt.n_threads = int(n);
+            ++i;
+        } else if (a[i].starts_with("-")) {
+            return fail("unknown option '%.*s'\n%s", int(a[i].size()), a[i].data(), kUsage);
+        } else {
+            pos.push_back(a[i]);
+        }
+    }
+    if (pos.size() != 3) {
+        std::fputs(kUsage, stderr);
+        return 1;
+    }
+    const std::string in_path(pos[0]), out_path(pos[1]);
+    const auto        target = ggml_type_from_name(pos[2]);
+    if (!target) {
+        return fail("unknown type '%.*s'\n%s", int(pos[2].size()), pos[2].data(), kUsage);
+    }
+    opt.target = *target;
+    if (in_path == out_path) {
+        return fail("input and output are the same file '%s'", in_path.c_str());
+    }
+
+    const auto t0 = std::chrono::steady_clock::now();
+    std::unique_ptr<gguf::reader> in;
+    try {
+        in = std::make_unique<gguf::reader>(gguf::reader::open(in_path));
+    } catch (const gguf::error & e) {
+        return fail("%s: %s", in_path.c_str(), e.what());
+    }
+    const std::vector<tensor_plan> plan   = plan_quantize(*in, opt);
+    const gguf::writer             writer = make_quantized_writer(*in, plan, opt);
+
+    progress bar(plan.size());
+    writer.write(out_path, [&](size_t i, size_t n, const gguf::tensor_info & t) { bar.update(i + 1, t.name); });
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    table    tab({"#", "name", "shape", "type", "", "new type", "bytes", "new bytes", "action"},
+                 {true, false, false, false, false, false, true, true, false});
+    uint64_t in_bytes = 0, out_bytes = 0;
+    size_t   changed  = 0;
+    for (const auto & p : plan) {
+        const auto & t = in->tensors()[p.index];
+        std::string  action = tensor_action_name(p.action);
+        if (p.action == tensor_action::copy) {
+            action.append(" (").append(p.why_copied).append(")");
+        } else {
+            ++changed;
+        }
+        tab.add({std::to_string(p.index), t.name, shape_string(t), ggml_type_name(t.type), "->",
+                 ggml_type_name(p.out_type), std::to_string(t.nbytes), std::to_string(p.out_nbytes), action});
+        in_bytes += t.nbytes;
+        out_bytes += p.out_nbytes;
+    }
+    tab.print(stdout);
+    std::printf("\n%s -> %s: %zu of %zu tensors converted to %s; tensor data %s -> %s (%.1f%%); %.2f s, %d threads\n",
+                in_path.c_str(), out_path.c_str(), changed, plan.size(), ggml_type_name(opt.target),
+                human_bytes(in_bytes).c_str(), human_bytes(out_bytes).c_str(),
+                in_bytes ? 100.0 * double(out_bytes) / double(in_bytes) : 100.0, secs, opt.n_threads);
+    return 0;
+}
+
+} // namespace hexnpu::cli

@@ -1,0 +1,63 @@
+// hexnpu synth OUT.gguf [--preset tiny|small] [--type f32|f16|bf16] [--seed N]
+#include "cli-util.h"
+#include "commands.h"
+
+#include "model/synth-model.h"
+
+#include <cstdio>
+#include <string>
+
+namespace hexnpu::cli {
+namespace {
+
+const char * kUsage =
+    "usage: hexnpu synth OUT.gguf [--preset tiny|small] [--type f32|f16|bf16] [--seed N]\n"
+    "  Writes a llama-architecture GGUF with deterministic pseudo-random weights (default: tiny, f32).\n";
+
+} // namespace
+
+int cmd_synth(args a) {
+    synth_params p;
+    std::string  out;
+    for (size_t i = 0; i < a.size(); ++i) {
+        const bool has_value = i + 1 < a.size();
+        if (a[i] == "--help" || a[i] == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if (a[i] == "--preset" && has_value) {
+            const ggml_type type = p.type;
+            const uint64_t  seed = p.seed;
+            if (!synth_preset(std::string(a[++i]), p)) {
+                return fail("unknown preset '%.*s' (tiny, small)", int(a[i].size()), a[i].data());
+            }
+            p.type = type, p.seed = seed;
+        } else if (a[i] == "--type" && has_value) {
+            const auto t = ggml_type_from_name(a[++i]);
+            if (!t || (*t != GGML_TYPE_F32 && *t != GGML_TYPE_F16 && *t != GGML_TYPE_BF16)) {
+                return fail("--type must be f32, f16 or bf16 (quantize the result with 'hexnpu quantize')");
+            }
+            p.type = *t;
+        } else if (a[i] == "--seed" && has_value) {
+            long long s = 0;
+            if (!parse_int(a[++i], s) || s < 0) {
+                return fail("--seed needs a non-negative integer");
+            }
+            p.seed = uint64_t(s);
+        } else if (!a[i].starts_with("-") && out.empty()) {
+            out = a[i];
+        } else {
+            return fail("unexpected argument '%.*s'\n%s", int(a[i].size()), a[i].data(), kUsage);
+        }
+    }
+    if (out.empty()) {
+        std::fputs(kUsage, stderr);
+        return 1;
+    }
+    const synth_model model(p);
+    model.writer().write(out);
+    std::printf("wrote %s: llama, preset %s, %d layers, n_embd %d, vocab %d, weights %s\n", out.c_str(),
+                p.name.c_str(), p.n_layer, p.n_embd, p.n_vocab, ggml_type_name(p.type));
+    return 0;
+}
+
+} // namespace hexnpu::cli

@@ -1,0 +1,15 @@
+// The `hexnpu` subcommands. Each takes the arguments after its name and returns the exit code.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace hexnpu::cli {
+
+using args = std::span<const std::string_view>;
+
+int cmd_gguf(args a);
+int cmd_quantize(args a);
+int cmd_synth(args a);
+
+} // namespace hexnpu::cli
