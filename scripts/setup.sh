@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what hexnpu needs when it is missing (Debian packages, Python packages), then
+# configures and builds into build/ (Release, native CPU flags, -j2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev python3 python3-pip)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "setup: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c "import gguf, numpy, pytest" >/dev/null 2>&1; then
+    echo "setup: installing Python packages gguf numpy pytest"
+    python3 -m pip install --quiet gguf numpy pytest 2>/dev/null ||
+        python3 -m pip install --quiet --break-system-packages gguf numpy pytest
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+cmake --build build -j2
