@@ -18,6 +18,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace hexnpu;
@@ -111,6 +112,53 @@ std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.f) {
     return x;
 }
 
+// A test signal that is the same on every platform: xorshift32 bits turned into floats by IEEE
+// operations only (no libm), in shapes that exercise the searches' corner cases.
+class Signal {
+public:
+    explicit Signal(uint32_t seed) : state_(seed) {}
+
+    uint32_t bits() {
+        state_ ^= state_ << 13;
+        state_ ^= state_ >> 17;
+        state_ ^= state_ << 5;
+        return state_;
+    }
+    float uniform() { return float(bits() >> 8) * 0x1p-24f; }  // [0, 1)
+    float bell() { return uniform() + uniform() + uniform() + uniform() - 2.f; }
+
+    // Block b of a row: the shape cycles through ten kinds.
+    void fill_block(int b, float * x) {
+        const float scale = float(1 << (b % 7)) * 0.125f;
+        for (int e = 0; e < 256; ++e) {
+            const float v = bell() * scale;
+            switch (b % 10) {
+            case 0: x[e] = v; break;
+            case 1: x[e] = (bits() & 15) == 0 ? 8.f * v : v; break;                 // outliers
+            case 2: x[e] = (v < 0 ? -v : v) + 0.25f; break;                          // all positive
+            case 3: x[e] = -(v < 0 ? -v : v) - 0.1f; break;                          // all negative
+            case 4: x[e] = (bits() & 3) == 0 ? v : 0.f; break;                       // sparse
+            case 5: x[e] = v * float(1 << (e / 16 % 8)) * 0x1p-4f; break;            // sub-block magnitudes
+            case 6: x[e] = float(int(v * 8.f)) * 0.25f; break;                       // coarse grid, ties
+            case 7: x[e] = e == 0 ? v : x[0]; break;                                 // constant
+            case 8: x[e] = v * 1e-7f; break;                                         // tiny
+            default: x[e] = e / 16 == b % 16 ? 0.f : v; break;                       // one zero sub-block
+            }
+        }
+    }
+
+private:
+    uint32_t state_;
+};
+
+uint64_t fnv1a(const void * data, size_t bytes, uint64_t h = 0xcbf29ce484222325ull) {
+    const auto * p = static_cast<const uint8_t *>(data);
+    for (size_t i = 0; i < bytes; ++i) {
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
 // ---- Per-type table for the property tests ------------------------------------------------------
 
 struct KQuantType {
@@ -124,6 +172,10 @@ struct KQuantType {
     Levels (*levels)(const void * block, int t);
     size_t fp16_offset;  // the d (and dmin) fields
     int    fp16_count;
+    // What GGML gives on the Signal test row (see MatchesGgmlOnTheTestSignal).
+    uint64_t ggml_quantized_hash;
+    uint64_t ggml_dequantized_hash;
+    uint64_t ggml_random_bytes_hash;
     float max_relative_rmse;  // on N(0, 1) data; measured values are given in kTypes
 };
 
@@ -138,16 +190,39 @@ Levels levels_of(const void * block, int t) {
 // (Q2_K 0.2966, Q3_K 0.1511, Q4_K 0.0712, Q5_K 0.0361, Q6_K 0.0176).
 const KQuantType kTypes[] = {
     {"q2_K", sizeof(block_q2_K), 16, dequantize_row_q2_K_ref, dequantize_row_q2_K, quantize_row_q2_K_ref,
-     quantize_row_q2_K, levels_of<block_q2_K, q2k_levels>, offsetof(block_q2_K, d), 2, 0.33f},
+     quantize_row_q2_K, levels_of<block_q2_K, q2k_levels>, offsetof(block_q2_K, d), 2,
+     0xb1d612b2a6e05acaull, 0xca22db156becb3d0ull, 0x24c89716bc6ceafaull, 0.33f},
     {"q3_K", sizeof(block_q3_K), 16, dequantize_row_q3_K_ref, dequantize_row_q3_K, quantize_row_q3_K_ref,
-     quantize_row_q3_K, levels_of<block_q3_K, q3k_levels>, offsetof(block_q3_K, d), 1, 0.17f},
+     quantize_row_q3_K, levels_of<block_q3_K, q3k_levels>, offsetof(block_q3_K, d), 1,
+     0x85802486ae1165c9ull, 0x2920ad5eeb6c6429ull, 0xca226b8ff1b2555full, 0.17f},
     {"q4_K", sizeof(block_q4_K), 32, dequantize_row_q4_K_ref, dequantize_row_q4_K, quantize_row_q4_K_ref,
-     quantize_row_q4_K, levels_of<block_q4_K, q4k_levels>, offsetof(block_q4_K, d), 2, 0.08f},
+     quantize_row_q4_K, levels_of<block_q4_K, q4k_levels>, offsetof(block_q4_K, d), 2,
+     0x6c4c362e1bac40f1ull, 0x8114680da3a4e7caull, 0x0093214497aa49d5ull, 0.08f},
     {"q5_K", sizeof(block_q5_K), 32, dequantize_row_q5_K_ref, dequantize_row_q5_K, quantize_row_q5_K_ref,
-     quantize_row_q5_K, levels_of<block_q5_K, q5k_levels>, offsetof(block_q5_K, d), 2, 0.04f},
+     quantize_row_q5_K, levels_of<block_q5_K, q5k_levels>, offsetof(block_q5_K, d), 2,
+     0x04861637250fad75ull, 0x286353c113156ac2ull, 0xbdbc4a05c5a58178ull, 0.04f},
     {"q6_K", sizeof(block_q6_K), 16, dequantize_row_q6_K_ref, dequantize_row_q6_K, quantize_row_q6_K_ref,
-     quantize_row_q6_K, levels_of<block_q6_K, q6k_levels>, offsetof(block_q6_K, d), 1, 0.02f},
+     quantize_row_q6_K, levels_of<block_q6_K, q6k_levels>, offsetof(block_q6_K, d), 1,
+     0x3b93bc48c921c39eull, 0x585df82476fb5d61ull, 0x3ce2f3f3bbfba417ull, 0.02f},
 };
+
+// Random blocks whose fp16 fields are finite (an inf/NaN exponent is moved down): every code and
+// scale pattern appears, but no NaN payload enters a bitwise comparison.
+std::vector<uint8_t> random_blocks(const KQuantType & type, int blocks, Signal & signal) {
+    std::vector<uint8_t> bytes(size_t(blocks) * type.block_bytes);
+    for (uint8_t & c : bytes) {
+        c = uint8_t(signal.bits() >> 24);
+    }
+    for (size_t b = 0; b < size_t(blocks); ++b) {
+        for (int f = 0; f < type.fp16_count; ++f) {
+            uint8_t & high_byte = bytes[b * type.block_bytes + type.fp16_offset + 2 * size_t(f) + 1];
+            if ((high_byte & 0x7C) == 0x7C) {
+                high_byte &= 0xBF;  // exponent 31 → 15
+            }
+        }
+    }
+    return bytes;
+}
 
 class KQuant : public ::testing::TestWithParam<KQuantType> {
 protected:
@@ -611,9 +686,8 @@ TEST_P(KQuant, BlocksAreIndependent) {
 }
 
 TEST_P(KQuant, FastPathsMatchReferenceBitForBit) {
-    const KQuantType & type = GetParam();
+    const KQuantType & type    = GetParam();
     constexpr int      kBlocks = 200;
-    std::mt19937       rng(99);
 
     // Quantization, on data with very different magnitudes per block.
     std::vector<float> x = gaussian(size_t(kBlocks) * QK_K, 5);
@@ -625,25 +699,42 @@ TEST_P(KQuant, FastPathsMatchReferenceBitForBit) {
     type.quantize_fast(x.data(), q_fast.data(), int64_t(x.size()));
     ASSERT_EQ(q_ref, q_fast);
 
-    // Dequantization of quantized data and of random bytes (every code and scale pattern);
-    // fp16 fields stay finite so that NaN payloads do not enter the comparison.
-    std::vector<uint8_t> random_bytes(q_ref.size());
-    for (uint8_t & c : random_bytes) {
-        c = uint8_t(rng());
-    }
-    for (size_t b = 0; b < kBlocks; ++b) {
-        for (int f = 0; f < type.fp16_count; ++f) {
-            uint8_t & high_byte = random_bytes[b * type.block_bytes + type.fp16_offset + 2 * size_t(f) + 1];
-            if ((high_byte & 0x7C) == 0x7C) {
-                high_byte &= 0xBF;  // exponent 31 (inf/NaN) → 15
-            }
-        }
-    }
-    for (const std::vector<uint8_t> * src : {&q_ref, &random_bytes}) {
+    // Dequantization of quantized data and of random bytes (every code and scale pattern).
+    Signal                     signal(17);
+    const std::vector<uint8_t> random = random_blocks(type, kBlocks, signal);
+    for (const std::vector<uint8_t> * src : {&std::as_const(q_ref), &random}) {
         std::vector<float> y_ref(x.size()), y_fast(x.size());
         type.dequantize_ref(src->data(), y_ref.data(), int64_t(x.size()));
         type.dequantize_fast(src->data(), y_fast.data(), int64_t(x.size()));
         ASSERT_EQ(0, std::memcmp(y_ref.data(), y_fast.data(), y_ref.size() * sizeof(float)));
+    }
+}
+
+// GGML's own results on the Signal row, as FNV-1a hashes of: the quantized bytes, their
+// dequantization, and the dequantization of random blocks. They were taken once from a local GGML
+// build (the sources vendored in the ggml-python 0.0.45 package, built with GGML_NATIVE=OFF so that
+// no FMA contraction can occur) and pin the quantizers to GGML's algorithm byte for byte.
+TEST_P(KQuant, MatchesGgmlOnTheTestSignal) {
+    const KQuantType & type    = GetParam();
+    constexpr int      kBlocks = 200;
+    Signal             signal(0x9e3779b9u);
+    std::vector<float> x(size_t(kBlocks) * QK_K);
+    for (int b = 0; b < kBlocks; ++b) {
+        signal.fill_block(b, x.data() + size_t(b) * QK_K);
+    }
+    const std::vector<uint8_t> random = random_blocks(type, kBlocks, signal);
+    for (const bool fast : {false, true}) {
+        const auto quantize   = fast ? type.quantize_fast : type.quantize_ref;
+        const auto dequantize = fast ? type.dequantize_fast : type.dequantize_ref;
+        const char * path     = fast ? "fast path" : "reference";
+        std::vector<uint8_t> q(kBlocks * type.block_bytes);
+        std::vector<float>   y(x.size());
+        quantize(x.data(), q.data(), int64_t(x.size()));
+        EXPECT_EQ(fnv1a(q.data(), q.size()), type.ggml_quantized_hash) << path;
+        dequantize(q.data(), y.data(), int64_t(y.size()));
+        EXPECT_EQ(fnv1a(y.data(), y.size() * sizeof(float)), type.ggml_dequantized_hash) << path;
+        dequantize(random.data(), y.data(), int64_t(y.size()));
+        EXPECT_EQ(fnv1a(y.data(), y.size() * sizeof(float)), type.ggml_random_bytes_hash) << path;
     }
 }
 
