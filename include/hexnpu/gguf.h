@@ -51,7 +51,7 @@ const char * value_type_name(value_type type);
 // One metadata value: a scalar, a string, or an array of scalars or strings (never of arrays).
 class value {
   public:
-    value() = default;
+    value() = default;  // the uint8 0
     static value from_u8(uint8_t v);
     static value from_i8(int8_t v);
     static value from_u16(uint16_t v);
@@ -80,15 +80,21 @@ class value {
     const std::string *        as_string() const;  // STRING only
     const std::vector<std::string> * as_strings() const;  // ARRAY of STRING only
     std::span<const uint8_t>   array_bytes() const;        // ARRAY of scalars only
+    std::span<const uint8_t>   scalar_bytes() const;       // little-endian bytes of a scalar; empty otherwise
 
     // Human-readable rendering; arrays show at most max_elems elements then "... (N total)".
     std::string to_display(size_t max_elems = 8) const;
 
+    // Same type and same bytes (floats compare bitwise, so NaN payloads round-trip visibly).
+    friend bool operator==(const value &, const value &) = default;
+
   private:
+    static value scalar(value_type type, std::vector<uint8_t> bytes);
+
     value_type               type_      = value_type::UINT8;
     value_type               elem_type_ = value_type::UINT8;
     uint64_t                 count_     = 0;
-    std::vector<uint8_t>     bytes_;    // scalar bytes or scalar array elements, little-endian
+    std::vector<uint8_t>     bytes_ = std::vector<uint8_t>(1, 0);  // scalar or scalar array elements, LE
     std::vector<std::string> strings_;  // STRING (one) or ARRAY of STRING
 };
 
@@ -110,12 +116,15 @@ struct metadata_entry {
     value       val;
 };
 
-// Reads and validates a whole GGUF file; tensor data stays in the mapping and is handed out as
-// views. Every validation failure throws gguf::error with the byte offset of the problem.
+// Reads and validates a whole GGUF v2/v3 file up front, as strictly as GGML's reader (formats.md
+// §2), and a little more: every dimension must be positive (GGML accepts 0). Tensor data stays in
+// the file and is handed out as views. Every problem throws gguf::error naming it and its offset.
 class reader {
   public:
+    // Memory-maps the file read-only; the reader owns the mapping. Also throws gguf::error (at
+    // offset 0) when the file cannot be opened or mapped.
     static reader open(const std::string & path);
-    // Validates a buffer the caller keeps alive (used by the fuzzer and the tests).
+    // Parses a buffer the caller keeps alive as long as the reader (tensor_data points into it).
     static reader from_memory(const uint8_t * data, size_t size);
 
     reader(reader &&) noexcept;
@@ -131,6 +140,7 @@ class reader {
     const value *                       find(std::string_view key) const;
     const std::vector<tensor_info> &    tensors() const;
     const tensor_info *                 find_tensor(std::string_view name) const;
+    // A view of the tensor's bytes in the file; std::out_of_range if t is not from this file.
     std::span<const uint8_t>            tensor_data(const tensor_info & t) const;
 
   private:
@@ -139,8 +149,8 @@ class reader {
     std::unique_ptr<impl> p_;
 };
 
-// Builds a GGUF file. Metadata keeps insertion order (set() on an existing key replaces it in
-// place); tensors are laid out in the order added, each padded to the alignment.
+// Builds a GGUF v3 file. Metadata keeps insertion order (set() on an existing key replaces it in
+// place); tensors are laid out in the order added, each padded to the alignment with zeros.
 class writer {
   public:
     // Fills exactly the tensor's nbytes at dst.
@@ -148,26 +158,43 @@ class writer {
     // Called after each tensor is written: (index, count, tensor).
     using progress_fn = std::function<void(size_t index, size_t count, const tensor_info & t)>;
 
+    // Throws std::invalid_argument on an empty key or one longer than 65535 bytes. Setting
+    // general.alignment (a uint32 power of two, else invalid_argument) also sets the alignment.
     void set(const std::string & key, value v);
-    bool remove(const std::string & key);
-    void set_alignment(uint32_t alignment);  // also stored as general.alignment when not 32
+    bool remove(const std::string & key);  // removing general.alignment restores 32
+    // Throws std::invalid_argument unless a non-zero power of two. general.alignment is then
+    // stored when the alignment is not 32 and dropped when it is.
+    void set_alignment(uint32_t alignment);
 
-    // ne has n_dims meaningful entries (the rest 1). Throws std::invalid_argument on a bad name,
-    // a duplicate, ne[0] not a multiple of the block size or a type without a layout.
+    // ne has 1 to 4 entries; n_dims is its length without trailing 1s (at least 1), as GGML
+    // writes it. Throws std::invalid_argument on an empty, too long (>= 64 bytes) or duplicate
+    // name, a dimension <= 0, ne[0] not a multiple of the block size, a size overflow or a type
+    // without a layout (unknown or retired).
     void add_tensor(const std::string & name, ggml_type type, std::span<const int64_t> ne, fill_fn fill);
     // The bytes at data must stay valid until write() returns.
     void add_tensor(const std::string & name, ggml_type type, std::span<const int64_t> ne, const void * data);
 
-    // Writes to path via a temporary file and rename, so a failed write leaves no partial file.
+    // Writes to path + ".tmp", then renames it to path, so a failed write leaves no partial file.
+    // Tensors are streamed one at a time (one fill buffer, sized for the largest filled tensor).
+    // Throws std::runtime_error naming the path and the system error on I/O failure.
     void write(const std::string & path, const progress_fn & progress = {}) const;
     // Serializes to memory (small files, tests).
     std::vector<uint8_t> write_to_memory() const;
 
   private:
     struct pending_tensor {
-        tensor_info info;
-        fill_fn     fill;
+        tensor_info  info;
+        fill_fn      fill;            // either fill ...
+        const void * data = nullptr;  // ... or caller-owned bytes, written without a copy
     };
+    using sink_fn = std::function<void(const uint8_t * bytes, size_t n)>;
+
+    void add_pending(const std::string & name, ggml_type type, std::span<const int64_t> ne, pending_tensor t);
+    // Header, metadata, tensor infos and padding; fills each tensor's offset and file_offset.
+    std::vector<uint8_t> encode_header(std::vector<tensor_info> & laid_out) const;
+    void emit_tensors(const std::vector<tensor_info> & laid_out, const sink_fn & sink,
+                      const progress_fn & progress) const;
+
     std::vector<metadata_entry> metadata_;
     std::vector<pending_tensor> tensors_;
     uint32_t                    alignment_ = GGUF_DEFAULT_ALIGNMENT;
