@@ -11,5 +11,6 @@ using args = std::span<const std::string_view>;
 int cmd_gguf(args a);
 int cmd_quantize(args a);
 int cmd_synth(args a);
+int cmd_tile(args a);
 
 } // namespace hexnpu::cli

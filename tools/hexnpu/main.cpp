@@ -19,6 +19,7 @@ const command kCommands[] = {
     {"gguf", hexnpu::cli::cmd_gguf, "inspect GGUF files (gguf info FILE)"},
     {"quantize", hexnpu::cli::cmd_quantize, "quantize a GGUF model: quantize IN.gguf OUT.gguf TYPE"},
     {"synth", hexnpu::cli::cmd_synth, "write a small llama GGUF with deterministic weights"},
+    {"tile", hexnpu::cli::cmd_tile, "dump or verify NPU tiled weights: tile IN.gguf --tensor NAME -o OUT.bin | --check"},
 };
 
 void print_usage(FILE * out) {
