@@ -46,4 +46,13 @@ float make_q3_quants(int n, int nmax, const float * x, int8_t * L);
 // group gets L = 0 and scale 0.
 float make_qx_quants(int n, int nmax, const float * x, int8_t * L);
 
+// The same two searches, bit for bit, evaluating eight candidate scales at once where the CPU
+// has AVX2 (they are the plain ones otherwise).
+float make_qkx2_quants_fast(int n, int nmax, const float * x, const float * weights, uint8_t * L, float * out_min,
+                            const AffineSearch & search);
+float make_qx_quants_fast(int n, int nmax, const float * x, int8_t * L);
+
+using Qkx2Search = decltype(&make_qkx2_quants);
+using QxSearch   = decltype(&make_qx_quants);
+
 } // namespace hexnpu::kquant

@@ -17,7 +17,7 @@ namespace {
 
 using kquant::nearest_int;
 
-void quantize_block_q2_K(const float * x, block_q2_K & y) {
+void quantize_block_q2_K(const float * x, block_q2_K & y, kquant::Qkx2Search make_qkx2_quants) {
     constexpr float kScaleLevels = 15.f;
     constexpr kquant::AffineSearch kSearch{-0.5f, 0.1f, 15, true};
 
@@ -31,7 +31,7 @@ void quantize_block_q2_K(const float * x, block_q2_K & y) {
         for (int l = 0; l < 16; ++l) {
             weights[l] = std::fabs(x[16 * j + l]);
         }
-        scales[j] = kquant::make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], kSearch);
+        scales[j] = make_qkx2_quants(16, 3, x + 16 * j, weights, L + 16 * j, &mins[j], kSearch);
         if (scales[j] > max_scale) {
             max_scale = scales[j];
         }
@@ -108,7 +108,7 @@ void dequantize_row_q2_K_ref(const void * src, float * dst, int64_t n) {
 void quantize_row_q2_K_ref(const float * src, void * dst, int64_t n) {
     auto * blocks = static_cast<block_q2_K *>(dst);
     for (int64_t b = 0; b < n / QK_K; ++b) {
-        quantize_block_q2_K(src + b * QK_K, blocks[b]);
+        quantize_block_q2_K(src + b * QK_K, blocks[b], kquant::make_qkx2_quants);
     }
 }
 
@@ -145,7 +145,11 @@ void dequantize_row_q2_K(const void * src, float * dst, int64_t n) {
 void dequantize_row_q2_K(const void * src, float * dst, int64_t n) { dequantize_row_q2_K_ref(src, dst, n); }
 #endif
 
-// The scale search is branchy and data-dependent; the reference is the fast path.
-void quantize_row_q2_K(const float * src, void * dst, int64_t n) { quantize_row_q2_K_ref(src, dst, n); }
+void quantize_row_q2_K(const float * src, void * dst, int64_t n) {
+    auto * blocks = static_cast<block_q2_K *>(dst);
+    for (int64_t b = 0; b < n / QK_K; ++b) {
+        quantize_block_q2_K(src + b * QK_K, blocks[b], kquant::make_qkx2_quants_fast);
+    }
+}
 
 } // namespace hexnpu

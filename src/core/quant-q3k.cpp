@@ -147,7 +147,8 @@ void dequantize_row_q3_K(const void * src, float * dst, int64_t n) {
 void dequantize_row_q3_K(const void * src, float * dst, int64_t n) { dequantize_row_q3_K_ref(src, dst, n); }
 #endif
 
-// The scale search is branchy and data-dependent; the reference is the fast path.
+// make_q3_quants refines codes one at a time, each move depending on the last: nothing to batch,
+// so the reference is the fast path.
 void quantize_row_q3_K(const float * src, void * dst, int64_t n) { quantize_row_q3_K_ref(src, dst, n); }
 
 } // namespace hexnpu

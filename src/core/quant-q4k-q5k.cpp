@@ -41,8 +41,8 @@ struct AffineHeader {
     uint8_t  scales[K_SCALE_SIZE];
 };
 
-void quantize_affine_block(const float * x, int nmax, const kquant::AffineSearch & search, AffineHeader & y,
-                           uint8_t * L) {
+void quantize_affine_block(const float * x, int nmax, const kquant::AffineSearch & search,
+                           kquant::Qkx2Search make_qkx2_quants, AffineHeader & y, uint8_t * L) {
     constexpr float kScaleLevels = 63.f;
 
     float weights[32];
@@ -61,7 +61,7 @@ void quantize_affine_block(const float * x, int nmax, const kquant::AffineSearch
         for (int l = 0; l < 32; ++l) {
             weights[l] = av_x + std::fabs(xj[l]);
         }
-        scales[j] = kquant::make_qkx2_quants(32, nmax, xj, weights, L + 32 * j, &mins[j], search);
+        scales[j] = make_qkx2_quants(32, nmax, xj, weights, L + 32 * j, &mins[j], search);
         if (scales[j] > max_scale) {
             max_scale = scales[j];
         }
@@ -105,10 +105,10 @@ void quantize_affine_block(const float * x, int nmax, const kquant::AffineSearch
     }
 }
 
-void quantize_block_q4_K(const float * x, block_q4_K & y) {
+void quantize_block_q4_K(const float * x, block_q4_K & y, kquant::Qkx2Search make_qkx2_quants) {
     AffineHeader header;
     uint8_t      L[QK_K];
-    quantize_affine_block(x, 15, {-1.f, 0.1f, 20, false}, header, L);
+    quantize_affine_block(x, 15, {-1.f, 0.1f, 20, false}, make_qkx2_quants, header, L);
     y.d    = header.d;
     y.dmin = header.dmin;
     std::memcpy(y.scales, header.scales, sizeof(y.scales));
@@ -120,10 +120,10 @@ void quantize_block_q4_K(const float * x, block_q4_K & y) {
     }
 }
 
-void quantize_block_q5_K(const float * x, block_q5_K & y) {
+void quantize_block_q5_K(const float * x, block_q5_K & y, kquant::Qkx2Search make_qkx2_quants) {
     AffineHeader header;
     uint8_t      L[QK_K];
-    quantize_affine_block(x, 31, {-0.5f, 0.1f, 15, false}, header, L);
+    quantize_affine_block(x, 31, {-0.5f, 0.1f, 15, false}, make_qkx2_quants, header, L);
     y.d    = header.d;
     y.dmin = header.dmin;
     std::memcpy(y.scales, header.scales, sizeof(y.scales));
@@ -197,14 +197,14 @@ void dequantize_row_q5_K_ref(const void * src, float * dst, int64_t n) {
 void quantize_row_q4_K_ref(const float * src, void * dst, int64_t n) {
     auto * blocks = static_cast<block_q4_K *>(dst);
     for (int64_t b = 0; b < n / QK_K; ++b) {
-        quantize_block_q4_K(src + b * QK_K, blocks[b]);
+        quantize_block_q4_K(src + b * QK_K, blocks[b], kquant::make_qkx2_quants);
     }
 }
 
 void quantize_row_q5_K_ref(const float * src, void * dst, int64_t n) {
     auto * blocks = static_cast<block_q5_K *>(dst);
     for (int64_t b = 0; b < n / QK_K; ++b) {
-        quantize_block_q5_K(src + b * QK_K, blocks[b]);
+        quantize_block_q5_K(src + b * QK_K, blocks[b], kquant::make_qkx2_quants);
     }
 }
 
@@ -260,8 +260,18 @@ void dequantize_row_q4_K(const void * src, float * dst, int64_t n) { dequantize_
 void dequantize_row_q5_K(const void * src, float * dst, int64_t n) { dequantize_row_q5_K_ref(src, dst, n); }
 #endif
 
-// The scale search is branchy and data-dependent; the reference is the fast path.
-void quantize_row_q4_K(const float * src, void * dst, int64_t n) { quantize_row_q4_K_ref(src, dst, n); }
-void quantize_row_q5_K(const float * src, void * dst, int64_t n) { quantize_row_q5_K_ref(src, dst, n); }
+void quantize_row_q4_K(const float * src, void * dst, int64_t n) {
+    auto * blocks = static_cast<block_q4_K *>(dst);
+    for (int64_t b = 0; b < n / QK_K; ++b) {
+        quantize_block_q4_K(src + b * QK_K, blocks[b], kquant::make_qkx2_quants_fast);
+    }
+}
+
+void quantize_row_q5_K(const float * src, void * dst, int64_t n) {
+    auto * blocks = static_cast<block_q5_K *>(dst);
+    for (int64_t b = 0; b < n / QK_K; ++b) {
+        quantize_block_q5_K(src + b * QK_K, blocks[b], kquant::make_qkx2_quants_fast);
+    }
+}
 
 } // namespace hexnpu

@@ -18,13 +18,13 @@ namespace {
 
 using kquant::nearest_int;
 
-void quantize_block_q6_K(const float * x, block_q6_K & y) {
+void quantize_block_q6_K(const float * x, block_q6_K & y, kquant::QxSearch make_qx_quants) {
     int8_t L[QK_K];
     float  scales[QK_K / 16];
     float  max_scale     = 0;  // the signed scale with the largest magnitude
     float  max_abs_scale = 0;
     for (int j = 0; j < QK_K / 16; ++j) {
-        scales[j] = kquant::make_qx_quants(16, 32, x + 16 * j, L + 16 * j);
+        scales[j] = make_qx_quants(16, 32, x + 16 * j, L + 16 * j);
         if (std::fabs(scales[j]) > max_abs_scale) {
             max_abs_scale = std::fabs(scales[j]);
             max_scale     = scales[j];
@@ -106,7 +106,7 @@ void dequantize_row_q6_K_ref(const void * src, float * dst, int64_t n) {
 void quantize_row_q6_K_ref(const float * src, void * dst, int64_t n) {
     auto * blocks = static_cast<block_q6_K *>(dst);
     for (int64_t b = 0; b < n / QK_K; ++b) {
-        quantize_block_q6_K(src + b * QK_K, blocks[b]);
+        quantize_block_q6_K(src + b * QK_K, blocks[b], kquant::make_qx_quants);
     }
 }
 
@@ -147,7 +147,11 @@ void dequantize_row_q6_K(const void * src, float * dst, int64_t n) {
 void dequantize_row_q6_K(const void * src, float * dst, int64_t n) { dequantize_row_q6_K_ref(src, dst, n); }
 #endif
 
-// The scale search is branchy and data-dependent; the reference is the fast path.
-void quantize_row_q6_K(const float * src, void * dst, int64_t n) { quantize_row_q6_K_ref(src, dst, n); }
+void quantize_row_q6_K(const float * src, void * dst, int64_t n) {
+    auto * blocks = static_cast<block_q6_K *>(dst);
+    for (int64_t b = 0; b < n / QK_K; ++b) {
+        quantize_block_q6_K(src + b * QK_K, blocks[b], kquant::make_qx_quants_fast);
+    }
+}
 
 } // namespace hexnpu

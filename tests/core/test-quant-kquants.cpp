@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -698,6 +699,19 @@ TEST_P(KQuant, FastPathsMatchReferenceBitForBit) {
     type.quantize_ref(x.data(), q_ref.data(), int64_t(x.size()));
     type.quantize_fast(x.data(), q_fast.data(), int64_t(x.size()));
     ASSERT_EQ(q_ref, q_fast);
+
+    // Blocks holding inf and NaN (with different payloads): garbage in, but the same garbage out
+    // of both paths.
+    std::vector<float> special = gaussian(2 * QK_K, 8);
+    special[5]   = INFINITY;
+    special[256] = std::bit_cast<float>(0x7fc01234u);
+    special[300] = NAN;
+    special[301] = -INFINITY;
+    special[310] = std::bit_cast<float>(0xffc00321u);
+    std::vector<uint8_t> s_ref(2 * type.block_bytes), s_fast(2 * type.block_bytes);
+    type.quantize_ref(special.data(), s_ref.data(), int64_t(special.size()));
+    type.quantize_fast(special.data(), s_fast.data(), int64_t(special.size()));
+    ASSERT_EQ(s_ref, s_fast);
 
     // Dequantization of quantized data and of random bytes (every code and scale pattern).
     Signal                     signal(17);
