@@ -89,24 +89,6 @@ float step_iscale(const AffineGroup & g, int is) {
 
 // ---- make_q3_quants / make_qx_quants: shared parts -----------------------------------------------
 
-// The signed value of the element with the largest |x| (first one on ties), and that magnitude.
-struct Extreme {
-    float max;
-    float amax;
-};
-
-Extreme signed_extreme(int n, const float * x) {
-    Extreme e{0, 0};
-    for (int i = 0; i < n; ++i) {
-        const float ax = std::fabs(x[i]);
-        if (ax > e.amax) {
-            e.amax = ax;
-            e.max  = x[i];
-        }
-    }
-    return e;
-}
-
 // Symmetric rounding with weights x² at one inverse scale: Σw·x·l and Σw·l².
 struct SymmetricSums {
     float sumlx;
@@ -139,16 +121,16 @@ struct QxState {
 
 // Returns false for an all-zero group (L = 0, scale 0).
 bool start_qx_search(int n, int nmax, const float * x, int8_t * L, QxState & state) {
-    const Extreme extreme = signed_extreme(n, x);
-    if (extreme.amax < GROUP_MAX_EPS) {
+    const float max = first_max_abs(x, n);
+    if (std::fabs(max) < GROUP_MAX_EPS) {
         std::fill(L, L + n, int8_t(0));
         state.scale = 0;
         return false;
     }
-    const float iscale = float(-nmax) / extreme.max;
+    const float iscale = float(-nmax) / max;
     store_symmetric_codes(n, nmax, x, iscale, L);
     const SymmetricSums first = symmetric_sums(n, nmax, x, iscale);
-    state.max   = extreme.max;
+    state.max   = max;
     state.scale = first.suml2 != 0 ? first.sumlx / first.suml2 : 0.f;
     state.best  = state.scale * first.sumlx;
     return true;
@@ -334,12 +316,12 @@ float make_qkx2_quants_fast(int n, int nmax, const float * x, const float * weig
 }
 
 float make_q3_quants(int n, int nmax, const float * x, int8_t * L) {
-    const Extreme extreme = signed_extreme(n, x);
-    if (extreme.amax < GROUP_MAX_EPS) {
+    const float max = first_max_abs(x, n);
+    if (std::fabs(max) < GROUP_MAX_EPS) {
         std::fill(L, L + n, int8_t(0));
         return 0.f;
     }
-    const float iscale = float(-nmax) / extreme.max;
+    const float iscale = float(-nmax) / max;
     float sumlx = 0;
     float suml2 = 0;
     for (int i = 0; i < n; ++i) {

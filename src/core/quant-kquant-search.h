@@ -4,7 +4,8 @@
 // GGML's fp32 arithmetic step by step, since the chosen codes depend on every rounding.
 #pragma once
 
-#include <bit>
+#include "quant-common.h"
+
 #include <cstdint>
 
 namespace hexnpu::kquant {
@@ -14,13 +15,6 @@ inline constexpr float GROUP_MAX_EPS = 1e-15f;
 
 // Largest group the searches accept (Q4_K/Q5_K sub-blocks).
 inline constexpr int MAX_GROUP = 32;
-
-// Round to nearest, ties to even, for |x| <= 2^22: adding 1.5*2^23 leaves the rounded integer,
-// offset by 2^22, in the low mantissa bits.
-inline int nearest_int(float x) {
-    const float biased = x + 12582912.f;
-    return int(std::bit_cast<uint32_t>(biased) & 0x007fffffu) - 0x00400000;
-}
 
 // How make_qkx2_quants widens its search: it tries the inverse scales
 // (rmin + rdelta*is + nmax) / (max - min) for is = 0..nstep.

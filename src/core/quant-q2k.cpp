@@ -15,8 +15,6 @@
 namespace hexnpu {
 namespace {
 
-using kquant::nearest_int;
-
 void quantize_block_q2_K(const float * x, block_q2_K & y, kquant::Qkx2Search make_qkx2_quants) {
     constexpr float kScaleLevels = 15.f;
     constexpr kquant::AffineSearch kSearch{-0.5f, 0.1f, 15, true};

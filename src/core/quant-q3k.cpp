@@ -6,7 +6,6 @@
 #include "quants.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #if defined(__AVX2__)
@@ -15,8 +14,6 @@
 
 namespace hexnpu {
 namespace {
-
-using kquant::nearest_int;
 
 // Signed scale S in [−32, 31] of sub-block t: low nibble in scales[t % 8] (high nibble for t >= 8),
 // top two bits in scales[8 + t % 4] at bit 2·(t / 4).
@@ -29,15 +26,10 @@ int decode_scale(const uint8_t * scales, int t) {
 void quantize_block_q3_K(const float * x, block_q3_K & y) {
     int8_t L[QK_K];
     float  scales[QK_K / 16];
-    float  max_scale = 0;  // the signed scale with the largest magnitude
-    float  amax      = 0;
     for (int j = 0; j < QK_K / 16; ++j) {
         scales[j] = kquant::make_q3_quants(16, 4, x + 16 * j, L + 16 * j);
-        if (std::fabs(scales[j]) > amax) {
-            amax      = std::fabs(scales[j]);
-            max_scale = scales[j];
-        }
     }
+    const float max_scale = first_max_abs(scales, QK_K / 16);
 
     std::memset(y.scales, 0, sizeof(y.scales));
     if (max_scale != 0) {

@@ -17,8 +17,6 @@
 namespace hexnpu {
 namespace {
 
-using kquant::nearest_int;
-
 struct ScaleMin {
     int sc;
     int m;

@@ -16,21 +16,14 @@
 namespace hexnpu {
 namespace {
 
-using kquant::nearest_int;
-
 void quantize_block_q6_K(const float * x, block_q6_K & y, kquant::QxSearch make_qx_quants) {
     int8_t L[QK_K];
     float  scales[QK_K / 16];
-    float  max_scale     = 0;  // the signed scale with the largest magnitude
-    float  max_abs_scale = 0;
     for (int j = 0; j < QK_K / 16; ++j) {
         scales[j] = make_qx_quants(16, 32, x + 16 * j, L + 16 * j);
-        if (std::fabs(scales[j]) > max_abs_scale) {
-            max_abs_scale = std::fabs(scales[j]);
-            max_scale     = scales[j];
-        }
     }
-    if (max_abs_scale < kquant::GROUP_MAX_EPS) {
+    const float max_scale = first_max_abs(scales, QK_K / 16);
+    if (std::fabs(max_scale) < kquant::GROUP_MAX_EPS) {
         std::memset(&y, 0, sizeof(y));
         return;
     }

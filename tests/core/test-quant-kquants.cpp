@@ -243,8 +243,8 @@ protected:
 
 // ---- Scale searches ------------------------------------------------------------------------------
 
+// The rounding every K-quant search is built on (quant-common.h).
 TEST(KQuantSearch, NearestIntRoundsHalfToEven) {
-    using kquant::nearest_int;
     EXPECT_EQ(nearest_int(0.5f), 0);
     EXPECT_EQ(nearest_int(1.5f), 2);
     EXPECT_EQ(nearest_int(2.5f), 2);
