@@ -16,8 +16,9 @@ inline constexpr float GROUP_MAX_EPS = 1e-15f;
 // Largest group the searches accept (Q4_K/Q5_K sub-blocks).
 inline constexpr int MAX_GROUP = 32;
 
-// How make_qkx2_quants widens its search: it tries the inverse scales
-// (rmin + rdelta*is + nmax) / (max - min) for is = 0..nstep.
+// How make_qkx2_quants widens its search: after the first guess nmax / (max - min) it tries the
+// inverse scales (rmin + rdelta*is + nmax) / (max - min) for is = 0..nstep, where min is that of
+// the best fit found so far (as in GGML: an accepted step moves the origin of the later ones).
 struct AffineSearch {
     float rmin;
     float rdelta;
