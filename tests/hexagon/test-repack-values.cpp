@@ -61,6 +61,8 @@ TEST(TileValues, Q4KScaleProducts) {
         EXPECT_EQ(rd16(&tiled[tile + 512]), 0x34F6);
         EXPECT_EQ(rd16(&tiled[tile + 514]), 0xC100);  // -2.5
         EXPECT_EQ(rd16(&tiled[516]), 0x53E2);
+        EXPECT_EQ(rd16(&tiled[2 * tile + 512]), 0x0000);  // d * 0 is +0, -(dmin * 0) is -0
+        EXPECT_EQ(rd16(&tiled[2 * tile + 514]), 0x8000);
     }
 }
 
