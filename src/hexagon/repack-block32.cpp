@@ -22,7 +22,7 @@ void write_nibble_tiles(const row_group & src, uint32_t tile_bytes, uint8_t * ds
         uint8_t *       tile  = dst + kt * tile_bytes;
         const uint8_t * block = src.first_row + kt * sizeof(Block);
         for (int r = 0; r < src.n_rows; ++r, block += src.row_bytes) {
-            __builtin_prefetch(block + 4 * sizeof(Block));  // this row's blocks of the tiles ahead
+            __builtin_prefetch(block + 4 * sizeof(Block));  // this row's tiles ahead; never faults
             colpairs_from_block32(block + offsetof(Block, qs), pairs[r]);
             put_scales(block, r, tile);
         }

@@ -27,7 +27,7 @@ std::optional<scale_overflow> for_each_super_block(const row_group & src, size_t
         const uint8_t * block = src.first_row + sb * block_bytes;
         for (int r = 0; r < src.n_rows; ++r, block += src.row_bytes) {
             // The 32 rows are 32 streams the hardware prefetcher does not follow: fetch this row's
-            // next super-block while the current one is repacked.
+            // next super-block while the current one is repacked (a prefetch past the end never faults).
             const uint8_t * next = block + block_bytes;
             for (size_t offset = 0; offset < block_bytes; offset += 64) {
                 __builtin_prefetch(next + offset);
