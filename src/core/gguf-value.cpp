@@ -1,6 +1,7 @@
 // GGUF metadata values: construction, typed access and display.
 #include "gguf-layout.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <limits>
