@@ -1,0 +1,71 @@
+// What the NPU-side runtime needs from the platform under it. On the virtual NPU the session
+// process (src/vnpu) fills this table; a device port fills it from QuRT/HAP services. src/htp sees
+// nothing else of its host: no libc I/O, no host headers.
+#pragma once
+
+#include "proto/hw-model.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace hexnpu::htp {
+
+// One DMA transfer: nrows rows of row_size bytes, each side with its own stride (1-D: nrows = 1).
+// Exactly one side is in VTCM; the other is a mapped window address. Addresses are host pointers
+// into the window or VTCM (on a device: virtual addresses), formed by the runtime from a dma_addr_t
+// base plus a 32-bit offset.
+struct dma_desc {
+    uint8_t *       dst;
+    const uint8_t * src;
+    uint32_t        row_size;
+    uint32_t        nrows;
+    uint32_t        dst_stride;
+    uint32_t        src_stride;
+};
+
+using thread_fn = void (*)(void * arg);
+
+struct platform {
+    void * ctx;  // passed back to every call
+
+    proto::hw_model hw;  // the arch model in force (after test overrides)
+
+    // The session window: NPU address a (32-bit) lives at window_base + a.
+    uint8_t * window_base;
+    uint64_t  window_size;
+
+    // VTCM: one contiguous region.
+    uint8_t * vtcm_base;
+    uint32_t  vtcm_size;
+
+    // Maps a shared DDR buffer (fd) into the window; writes its NPU address. Returns 0, or
+    // non-zero when the window has no room (the caller unmaps idle buffers and retries).
+    int (*map_buffer)(void * ctx, int fd, uint64_t size, uint32_t * npu_addr);
+    int (*unmap_buffer)(void * ctx, uint32_t npu_addr, uint64_t size);
+
+    // DMA engine, one hardware queue per HVX thread. submit() validates the descriptor against the
+    // arch (field widths, one side in VTCM, the other mapped) and returns 0 or a strict-mode error;
+    // the transfer completes no later than wait() on it. Transfers of one queue complete in order.
+    int (*dma_submit)(void * ctx, uint32_t queue, const dma_desc * d, uint64_t * ticket);
+    int (*dma_wait)(void * ctx, uint32_t queue, uint64_t ticket);
+
+    // Threads for HVX workers and the HMX owner (QuRT threads on a device).
+    int (*thread_start)(void * ctx, thread_fn fn, void * arg, uint64_t * handle);
+    void (*thread_join)(void * ctx, uint64_t handle);
+
+    // Wait until *addr != expected (or a spurious wake-up) / wake all waiters on addr: the futex
+    // analog the work queue sleeps on when idle.
+    void (*wait_on)(void * ctx, const volatile uint32_t * addr, uint32_t expected);
+    void (*wake_all)(void * ctx, const volatile uint32_t * addr);
+
+    uint64_t (*cycles)(void * ctx);  // processor cycle counter
+    uint64_t (*usecs)(void * ctx);   // qtimer microseconds
+
+    // L2/D-cache maintenance over a range (and the whole cache); counted and traced.
+    void (*dcache_flush)(void * ctx, const void * addr, size_t size);
+    void (*dcache_flush_all)(void * ctx);
+
+    void (*log)(void * ctx, int level, const char * msg);  // level: 0 error, 1 info, 2 debug
+};
+
+} // namespace hexnpu::htp

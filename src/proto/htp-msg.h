@@ -1,0 +1,126 @@
+// The op-batch message the host sends to an NPU session and the response it gets back
+// (architecture.md §4, upstream-reference.md §3.7 for what users know). One batch = one request
+// on the session's queue plus one block in the pinned shared op-queue buffer laid out as
+//   htp_buf_desc[n_bufs] | htp_tensor[n_tensors] | htp_op_desc[n_ops] | htp_prof_desc[n_ops]
+//   | htp_trace_desc[HTP_TRACE_SLOTS * n_traces]
+// Every section starts 8-byte aligned because every record size is a multiple of 8.
+#pragma once
+
+#include "proto/htp-status.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace hexnpu::proto {
+
+inline constexpr uint32_t HTP_OP_MAX_INPUTS      = 6;
+inline constexpr uint32_t HTP_OP_MAX_OUTPUTS     = 4;
+inline constexpr uint32_t HTP_OP_MAX_PARAMS      = 16;  // int32 words: a copy of the GGML op_params
+inline constexpr uint32_t HTP_OP_MAX_KERN_PARAMS = 32;  // int32 words: host-precomputed kernel_params
+inline constexpr uint32_t HTP_OP_MAX_BUFS        = 16;
+inline constexpr uint32_t HTP_OP_MAX_TENSORS     = 8192;
+inline constexpr uint32_t HTP_MAX_NTHREADS       = 10;
+inline constexpr uint32_t HTP_TRACE_SLOTS        = HTP_MAX_NTHREADS + 1;  // + the HMX thread
+inline constexpr uint16_t HTP_NO_TENSOR          = 0xffff;
+
+// A shared DDR buffer the batch references; the session maps it by fd.
+struct htp_buf_desc {
+    uint64_t base;   // host address (informational, for messages)
+    uint64_t size;
+    int32_t  fd;
+    uint32_t flags;  // HTP_BUF_*
+};
+inline constexpr uint32_t HTP_BUF_PINNED = 1;  // stays mapped; otherwise mapped per batch (delayed)
+
+struct htp_tensor {
+    uint64_t data;   // host: byte offset in its buffer; the NPU rewrites it to the tensor's NPU address
+    uint64_t size;   // bytes the tensor occupies in its buffer
+    uint32_t type;   // GGML type id
+    uint32_t flags;  // HTP_TENSOR_*
+    uint16_t bi;     // buffer index
+    uint16_t ti;     // tensor index (its own position, for messages)
+    uint32_t pad;
+    uint32_t ne[4];
+    uint32_t nb[4];
+};
+inline constexpr uint32_t HTP_TENSOR_COMPUTE = 1;  // lives in a compute (non-weight) buffer
+inline constexpr uint32_t HTP_TENSOR_TILED   = 2;  // weight stored in the tiled format (proto/tile-formats.h)
+
+struct htp_op_desc {
+    uint32_t opcode;  // htp_op_code
+    uint32_t flags;   // HTP_OPFLAGS_*
+    int32_t  params[HTP_OP_MAX_PARAMS];
+    int32_t  kparams[HTP_OP_MAX_KERN_PARAMS];
+    uint16_t src[HTP_OP_MAX_INPUTS];   // tensor indices, HTP_NO_TENSOR when absent
+    uint16_t dst[HTP_OP_MAX_OUTPUTS];
+    uint32_t pad;
+};
+inline constexpr uint32_t HTP_OPFLAGS_SKIP_COMPUTE = 1;
+
+struct htp_prof_desc {
+    uint32_t opcode;
+    uint32_t usecs;
+    uint64_t cycles_start;
+    uint64_t cycles_stop;
+};
+
+// One trace event: cycle stamp (low 32 bits), event id, 16-bit info (bit 15 set on the stop event).
+struct htp_trace_desc {
+    uint32_t cycles;
+    uint16_t id;
+    uint16_t info;
+};
+inline constexpr uint16_t HTP_TRACE_STOP = 0x8000;
+
+struct htp_opbatch_req {
+    uint32_t id;        // block index in the op-queue buffer
+    uint32_t n_bufs;
+    uint32_t n_tensors;
+    uint32_t n_ops;
+    uint32_t n_traces;  // trace capacity per thread slot (0: no tracing)
+    uint32_t profile;   // 0 off, 1 per-op timing, 3 timing + trace events
+};
+
+struct htp_opbatch_rsp {
+    uint32_t id;
+    uint32_t status;     // htp_status of the batch: the first failing op's status, or OK
+    uint32_t failed_op;  // index of the failing op (valid when status != OK)
+    uint32_t n_ops_done;
+    uint32_t n_traces[HTP_TRACE_SLOTS];  // events recorded per thread slot
+    uint32_t fault_addr;                 // NPU address of a faulting access (status FAULT)
+    uint64_t usecs;
+    uint64_t cycles_start;
+    uint64_t cycles_stop;
+};
+
+static_assert(sizeof(htp_buf_desc) == 24);
+static_assert(sizeof(htp_tensor) == 64);
+static_assert(sizeof(htp_op_desc) == 224);
+static_assert(sizeof(htp_prof_desc) == 24);
+static_assert(sizeof(htp_trace_desc) == 8);
+static_assert(sizeof(htp_opbatch_req) == 24);
+static_assert(sizeof(htp_opbatch_rsp) == 88);
+
+// Byte offsets of the sections of one batch block.
+struct htp_batch_layout {
+    size_t bufs;
+    size_t tensors;
+    size_t ops;
+    size_t prof;
+    size_t traces;
+    size_t total;
+};
+
+constexpr htp_batch_layout htp_batch_layout_of(uint32_t n_bufs, uint32_t n_tensors, uint32_t n_ops,
+                                               uint32_t n_traces) {
+    htp_batch_layout l{};
+    l.bufs    = 0;
+    l.tensors = l.bufs + size_t(n_bufs) * sizeof(htp_buf_desc);
+    l.ops     = l.tensors + size_t(n_tensors) * sizeof(htp_tensor);
+    l.prof    = l.ops + size_t(n_ops) * sizeof(htp_op_desc);
+    l.traces  = l.prof + size_t(n_ops) * sizeof(htp_prof_desc);
+    l.total   = l.traces + size_t(HTP_TRACE_SLOTS) * n_traces * sizeof(htp_trace_desc);
+    return l;
+}
+
+} // namespace hexnpu::proto

@@ -1,0 +1,47 @@
+// NPU op codes. The host maps GGML ops onto these in its op preparation; the NPU dispatcher
+// switches on them. HTP_OP_TEST_* are virtual-NPU test ops that exercise the runtime
+// (DMA, HVX, work queue) without any GGML semantics.
+#pragma once
+
+#include <stdint.h>
+
+namespace hexnpu::proto {
+
+enum htp_op_code : uint32_t {
+    HTP_OP_NONE = 0,
+    HTP_OP_ADD,
+    HTP_OP_SUB,
+    HTP_OP_MUL,
+    HTP_OP_DIV,
+    HTP_OP_SCALE,
+    HTP_OP_SQR,
+    HTP_OP_SQRT,
+    HTP_OP_NEG,
+    HTP_OP_SILU,
+    HTP_OP_TEST_STREAM = 1000,  // dst = src0 * kparams scale, streamed DDR -> DMA -> VTCM -> HVX -> DMA -> DDR
+    HTP_OP_TEST_FAULT,          // touches an NPU address given in params[0] (fault handling tests)
+    HTP_OP_TEST_HANG,           // never returns (deadline tests)
+    HTP_OP_TEST_CRASH,          // aborts the session process (crash tests)
+};
+
+constexpr const char * htp_op_name(uint32_t op) {
+    switch (op) {
+        case HTP_OP_NONE: return "NONE";
+        case HTP_OP_ADD: return "ADD";
+        case HTP_OP_SUB: return "SUB";
+        case HTP_OP_MUL: return "MUL";
+        case HTP_OP_DIV: return "DIV";
+        case HTP_OP_SCALE: return "SCALE";
+        case HTP_OP_SQR: return "SQR";
+        case HTP_OP_SQRT: return "SQRT";
+        case HTP_OP_NEG: return "NEG";
+        case HTP_OP_SILU: return "SILU";
+        case HTP_OP_TEST_STREAM: return "TEST_STREAM";
+        case HTP_OP_TEST_FAULT: return "TEST_FAULT";
+        case HTP_OP_TEST_HANG: return "TEST_HANG";
+        case HTP_OP_TEST_CRASH: return "TEST_CRASH";
+        default: return "UNKNOWN";
+    }
+}
+
+} // namespace hexnpu::proto
