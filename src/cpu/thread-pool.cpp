@@ -1,0 +1,91 @@
+#include "thread-pool.h"
+
+#include <algorithm>
+
+namespace hexnpu::cpu {
+
+thread_pool::thread_pool(int n_threads) : n_threads_(std::max(1, n_threads)) {
+    workers_.reserve(size_t(n_threads_ - 1));
+    for (int i = 1; i < n_threads_; ++i) {
+        workers_.emplace_back([this, i] { worker_loop(i); });
+    }
+}
+
+thread_pool::~thread_pool() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+    }
+    start_cv_.notify_all();
+    for (std::thread & w : workers_) {
+        w.join();
+    }
+}
+
+void thread_pool::run_erased(int n_tasks, task_fn call, void * fn) {
+    n_tasks = std::clamp(n_tasks, 1, n_threads_);
+    if (n_tasks == 1) {
+        call(fn, 0);
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        call_    = call;
+        fn_      = fn;
+        n_tasks_ = n_tasks;
+        pending_ = n_tasks - 1;
+        error_   = nullptr;
+        ++generation_;
+    }
+    start_cv_.notify_all();
+
+    std::exception_ptr own_error;
+    try {
+        call(fn, 0);
+    } catch (...) {
+        own_error = std::current_exception();
+    }
+
+    // The job's closure lives in the caller's frame: wait for every worker even when task 0 threw.
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    if (own_error) {
+        std::rethrow_exception(own_error);
+    }
+    if (error_) {
+        std::rethrow_exception(error_);
+    }
+}
+
+void thread_pool::worker_loop(int index) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) {
+            return;
+        }
+        seen = generation_;
+        if (index >= n_tasks_) {
+            continue;
+        }
+        const task_fn call = call_;
+        void * const  fn   = fn_;
+        lock.unlock();
+        std::exception_ptr error;
+        try {
+            call(fn, index);
+        } catch (...) {
+            error = std::current_exception();
+        }
+        lock.lock();
+        if (error && !error_) {
+            error_ = error;
+        }
+        if (--pending_ == 0) {
+            done_cv_.notify_one();
+        }
+    }
+}
+
+} // namespace hexnpu::cpu
