@@ -45,40 +45,14 @@ void fp32_to_fp16_row(const float * src, uint16_t * dst, int64_t n) {
 }
 
 void bf16_to_fp32_row(const uint16_t * src, float * dst, int64_t n) {
-    int64_t i = 0;
-#if defined(__AVX2__)
-    for (; i + 8 <= n; i += 8) {
-        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i));
-        _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + i), _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-    }
-#endif
-    for (; i < n; ++i) {
+    for (int64_t i = 0; i < n; ++i) {  // a shift per element: the compiler vectorizes it
         dst[i] = bf16_to_fp32(src[i]);
     }
 }
 
 void fp32_to_bf16_row(const float * src, uint16_t * dst, int64_t n) {
-    int64_t i = 0;
-#if defined(__AVX2__)
-    const __m256i one   = _mm256_set1_epi32(1);
-    const __m256i round = _mm256_set1_epi32(0x7fff);
-    const __m256i abs_m = _mm256_set1_epi32(0x7fffffff);
-    const __m256i inf   = _mm256_set1_epi32(0x7f800000);
-    const __m256i quiet = _mm256_set1_epi32(0x40);
-    for (; i + 8 <= n; i += 8) {
-        const __m256i u       = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + i));
-        const __m256i rounded = _mm256_srli_epi32(
-            _mm256_add_epi32(_mm256_add_epi32(u, round), _mm256_and_si256(_mm256_srli_epi32(u, 16), one)), 16);
-        const __m256i nan_val = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
-        const __m256i is_nan  = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_m), inf);
-        const __m256i r       = _mm256_blendv_epi8(rounded, nan_val, is_nan);
-        // r holds 16-bit values in 32-bit lanes; pack without saturation effects (values < 65536).
-        const __m256i lo16 = _mm256_and_si256(r, _mm256_set1_epi32(0xffff));
-        const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(lo16), _mm256_extracti128_si256(lo16, 1));
-        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + i), packed);
-    }
-#endif
-    for (; i < n; ++i) {
+    // The scalar form auto-vectorizes well (measured faster than a hand-written AVX2 blend path).
+    for (int64_t i = 0; i < n; ++i) {
         dst[i] = fp32_to_bf16(src[i]);
     }
 }
