@@ -25,7 +25,7 @@ struct synth_params {
     uint64_t    seed       = 42;
 };
 
-// Named presets: "tiny" (~1.6M parameters) and "small" (~60M).
+// Named presets: "tiny" (~1.8M parameters) and "small" (~53M).
 bool synth_preset(const std::string & name, synth_params & out);
 
 // The model's tensors and metadata; the writer references data owned by the returned object.
