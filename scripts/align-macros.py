@@ -173,7 +173,8 @@ def check_lines(lines):
         for index, before, content, after, ending in parts:
             column = display_width(before) + 1
             if column != expected:
-                problems.append((index, f"misaligned macro continuation (column {column}, expected {expected})"))
+                problems.append(
+                    (index, f"misaligned macro continuation (column {column}, expected {expected})"))
             if "\t" in before[len(content):]:
                 problems.append((index, "tab before macro continuation"))
             if after:

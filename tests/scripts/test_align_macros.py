@@ -1,6 +1,8 @@
 """Tests for scripts/align-macros.py against hand-made fixtures (fixtures/align/)."""
 
+import contextlib
 import importlib.util
+import io
 import random
 import shutil
 import subprocess
@@ -26,16 +28,30 @@ MISALIGNED_PROBLEMS = [
 ]
 
 
-def run(*args, cwd=None):
-    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
-
-
 def load_module():
     spec = importlib.util.spec_from_file_location("align_macros", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+align_tool = load_module()
+
+
+def run(*args):
+    """The tool's main() in this process (fast); run_script runs it as a program."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            returncode = align_tool.main([str(a) for a in args])
+        except SystemExit as exit:
+            returncode = exit.code
+    return subprocess.CompletedProcess(args, returncode, stdout.getvalue(), stderr.getvalue())
+
+
+def run_script(*args, cwd=None):
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd)
 
 
 @pytest.fixture
@@ -46,7 +62,7 @@ def misaligned_copy(tmp_path):
 
 
 def test_check_reports_every_known_problem(misaligned_copy):
-    result = run("--check", misaligned_copy)
+    result = run_script("--check", misaligned_copy)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [f"{misaligned_copy}:{p}" for p in MISALIGNED_PROBLEMS]
     assert "8 problem(s) in 1 file(s)" in result.stderr
@@ -159,13 +175,13 @@ def test_folders_are_searched_for_c_sources_only(tmp_path):
     for name in ("src/kernel.c", "src/deep/ops.hpp", "src/notes.txt", "src/.cache/old.h"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(misaligned)
-    result = run("--check", "src", cwd=tmp_path)
+    result = run_script("--check", "src", cwd=tmp_path)
     assert result.stdout.splitlines() == [
         "src/deep/ops.hpp:1: misaligned macro continuation (column 15, expected 14)",
         "src/kernel.c:1: misaligned macro continuation (column 15, expected 14)",
     ]
     # A file named explicitly is checked whatever its extension.
-    assert run("--check", "src/notes.txt", cwd=tmp_path).returncode == 1
+    assert run("--check", tmp_path / "src/notes.txt").returncode == 1
 
 
 def test_missing_path_is_a_usage_error(tmp_path):
@@ -175,7 +191,6 @@ def test_missing_path_is_a_usage_error(tmp_path):
 
 
 def test_random_macros_align_to_one_space_after_the_longest_line():
-    align = load_module()
     rng = random.Random(7)
     words = ["x", "(a)", "v##_n", "\"s\\\\\"", "'\\''", "/* c */", "do {", "} while (0)", "\tint y;"]
     for _ in range(300):
@@ -184,14 +199,14 @@ def test_random_macros_align_to_one_space_after_the_longest_line():
             "    " + " ".join(rng.choice(words) for _ in range(rng.randint(0, 4))) for _ in range(count - 1)]
         lines = [c + rng.choice([" ", "  ", "\t", "", "      "]) + "\\" + rng.choice(["", " ", "\t"]) + "\n"
                  for c in contents] + ["    last\n", "int after = 0;\n"]
-        problems, fixed = align.check_lines(lines)
+        problems, fixed = align_tool.check_lines(lines)
         widths = [len(c.rstrip(" \t").expandtabs(8)) for c in contents]
         for index, content in enumerate(contents):
             kept = content.rstrip(" \t")
             assert fixed[index] == kept + " " * (max(widths) + 1 - widths[index]) + "\\\n"
         assert fixed[count:] == lines[count:]
         assert (problems == []) == (fixed == lines)
-        assert align.check_lines(fixed) == ([], fixed)
+        assert align_tool.check_lines(fixed) == ([], fixed)
 
 
 def test_a_block_comment_carries_a_define_over_a_plain_line_break(tmp_path):
