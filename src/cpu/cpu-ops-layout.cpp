@@ -29,12 +29,12 @@ template <typename Fn> void for_each_row_piece(const ggml_tensor * t, int64_t fi
 void copy_same_type(const compute_context & ctx, const ggml_tensor * src, ggml_tensor * dst) {
     const size_t  size = ggml_type_size(dst->type);
     const int64_t ne0  = dst->ne[0];
-    const bool    same_rows = ggml_are_same_shape(src, dst);
+    const bool    same_shape = ggml_are_same_shape(src, dst);
     ctx.parallel_for(ggml_nrows(dst), rows_per_chunk(ne0), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
             const row_index ri  = unravel_row(dst, r);
             uint8_t *       out = row_ptr(dst, ri);
-            if (same_rows) {
+            if (same_shape) {
                 copy_elements(out, int64_t(dst->nb[0]), row_ptr(src, ri), int64_t(src->nb[0]), ne0, size);
                 continue;
             }
@@ -66,14 +66,14 @@ void copy_same_blocks(const compute_context & ctx, const ggml_tensor * src, ggml
 // quantized) in dst's type.
 void copy_converting(const compute_context & ctx, const ggml_tensor * src, ggml_tensor * dst) {
     const int64_t ne0       = dst->ne[0];
-    const bool    same_rows = src->ne[0] == ne0;
+    const bool    same_row_length = src->ne[0] == ne0;
     ctx.parallel_for(ggml_nrows(dst), rows_per_chunk(ne0), [&](int64_t r0, int64_t r1) {
         std::vector<float> row(ne0);
-        std::vector<float> src_row(same_rows ? 0 : size_t(src->ne[0]));
+        std::vector<float> src_row(same_row_length ? 0 : size_t(src->ne[0]));
         int64_t            cached = -1;  // flat index of the src row held in src_row
         for (int64_t r = r0; r < r1; ++r) {
             const row_index ri = unravel_row(dst, r);
-            if (same_rows) {
+            if (same_row_length) {
                 load_row(src, unravel_row(src, r), row.data());
             } else {
                 int64_t pos = 0;
@@ -210,7 +210,8 @@ bool supports_layout(const ggml_tensor * op) {
                 return false;
             }
             for (int d = 0; d < GGML_MAX_DIMS; ++d) {
-                const bool ok = d == dim ? op->ne[d] == a->ne[d] + b->ne[d] : op->ne[d] == a->ne[d] && b->ne[d] == a->ne[d];
+                const bool ok = d == dim ? op->ne[d] == a->ne[d] + b->ne[d]
+                                         : op->ne[d] == a->ne[d] && b->ne[d] == a->ne[d];
                 if (!ok) {
                     return false;
                 }

@@ -84,14 +84,14 @@ void compute_rope(const compute_context & ctx, ggml_tensor * dst) {
     const int64_t stride = p.mode == GGML_ROPE_TYPE_NEOX ? half : 1;
     const int64_t step   = p.mode == GGML_ROPE_TYPE_NEOX ? 1 : 2;
 
+    const float * factors = ff ? static_cast<const float *>(ff->data) : nullptr;
+
     // One task per token (i2, i3): the angle table is built once and used for every head.
-    ctx.parallel_for(a->ne[2] * a->ne[3], std::max<int64_t>(1, 4096 / std::max<int64_t>(1, ne0 * a->ne[1])),
-                     [&](int64_t t0, int64_t t1) {
+    ctx.parallel_for(a->ne[2] * a->ne[3], rows_per_chunk(ne0 * a->ne[1], 4096), [&](int64_t t0, int64_t t1) {
         std::vector<float> cos_t(half), sin_t(half), in_buf(ne0), out_buf(ne0);
         for (int64_t t = t0; t < t1; ++t) {
             const int64_t i2 = t % a->ne[2], i3 = t / a->ne[2];
-            const int32_t position = int32_t(load_index(pos, i2, 0, 0));
-            rotation_table(p, position, ff ? static_cast<const float *>(ff->data) : nullptr, cos_t.data(), sin_t.data());
+            rotation_table(p, int32_t(load_index(pos, i2, 0, 0)), factors, cos_t.data(), sin_t.data());
             for (int64_t i1 = 0; i1 < a->ne[1]; ++i1) {
                 const row_index ri  = {i1, i2, i3};
                 const float *   x   = row_f32(a, ri, in_buf.data());

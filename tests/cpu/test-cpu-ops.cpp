@@ -117,7 +117,8 @@ TEST(CpuUnary, ActivationsMatchTheirDefinitions) {
         const std::vector<float> got = get_values(out);
         for (size_t i = 0; i < x.size(); ++i) {
             const double want = c.ref(x[i]);
-            EXPECT_NEAR(got[i], want, 2e-6 * std::max(1.0, std::fabs(want))) << ggml_unary_op_name(c.op) << "(" << x[i] << ")";
+            EXPECT_NEAR(got[i], want, 2e-6 * std::max(1.0, std::fabs(want)))
+                << ggml_unary_op_name(c.op) << "(" << x[i] << ")";
         }
     }
 }
@@ -419,7 +420,8 @@ TEST(CpuRows, GetRowsChecksIds) {
 }
 
 TEST(CpuRows, SetRowsQuantizesIntoTheIndexedRows) {
-    for (ggml_type type : {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K}) {
+    for (ggml_type type :
+         {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_K}) {
         fixture                  f;
         ggml_tensor *            dst  = ggml_new_tensor_2d(&f.ctx, type, 256, 4);
         const size_t             row  = dst->nb[1];
