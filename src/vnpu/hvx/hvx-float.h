@@ -1,0 +1,185 @@
+// Floating point: IEEE sf (fp32) and hf (fp16) arithmetic and conversions (v68+), and the
+// qfloat formats qf32/qf16.
+//
+// Deviation (qf32/qf16): real qfloat keeps a few extra mantissa bits between operations, has no
+// inf/NaN and normalizes only when converted back to sf/hf. Here qf32 is IEEE fp32 and qf16 is
+// IEEE fp16, rounded to nearest-even after every operation, so results can differ from the
+// device in the last bits and overflow gives inf where the device saturates. Every qf
+// intrinsic below has this deviation; the conversions Q6_Vsf_equals_Vqf32 / Q6_Vhf_equals_Vqf16
+// are therefore identities.
+// Semantics of the IEEE forms: QEMU ext.idef "KVX - IEEE FP Instructions" (round to nearest
+// even, lane order as for the integer widening forms: even lanes to the low register).
+#pragma once
+
+#include "vnpu/hvx/hvx-types.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace hexnpu::hvx::intrinsics {
+
+using detail::Lanes;
+using detail::lanes;
+using detail::vector_of;
+
+namespace detail_float {
+
+inline float f32_of(uint32_t bits) { float f; std::memcpy(&f, &bits, 4); return f; }
+inline uint32_t bits_of(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+
+// fp16 -> fp32 (exact).
+inline float f16_to_f32(uint16_t h) {
+    const uint32_t sign = uint32_t(h & 0x8000) << 16;
+    const uint32_t exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+    if (exp == 0x1F) return f32_of(sign | 0x7F800000u | (mant << 13));          // inf / NaN
+    if (exp != 0) return f32_of(sign | ((exp + 112) << 23) | (mant << 13));      // normal
+    const float sub = float(mant) * 0x1p-24f;                                   // subnormal
+    return sign ? -sub : sub;
+}
+
+// fp32 -> fp16, round to nearest even; overflow gives inf, NaN stays a (quiet) NaN.
+inline uint16_t f32_to_f16(float f) {
+    const uint32_t u = bits_of(f);
+    const uint16_t sign = uint16_t((u >> 16) & 0x8000);
+    const uint32_t abs = u & 0x7FFFFFFFu;
+    if (abs > 0x7F800000u) return uint16_t(sign | 0x7E00 | ((abs >> 13) & 0x1FF));
+    if (abs >= 0x477FF000u) return uint16_t(sign | 0x7C00);                    // rounds past 65504
+    if (abs < 0x38800000u) {                                                    // below 2^-14: subnormal
+        // Scale so the fp16 subnormal unit (2^-24) becomes 1, then round to even as an integer.
+        const float scaled = f32_of(abs) * 0x1p24f;
+        return uint16_t(sign | uint16_t(std::nearbyint(scaled)));
+    }
+    const uint32_t round = 0xFFF + ((abs >> 13) & 1);                           // ties to even
+    return uint16_t(sign | ((abs - 0x38000000u + round) >> 13));
+}
+
+template <class F>
+inline HVX_Vector map_sf(HVX_Vector u, HVX_Vector v, F f) {
+    const Lanes<uint32_t> x = lanes<uint32_t>(u), y = lanes<uint32_t>(v);
+    Lanes<uint32_t> d;
+    for (int i = 0; i < 32; ++i) d[i] = bits_of(f(f32_of(x[i]), f32_of(y[i])));
+    return vector_of(d);
+}
+// hf lanes computed in fp32 and rounded once to fp16: exact for add, sub and mul because the
+// fp32 result of two fp16 operands is the exact value rounded at most once before.
+template <class F>
+inline HVX_Vector map_hf(HVX_Vector u, HVX_Vector v, F f) {
+    const Lanes<uint16_t> x = lanes<uint16_t>(u), y = lanes<uint16_t>(v);
+    Lanes<uint16_t> d;
+    for (int i = 0; i < 64; ++i) d[i] = f32_to_f16(f(f16_to_f32(x[i]), f16_to_f32(y[i])));
+    return vector_of(d);
+}
+// Widening hf op: fp32 results of even lanes to the low register, odd lanes to the high one.
+template <class F>
+inline HVX_VectorPair widen_hf(const HVX_VectorPair *acc, HVX_Vector u, HVX_Vector v, F f) {
+    const Lanes<uint16_t> x = lanes<uint16_t>(u), y = lanes<uint16_t>(v);
+    Lanes<uint32_t> lo{}, hi{};
+    if (acc) {
+        lo = lanes<uint32_t>(detail::lo_of(*acc));
+        hi = lanes<uint32_t>(detail::hi_of(*acc));
+    }
+    for (int i = 0; i < 32; ++i) {
+        lo[i] = bits_of(f(f32_of(lo[i]), f16_to_f32(x[2 * i]), f16_to_f32(y[2 * i])));
+        hi[i] = bits_of(f(f32_of(hi[i]), f16_to_f32(x[2 * i + 1]), f16_to_f32(y[2 * i + 1])));
+    }
+    return detail::pair_of(vector_of(lo), vector_of(hi));
+}
+
+inline float add(float a, float b) { return a + b; }
+inline float sub(float a, float b) { return a - b; }
+inline float mul(float a, float b) { return a * b; }
+
+} // namespace detail_float
+
+// ---- IEEE sf / hf ----------------------------------------------------------------------------
+
+inline HVX_Vector Q6_Vsf_vadd_VsfVsf(HVX_Vector u, HVX_Vector v) { return detail_float::map_sf(u, v, detail_float::add); }
+inline HVX_Vector Q6_Vsf_vsub_VsfVsf(HVX_Vector u, HVX_Vector v) { return detail_float::map_sf(u, v, detail_float::sub); }
+inline HVX_Vector Q6_Vsf_vmpy_VsfVsf(HVX_Vector u, HVX_Vector v) { return detail_float::map_sf(u, v, detail_float::mul); }
+inline HVX_Vector Q6_Vhf_vadd_VhfVhf(HVX_Vector u, HVX_Vector v) { return detail_float::map_hf(u, v, detail_float::add); }
+inline HVX_Vector Q6_Vhf_vsub_VhfVhf(HVX_Vector u, HVX_Vector v) { return detail_float::map_hf(u, v, detail_float::sub); }
+inline HVX_Vector Q6_Vhf_vmpy_VhfVhf(HVX_Vector u, HVX_Vector v) { return detail_float::map_hf(u, v, detail_float::mul); }
+
+inline HVX_VectorPair Q6_Wsf_vadd_VhfVhf(HVX_Vector u, HVX_Vector v) {
+    return detail_float::widen_hf(nullptr, u, v, [](float, float a, float b) { return a + b; });
+}
+inline HVX_VectorPair Q6_Wsf_vsub_VhfVhf(HVX_Vector u, HVX_Vector v) {
+    return detail_float::widen_hf(nullptr, u, v, [](float, float a, float b) { return a - b; });
+}
+inline HVX_VectorPair Q6_Wsf_vmpy_VhfVhf(HVX_Vector u, HVX_Vector v) {
+    return detail_float::widen_hf(nullptr, u, v, [](float, float a, float b) { return a * b; });
+}
+// Fused on the device; a product of two fp16 values is exact in fp32, so one rounding in the
+// add gives the fused result.
+inline HVX_VectorPair Q6_Wsf_vmpyacc_WsfVhfVhf(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) {
+    return detail_float::widen_hf(&xx, u, v, [](float acc, float a, float b) { return acc + a * b; });
+}
+
+inline HVX_Vector Q6_Vsf_vabs_Vsf(HVX_Vector u) { return u & int32_t(0x7FFFFFFF); }
+inline HVX_Vector Q6_Vhf_vabs_Vhf(HVX_Vector u) { return u & int32_t(0x7FFF7FFF); }
+inline HVX_Vector Q6_Vsf_vfneg_Vsf(HVX_Vector u) { return u ^ int32_t(0x80000000u); }
+inline HVX_Vector Q6_Vhf_vfneg_Vhf(HVX_Vector u) { return u ^ int32_t(0x80008000u); }
+
+// sf -> hf narrowing: hf lane 2i from Vu.sf[i], lane 2i+1 from Vv.sf[i].
+inline HVX_Vector Q6_Vhf_vcvt_VsfVsf(HVX_Vector u, HVX_Vector v) {
+    const Lanes<uint32_t> x = lanes<uint32_t>(u), y = lanes<uint32_t>(v);
+    Lanes<uint16_t> d;
+    for (int i = 0; i < 32; ++i) {
+        d[2 * i] = detail_float::f32_to_f16(detail_float::f32_of(x[i]));
+        d[2 * i + 1] = detail_float::f32_to_f16(detail_float::f32_of(y[i]));
+    }
+    return vector_of(d);
+}
+// hf -> sf widening: even lanes to the low register, odd lanes to the high one.
+inline HVX_VectorPair Q6_Wsf_vcvt_Vhf(HVX_Vector u) {
+    const Lanes<uint16_t> x = lanes<uint16_t>(u);
+    Lanes<uint32_t> lo, hi;
+    for (int i = 0; i < 32; ++i) {
+        lo[i] = detail_float::bits_of(detail_float::f16_to_f32(x[2 * i]));
+        hi[i] = detail_float::bits_of(detail_float::f16_to_f32(x[2 * i + 1]));
+    }
+    return detail::pair_of(vector_of(lo), vector_of(hi));
+}
+// Integer halfwords to hf, rounded to nearest even (every int16 is in range).
+inline HVX_Vector Q6_Vhf_vcvt_Vh(HVX_Vector u) {
+    return detail::map_lanes<int16_t>(u, [](int16_t x) { return int16_t(detail_float::f32_to_f16(float(x))); });
+}
+// hf to integer halfwords, rounded to nearest even and saturated. The device's result for NaN
+// is not documented in the public sources; here NaN converts like +inf (0x7FFF).
+inline HVX_Vector Q6_Vh_vcvt_Vhf(HVX_Vector u) {
+    return detail::map_lanes<uint16_t>(u, [](uint16_t h) {
+        const float f = detail_float::f16_to_f32(h);
+        if (std::isnan(f)) return uint16_t(0x7FFF);
+        return uint16_t(detail::saturate<int16_t>(int64_t(std::nearbyint(f < -32768.f ? -32768.f : (f > 32767.f ? 32767.f : f)))));
+    });
+}
+
+// ---- qf32 / qf16 (emulated as IEEE fp32 / fp16; see the deviation note at the top) --------
+
+inline HVX_Vector Q6_Vqf32_vadd_VsfVsf(HVX_Vector u, HVX_Vector v) { return Q6_Vsf_vadd_VsfVsf(u, v); }
+inline HVX_Vector Q6_Vqf32_vadd_Vqf32Vqf32(HVX_Vector u, HVX_Vector v) { return Q6_Vsf_vadd_VsfVsf(u, v); }
+inline HVX_Vector Q6_Vqf32_vadd_Vqf32Vsf(HVX_Vector u, HVX_Vector v) { return Q6_Vsf_vadd_VsfVsf(u, v); }
+inline HVX_Vector Q6_Vqf32_vsub_VsfVsf(HVX_Vector u, HVX_Vector v) { return Q6_Vsf_vsub_VsfVsf(u, v); }
+inline HVX_Vector Q6_Vqf32_vsub_Vqf32Vqf32(HVX_Vector u, HVX_Vector v) { return Q6_Vsf_vsub_VsfVsf(u, v); }
+inline HVX_Vector Q6_Vqf32_vsub_Vqf32Vsf(HVX_Vector u, HVX_Vector v) { return Q6_Vsf_vsub_VsfVsf(u, v); }
+inline HVX_Vector Q6_Vqf32_vmpy_VsfVsf(HVX_Vector u, HVX_Vector v) { return Q6_Vsf_vmpy_VsfVsf(u, v); }
+inline HVX_Vector Q6_Vqf32_vmpy_Vqf32Vqf32(HVX_Vector u, HVX_Vector v) { return Q6_Vsf_vmpy_VsfVsf(u, v); }
+inline HVX_Vector Q6_Vsf_equals_Vqf32(HVX_Vector u) { return u; }
+
+inline HVX_Vector Q6_Vqf16_vadd_VhfVhf(HVX_Vector u, HVX_Vector v) { return Q6_Vhf_vadd_VhfVhf(u, v); }
+inline HVX_Vector Q6_Vqf16_vadd_Vqf16Vqf16(HVX_Vector u, HVX_Vector v) { return Q6_Vhf_vadd_VhfVhf(u, v); }
+inline HVX_Vector Q6_Vqf16_vadd_Vqf16Vhf(HVX_Vector u, HVX_Vector v) { return Q6_Vhf_vadd_VhfVhf(u, v); }
+inline HVX_Vector Q6_Vqf16_vsub_VhfVhf(HVX_Vector u, HVX_Vector v) { return Q6_Vhf_vsub_VhfVhf(u, v); }
+inline HVX_Vector Q6_Vqf16_vsub_Vqf16Vqf16(HVX_Vector u, HVX_Vector v) { return Q6_Vhf_vsub_VhfVhf(u, v); }
+inline HVX_Vector Q6_Vqf16_vsub_Vqf16Vhf(HVX_Vector u, HVX_Vector v) { return Q6_Vhf_vsub_VhfVhf(u, v); }
+inline HVX_Vector Q6_Vqf16_vmpy_VhfVhf(HVX_Vector u, HVX_Vector v) { return Q6_Vhf_vmpy_VhfVhf(u, v); }
+inline HVX_Vector Q6_Vqf16_vmpy_Vqf16Vqf16(HVX_Vector u, HVX_Vector v) { return Q6_Vhf_vmpy_VhfVhf(u, v); }
+inline HVX_Vector Q6_Vqf16_vmpy_Vqf16Vhf(HVX_Vector u, HVX_Vector v) { return Q6_Vhf_vmpy_VhfVhf(u, v); }
+inline HVX_Vector Q6_Vhf_equals_Vqf16(HVX_Vector u) { return u; }
+// hf x hf -> qf32 pair, lanes as in Q6_Wsf_vmpy_VhfVhf.
+inline HVX_VectorPair Q6_Wqf32_vmpy_VhfVhf(HVX_Vector u, HVX_Vector v) { return Q6_Wsf_vmpy_VhfVhf(u, v); }
+// qf32 pair -> hf: lane 2i from the low register's word i, lane 2i+1 from the high one's, so
+// Q6_Vhf_equals_Wqf32(Q6_Wqf32_vmpy_VhfVhf(a, b)) is the lane-wise product in a's order.
+inline HVX_Vector Q6_Vhf_equals_Wqf32(HVX_VectorPair uu) { return Q6_Vhf_vcvt_VsfVsf(detail::lo_of(uu), detail::hi_of(uu)); }
+
+} // namespace hexnpu::hvx::intrinsics

@@ -1,0 +1,286 @@
+// Permutes: in-lane shuffles (vshuffe/vshuffo), cross-lane shuffles and deals, pack/unpack,
+// zero/sign extension, the delta networks, aligns and rotates, and table lookups (vlut).
+// Semantics: QEMU ext.idef "SHUFFLES", "Double Vector Shuffles", "Deal", "Pack", "Unpack",
+// "GENERAL PERMUTE NETWORKS", "Vector Alignment", "lookup table instructions".
+#pragma once
+
+#include "vnpu/hvx/hvx-types.h"
+
+namespace hexnpu::hvx::intrinsics {
+
+using detail::Lanes;
+using detail::lanes;
+using detail::vector_of;
+
+// ---- in-lane shuffles: even/odd narrow elements of Vv (low position) and Vu (high) ---------
+
+namespace detail_permute {
+// d[2i] = v[2i + part], d[2i+1] = u[2i + part], on lanes of type T.
+template <class T>
+inline HVX_Vector shuffle_part(HVX_Vector u, HVX_Vector v, int part) {
+    const Lanes<T> x = lanes<T>(u), y = lanes<T>(v);
+    Lanes<T> d;
+    for (int i = 0; i < Lanes<T>::count / 2; ++i) {
+        d[2 * i] = y[2 * i + part];
+        d[2 * i + 1] = x[2 * i + part];
+    }
+    return vector_of(d);
+}
+} // namespace detail_permute
+
+inline HVX_Vector Q6_Vb_vshuffe_VbVb(HVX_Vector u, HVX_Vector v) { return detail_permute::shuffle_part<uint8_t>(u, v, 0); }
+inline HVX_Vector Q6_Vb_vshuffo_VbVb(HVX_Vector u, HVX_Vector v) { return detail_permute::shuffle_part<uint8_t>(u, v, 1); }
+inline HVX_Vector Q6_Vh_vshuffe_VhVh(HVX_Vector u, HVX_Vector v) { return detail_permute::shuffle_part<uint16_t>(u, v, 0); }
+inline HVX_Vector Q6_Vh_vshuffo_VhVh(HVX_Vector u, HVX_Vector v) { return detail_permute::shuffle_part<uint16_t>(u, v, 1); }
+inline HVX_VectorPair Q6_Wb_vshuffoe_VbVb(HVX_Vector u, HVX_Vector v) {
+    return detail::pair_of(Q6_Vb_vshuffe_VbVb(u, v), Q6_Vb_vshuffo_VbVb(u, v));
+}
+inline HVX_VectorPair Q6_Wh_vshuffoe_VhVh(HVX_Vector u, HVX_Vector v) {
+    return detail::pair_of(Q6_Vh_vshuffe_VhVh(u, v), Q6_Vh_vshuffo_VhVh(u, v));
+}
+
+// ---- single-vector deal (de-interleave) and shuffle (interleave) ---------------------------
+
+namespace detail_permute {
+template <class T>
+inline HVX_Vector deal(HVX_Vector u) {
+    const Lanes<T> x = lanes<T>(u);
+    constexpr int half = Lanes<T>::count / 2;
+    Lanes<T> d;
+    for (int i = 0; i < half; ++i) {
+        d[i] = x[2 * i];
+        d[i + half] = x[2 * i + 1];
+    }
+    return vector_of(d);
+}
+template <class T>
+inline HVX_Vector shuffle(HVX_Vector u) {
+    const Lanes<T> x = lanes<T>(u);
+    constexpr int half = Lanes<T>::count / 2;
+    Lanes<T> d;
+    for (int i = 0; i < half; ++i) {
+        d[2 * i] = x[i];
+        d[2 * i + 1] = x[i + half];
+    }
+    return vector_of(d);
+}
+} // namespace detail_permute
+
+inline HVX_Vector Q6_Vb_vdeal_Vb(HVX_Vector u) { return detail_permute::deal<uint8_t>(u); }
+inline HVX_Vector Q6_Vh_vdeal_Vh(HVX_Vector u) { return detail_permute::deal<uint16_t>(u); }
+inline HVX_Vector Q6_Vb_vshuff_Vb(HVX_Vector u) { return detail_permute::shuffle<uint8_t>(u); }
+inline HVX_Vector Q6_Vh_vshuff_Vh(HVX_Vector u) { return detail_permute::shuffle<uint16_t>(u); }
+
+// Bytes 0 and 2 of every word: Vv's byte-0s, Vv's byte-2s, Vu's byte-0s, Vu's byte-2s.
+inline HVX_Vector Q6_Vb_vdeale_VbVb(HVX_Vector u, HVX_Vector v) {
+    const Lanes<uint8_t> x = lanes<uint8_t>(u), y = lanes<uint8_t>(v);
+    Lanes<uint8_t> d;
+    for (int i = 0; i < 32; ++i) {
+        d[i] = y[4 * i];
+        d[32 + i] = y[4 * i + 2];
+        d[64 + i] = x[4 * i];
+        d[96 + i] = x[4 * i + 2];
+    }
+    return vector_of(d);
+}
+
+// ---- two-vector shuffle/deal by Rt: a 2x2 transpose at every element size set in Rt --------
+// Start from (lo = Vv, hi = Vu); for each bit `offset` of Rt & 127 (ascending for vshuff,
+// descending for vdeal) swap hi[k] with lo[k + offset] for every k without that bit.
+
+namespace detail_permute {
+inline HVX_VectorPair transpose_stages(HVX_Vector u, HVX_Vector v, int32_t rt, bool ascending) {
+    Lanes<uint8_t> lo = lanes<uint8_t>(v), hi = lanes<uint8_t>(u);
+    for (int step = 0; step < 7; ++step) {
+        const int offset = ascending ? 1 << step : 64 >> step;
+        if (!(rt & offset)) continue;
+        for (int k = 0; k < 128; ++k) {
+            if (k & offset) continue;
+            const uint8_t t = hi[k];
+            hi[k] = lo[k + offset];
+            lo[k + offset] = t;
+        }
+    }
+    return detail::pair_of(vector_of(lo), vector_of(hi));
+}
+} // namespace detail_permute
+
+inline HVX_VectorPair Q6_W_vshuff_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::transpose_stages(u, v, rt, true); }
+inline HVX_VectorPair Q6_W_vdeal_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::transpose_stages(u, v, rt, false); }
+
+// ---- pack: even/odd narrow parts (or saturated values) of Vv then Vu -----------------------
+
+namespace detail_permute {
+template <class Src, class Dst, class F>
+inline HVX_Vector pack(HVX_Vector u, HVX_Vector v, F f) {
+    const Lanes<Src> x = lanes<Src>(u), y = lanes<Src>(v);
+    constexpr int n = Lanes<Src>::count;
+    Lanes<Dst> d;
+    for (int i = 0; i < n; ++i) {
+        d[i] = Dst(f(y[i]));
+        d[i + n] = Dst(f(x[i]));
+    }
+    return vector_of(d);
+}
+} // namespace detail_permute
+
+inline HVX_Vector Q6_Vb_vpacke_VhVh(HVX_Vector u, HVX_Vector v) { return detail_permute::pack<uint16_t, uint8_t>(u, v, [](uint16_t x) { return x; }); }
+inline HVX_Vector Q6_Vb_vpacko_VhVh(HVX_Vector u, HVX_Vector v) { return detail_permute::pack<uint16_t, uint8_t>(u, v, [](uint16_t x) { return x >> 8; }); }
+inline HVX_Vector Q6_Vh_vpacke_VwVw(HVX_Vector u, HVX_Vector v) { return detail_permute::pack<uint32_t, uint16_t>(u, v, [](uint32_t x) { return x; }); }
+inline HVX_Vector Q6_Vh_vpacko_VwVw(HVX_Vector u, HVX_Vector v) { return detail_permute::pack<uint32_t, uint16_t>(u, v, [](uint32_t x) { return x >> 16; }); }
+inline HVX_Vector Q6_Vub_vpack_VhVh_sat(HVX_Vector u, HVX_Vector v) { return detail_permute::pack<int16_t, uint8_t>(u, v, detail::saturate<uint8_t>); }
+inline HVX_Vector Q6_Vb_vpack_VhVh_sat(HVX_Vector u, HVX_Vector v) { return detail_permute::pack<int16_t, int8_t>(u, v, detail::saturate<int8_t>); }
+inline HVX_Vector Q6_Vuh_vpack_VwVw_sat(HVX_Vector u, HVX_Vector v) { return detail_permute::pack<int32_t, uint16_t>(u, v, detail::saturate<uint16_t>); }
+inline HVX_Vector Q6_Vh_vpack_VwVw_sat(HVX_Vector u, HVX_Vector v) { return detail_permute::pack<int32_t, int16_t>(u, v, detail::saturate<int16_t>); }
+
+// ---- unpack (order-preserving widening) and zxt/sxt (even lanes low, odd lanes high) -------
+
+namespace detail_permute {
+template <class Src, class Dst>
+inline HVX_VectorPair unpack(HVX_Vector u) {
+    const Lanes<Src> x = lanes<Src>(u);
+    constexpr int n = Lanes<Dst>::count;
+    Lanes<Dst> lo, hi;
+    for (int i = 0; i < n; ++i) {
+        lo[i] = Dst(x[i]);
+        hi[i] = Dst(x[i + n]);
+    }
+    return detail::pair_of(vector_of(lo), vector_of(hi));
+}
+template <class Src, class Dst>
+inline HVX_VectorPair extend_even_odd(HVX_Vector u) {
+    const Lanes<Src> x = lanes<Src>(u);
+    Lanes<Dst> lo, hi;
+    for (int i = 0; i < Lanes<Dst>::count; ++i) {
+        lo[i] = Dst(x[2 * i]);
+        hi[i] = Dst(x[2 * i + 1]);
+    }
+    return detail::pair_of(vector_of(lo), vector_of(hi));
+}
+// Or each source element into the upper half of the matching wide element (order-preserving).
+template <class Src, class Dst>
+inline HVX_VectorPair unpack_odd_or(HVX_VectorPair xx, HVX_Vector u) {
+    const Lanes<Src> x = lanes<Src>(u);
+    constexpr int n = Lanes<Dst>::count;
+    Lanes<Dst> lo = lanes<Dst>(detail::lo_of(xx)), hi = lanes<Dst>(detail::hi_of(xx));
+    for (int i = 0; i < n; ++i) {
+        lo[i] |= Dst(Dst(x[i]) << (8 * sizeof(Src)));
+        hi[i] |= Dst(Dst(x[i + n]) << (8 * sizeof(Src)));
+    }
+    return detail::pair_of(vector_of(lo), vector_of(hi));
+}
+} // namespace detail_permute
+
+inline HVX_VectorPair Q6_Wuh_vunpack_Vub(HVX_Vector u) { return detail_permute::unpack<uint8_t, uint16_t>(u); }
+inline HVX_VectorPair Q6_Wh_vunpack_Vb(HVX_Vector u) { return detail_permute::unpack<int8_t, int16_t>(u); }
+inline HVX_VectorPair Q6_Wuw_vunpack_Vuh(HVX_Vector u) { return detail_permute::unpack<uint16_t, uint32_t>(u); }
+inline HVX_VectorPair Q6_Ww_vunpack_Vh(HVX_Vector u) { return detail_permute::unpack<int16_t, int32_t>(u); }
+inline HVX_VectorPair Q6_Wh_vunpackoor_WhVb(HVX_VectorPair xx, HVX_Vector u) { return detail_permute::unpack_odd_or<uint8_t, uint16_t>(xx, u); }
+inline HVX_VectorPair Q6_Ww_vunpackoor_WwVh(HVX_VectorPair xx, HVX_Vector u) { return detail_permute::unpack_odd_or<uint16_t, uint32_t>(xx, u); }
+inline HVX_VectorPair Q6_Wuh_vzxt_Vub(HVX_Vector u) { return detail_permute::extend_even_odd<uint8_t, uint16_t>(u); }
+inline HVX_VectorPair Q6_Wh_vsxt_Vb(HVX_Vector u) { return detail_permute::extend_even_odd<int8_t, int16_t>(u); }
+inline HVX_VectorPair Q6_Wuw_vzxt_Vuh(HVX_Vector u) { return detail_permute::extend_even_odd<uint16_t, uint32_t>(u); }
+inline HVX_VectorPair Q6_Ww_vsxt_Vh(HVX_Vector u) { return detail_permute::extend_even_odd<int16_t, int32_t>(u); }
+
+// ---- delta networks: 7 butterfly stages; at stage `offset` byte k takes byte k ^ offset when
+// bit `offset` of control byte Vv[k] is set. vdelta runs offsets 64..1, vrdelta 1..64. -------
+
+namespace detail_permute {
+inline HVX_Vector butterfly(HVX_Vector u, HVX_Vector v, bool descending) {
+    const Lanes<uint8_t> control = lanes<uint8_t>(v);
+    Lanes<uint8_t> cur = lanes<uint8_t>(u), next;
+    for (int step = 0; step < 7; ++step) {
+        const int offset = descending ? 64 >> step : 1 << step;
+        for (int k = 0; k < 128; ++k) next[k] = (control[k] & offset) ? cur[k ^ offset] : cur[k];
+        cur = next;
+    }
+    return vector_of(cur);
+}
+} // namespace detail_permute
+
+inline HVX_Vector Q6_V_vdelta_VV(HVX_Vector u, HVX_Vector v) { return detail_permute::butterfly(u, v, true); }
+inline HVX_Vector Q6_V_vrdelta_VV(HVX_Vector u, HVX_Vector v) { return detail_permute::butterfly(u, v, false); }
+
+// ---- align and rotate ------------------------------------------------------------------------
+// valign(Vu, Vv, n): bytes n..127 of Vv followed by bytes 0..n-1 of Vu (n = Rt & 127);
+// vlalign(Vu, Vv, n) is valign by 128 - n (n = 0 gives Vu); vror rotates down by Rt & 127.
+
+namespace detail_permute {
+inline HVX_Vector align_bytes(HVX_Vector u, HVX_Vector v, unsigned shift) {
+    const Lanes<uint8_t> x = lanes<uint8_t>(u), y = lanes<uint8_t>(v);
+    Lanes<uint8_t> d;
+    for (unsigned i = 0; i < 128; ++i) d[i] = i + shift >= 128 ? x[i + shift - 128] : y[i + shift];
+    return vector_of(d);
+}
+} // namespace detail_permute
+
+inline HVX_Vector Q6_V_valign_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::align_bytes(u, v, unsigned(rt) & 127); }
+inline HVX_Vector Q6_V_vlalign_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::align_bytes(u, v, 128 - (unsigned(rt) & 127)); }
+inline HVX_Vector Q6_V_valign_VVI(HVX_Vector u, HVX_Vector v, int32_t iu3) { return detail_permute::align_bytes(u, v, unsigned(iu3) & 7); }
+inline HVX_Vector Q6_V_vlalign_VVI(HVX_Vector u, HVX_Vector v, int32_t iu3) { return detail_permute::align_bytes(u, v, 128 - (unsigned(iu3) & 7)); }
+inline HVX_Vector Q6_V_vror_VR(HVX_Vector u, int32_t rt) {
+    const Lanes<uint8_t> x = lanes<uint8_t>(u);
+    Lanes<uint8_t> d;
+    for (unsigned k = 0; k < 128; ++k) d[k] = x[(k + unsigned(rt)) & 127];
+    return vector_of(d);
+}
+
+// ---- table lookups -----------------------------------------------------------------------
+// vlut32: index byte u[i] selects table entry u[i] & 63 (entries are the halfwords of Vv; bit 1
+// of the control picks their low or high byte) only when its top three bits equal control & 7;
+// otherwise the lane is 0 (or unchanged for the |= form). vlut16 works on halfword entries
+// (the words of Vv, half chosen by control bit 1), indices matched on the top four bits against
+// control & 15; even index bytes fill the low result register, odd ones the high register.
+// :nomatch forces the match bits to the control's, so every lane looks up an entry.
+
+namespace detail_permute {
+inline uint8_t lut32_entry(const Lanes<uint16_t> &table, unsigned index, unsigned control) {
+    return uint8_t(table[index % 64] >> (((control >> 1) & 1) * 8));
+}
+inline uint16_t lut16_entry(const Lanes<uint32_t> &table, unsigned index, unsigned control) {
+    return uint16_t(table[index % 32] >> (((control >> 1) & 1) * 16));
+}
+inline HVX_Vector lut32(const HVX_Vector *acc, HVX_Vector u, HVX_Vector v, unsigned control, bool nomatch) {
+    const Lanes<uint8_t> index = lanes<uint8_t>(u);
+    const Lanes<uint16_t> table = lanes<uint16_t>(v);
+    const unsigned match = control & 7;
+    Lanes<uint8_t> d{};
+    if (acc) d = lanes<uint8_t>(*acc);
+    for (int i = 0; i < 128; ++i) {
+        const unsigned idx = nomatch ? (index[i] & 0x1F) | (match << 5) : index[i];
+        if ((idx & 0xE0) == (match << 5)) d[i] |= lut32_entry(table, idx, control);
+    }
+    return vector_of(d);
+}
+inline HVX_VectorPair lut16(const HVX_VectorPair *acc, HVX_Vector u, HVX_Vector v, unsigned control, bool nomatch) {
+    const Lanes<uint8_t> index = lanes<uint8_t>(u);
+    const Lanes<uint32_t> table = lanes<uint32_t>(v);
+    const unsigned match = control & 15;
+    Lanes<uint16_t> lo{}, hi{};
+    if (acc) {
+        lo = lanes<uint16_t>(detail::lo_of(*acc));
+        hi = lanes<uint16_t>(detail::hi_of(*acc));
+    }
+    for (int i = 0; i < 64; ++i) {
+        for (int part = 0; part < 2; ++part) {
+            const unsigned raw = index[2 * i + part];
+            const unsigned idx = nomatch ? (raw & 0x0F) | (match << 4) : raw;
+            if ((idx & 0xF0) == (match << 4)) (part ? hi : lo)[i] |= lut16_entry(table, idx, control);
+        }
+    }
+    return detail::pair_of(vector_of(lo), vector_of(hi));
+}
+} // namespace detail_permute
+
+inline HVX_Vector Q6_Vb_vlut32_VbVbR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::lut32(nullptr, u, v, unsigned(rt), false); }
+inline HVX_Vector Q6_Vb_vlut32_VbVbI(HVX_Vector u, HVX_Vector v, int32_t iu3) { return detail_permute::lut32(nullptr, u, v, unsigned(iu3) & 7, false); }
+inline HVX_Vector Q6_Vb_vlut32_VbVbR_nomatch(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::lut32(nullptr, u, v, unsigned(rt), true); }
+inline HVX_Vector Q6_Vb_vlut32or_VbVbVbR(HVX_Vector x, HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::lut32(&x, u, v, unsigned(rt), false); }
+inline HVX_Vector Q6_Vb_vlut32or_VbVbVbI(HVX_Vector x, HVX_Vector u, HVX_Vector v, int32_t iu3) { return detail_permute::lut32(&x, u, v, unsigned(iu3) & 7, false); }
+inline HVX_VectorPair Q6_Wh_vlut16_VbVhR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::lut16(nullptr, u, v, unsigned(rt), false); }
+inline HVX_VectorPair Q6_Wh_vlut16_VbVhI(HVX_Vector u, HVX_Vector v, int32_t iu3) { return detail_permute::lut16(nullptr, u, v, unsigned(iu3) & 7, false); }
+inline HVX_VectorPair Q6_Wh_vlut16_VbVhR_nomatch(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::lut16(nullptr, u, v, unsigned(rt), true); }
+inline HVX_VectorPair Q6_Wh_vlut16or_WhVbVhR(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::lut16(&xx, u, v, unsigned(rt), false); }
+inline HVX_VectorPair Q6_Wh_vlut16or_WhVbVhI(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v, int32_t iu3) { return detail_permute::lut16(&xx, u, v, unsigned(iu3) & 7, false); }
+
+} // namespace hexnpu::hvx::intrinsics
