@@ -42,7 +42,7 @@ class backend_sched {
     void graph_compute(ggml_cgraph & graph);
 
     // The plan of the last allocated graph.
-    backend * backend_of(const ggml_tensor * node) const;  // nullptr for tensors outside the graph
+    backend * backend_of(const ggml_tensor * node) const;  // nullptr for leaves and tensors outside it
     int       n_splits() const { return int(splits_.size()); }
     int       n_copies() const;
     // One line per split (backend, nodes, copied inputs), one per node, then nodes per backend.
