@@ -1,0 +1,89 @@
+// FLASH_ATTN_EXT: F16 and F32 K/V, head sizes that are and are not multiples of 32, K and V of
+// different head sizes, GQA/MQA, masks (broadcast, per head, padded, with fully masked queries),
+// ALiBi, logit softcap, sinks, 4-D batches, K/V as permuted views of a [D, heads, kv] cache.
+#include "op-case.h"
+
+#include <cmath>
+
+namespace hexnpu::optest {
+namespace {
+
+// Against float64: fp32 dot products of length D and fp32 accumulation over the keys (online
+// softmax), a few ulp per term: kSumTol's 1e-10. Another backend may hold scores or probabilities
+// in fp16 (HMX, fp16 V accumulation): test-backend-ops' 5e-4.
+constexpr tolerance kFlashAttnTol{kSumTol.vs_f64, 5e-4};
+
+struct fa_variant {
+    int64_t   d, dv, n_q, n_kv, n_head, n_head_kv, ne3;
+    ggml_type kv_type;
+    int       mask;  // 0: none, 1: [n_kv, n_q] for all heads, 2: one per head, 3: rows padded past n_q,
+                     // 4: every 3rd query fully masked
+    float     max_bias, softcap;
+    bool      sinks, kv_permuted;
+};
+
+std::string fa_params(const fa_variant & v) {
+    static const char * masks[] = {"none", "shared", "per_head", "padded", "with_empty_rows"};
+    return "d=" + std::to_string(v.d) + ",dv=" + std::to_string(v.dv) + ",n_q=" + std::to_string(v.n_q) +
+           ",n_kv=" + std::to_string(v.n_kv) + ",n_head=" + std::to_string(v.n_head) + ",n_head_kv=" +
+           std::to_string(v.n_head_kv) + ",ne3=" + std::to_string(v.ne3) + ",type_kv=" + type_str(v.kv_type) +
+           ",mask=" + masks[v.mask] + ",max_bias=" + num_str(v.max_bias) + ",softcap=" + num_str(v.softcap) +
+           (v.sinks ? ",sinks" : "") + (v.kv_permuted ? ",kv=permuted" : "");
+}
+
+ggml_tensor * build_fa(case_graph & g, const fa_variant & v) {
+    ggml_tensor * q = g.input(GGML_TYPE_F32, {v.d, v.n_q, v.n_head, v.ne3});
+    ggml_tensor * k = nullptr;
+    ggml_tensor * val = nullptr;
+    if (v.kv_permuted) {
+        k   = g.permuted_input(v.kv_type, {v.d, v.n_kv, v.n_head_kv, v.ne3}, {0, 2, 1, 3});
+        val = g.permuted_input(v.kv_type, {v.dv, v.n_kv, v.n_head_kv, v.ne3}, {0, 2, 1, 3});
+    } else {
+        k   = g.input(v.kv_type, {v.d, v.n_kv, v.n_head_kv, v.ne3});
+        val = g.input(v.kv_type, {v.dv, v.n_kv, v.n_head_kv, v.ne3});
+    }
+    ggml_tensor * mask = nullptr;
+    if (v.mask) {
+        const int64_t rows  = v.mask == 3 ? v.n_q + 5 : v.n_q;
+        const int64_t heads = v.mask == 2 ? v.n_head : 1;
+        mask = g.input(GGML_TYPE_F16, {v.n_kv, rows, heads, 1}, mask_fill(v.mask == 4 ? 3 : 0));
+    }
+    // Softcap cases use a large scale so that the cap bends the logits noticeably.
+    const float   scale = v.softcap != 0.0f ? 1.0f : 1.0f / std::sqrt(float(v.d));
+    ggml_tensor * r     = ggml_flash_attn_ext(g.ctx(), q, k, val, mask, scale, v.max_bias, v.softcap);
+    if (v.sinks) {
+        ggml_flash_attn_ext_add_sinks(r, g.input(GGML_TYPE_F32, {v.n_head, 1, 1, 1}, uniform(-2.0, 2.0)));
+    }
+    return r;
+}
+
+} // namespace
+
+void add_flash_attn_cases(std::vector<op_case> & cases) {
+    constexpr ggml_type f16 = GGML_TYPE_F16, f32 = GGML_TYPE_F32;
+    const fa_variant variants[] = {
+        {64, 64, 1, 32, 4, 4, 1, f16, 1, 0.0f, 0.0f, false, false},    // decode
+        {64, 64, 7, 113, 8, 2, 1, f16, 1, 0.0f, 0.0f, false, false},   // GQA 4:1, odd n_kv
+        {128, 128, 3, 256, 4, 1, 1, f16, 1, 0.0f, 0.0f, false, false}, // MQA
+        {40, 40, 5, 50, 2, 2, 1, f16, 0, 0.0f, 0.0f, false, false},    // head size not a multiple of 32
+        {96, 64, 4, 40, 4, 2, 1, f16, 1, 0.0f, 0.0f, false, false},    // V heads smaller than K heads
+        {64, 64, 1, 32, 4, 4, 1, f32, 1, 0.0f, 0.0f, false, false},
+        {64, 64, 7, 113, 8, 2, 1, f32, 1, 0.0f, 0.0f, false, false},
+        {64, 64, 6, 64, 4, 4, 1, f16, 2, 0.0f, 0.0f, false, false},
+        {64, 64, 6, 64, 4, 4, 1, f16, 3, 0.0f, 0.0f, false, false},
+        {64, 64, 6, 64, 4, 4, 1, f16, 4, 0.0f, 0.0f, false, false},
+        {64, 64, 5, 48, 8, 8, 1, f16, 1, 8.0f, 0.0f, false, false},    // ALiBi, 8 heads
+        {64, 64, 5, 48, 6, 2, 1, f16, 1, 8.0f, 0.0f, false, false},    // ALiBi, 6 heads
+        {64, 64, 5, 48, 4, 4, 1, f16, 1, 0.0f, 30.0f, false, false},   // softcap
+        {64, 64, 5, 48, 4, 2, 1, f16, 1, 0.0f, 0.0f, true, false},     // sinks with a mask
+        {64, 64, 5, 48, 4, 4, 1, f32, 0, 0.0f, 0.0f, true, false},     // sinks alone
+        {64, 64, 3, 24, 4, 2, 2, f16, 1, 0.0f, 0.0f, false, false},    // 4-D
+        {64, 64, 4, 40, 4, 2, 1, f16, 1, 0.0f, 0.0f, false, true},     // K/V viewed from a cache
+        {64, 64, 4, 40, 4, 4, 1, f32, 4, 8.0f, 20.0f, true, true},     // everything at once
+    };
+    for (const fa_variant & v : variants) {
+        cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});
+    }
+}
+
+} // namespace hexnpu::optest

@@ -1,0 +1,56 @@
+// ROPE: NORMAL and NEOX, with and without frequency factors and YaRN, partial rotation, F16,
+// strided (fused-QKV style) rows and 4-D inputs.
+#include "op-case.h"
+
+namespace hexnpu::optest {
+namespace {
+
+struct rope_variant {
+    ggml_type type;
+    shape     ne;         // [head_dim, n_head, n_tokens, ne3]
+    int       n_dims;
+    bool      freq_factors;
+    bool      yarn;       // ext_factor 1, freq_scale 1/4: the blend of interpolation and extrapolation
+    float     freq_base, attn_factor;
+    int64_t   row_pad;
+};
+
+} // namespace
+
+void add_rope_cases(std::vector<op_case> & cases) {
+    // The YaRN correction dimensions for these n_dims, bases and betas (32, 1) with n_ctx_orig 4096
+    // lie well away from integers, so floor/ceil give the same dims in fp32 and in double.
+    const rope_variant variants[] = {
+        {GGML_TYPE_F32, {64, 4, 5, 1}, 64, false, false, 10000.0f, 1.0f, 0},
+        {GGML_TYPE_F32, {64, 4, 5, 1}, 64, true, false, 10000.0f, 1.0f, 0},
+        {GGML_TYPE_F32, {64, 4, 5, 1}, 64, false, true, 10000.0f, 1.0f, 0},
+        {GGML_TYPE_F32, {128, 2, 3, 1}, 128, true, true, 500000.0f, 0.8f, 0},
+        {GGML_TYPE_F32, {128, 3, 4, 1}, 64, false, false, 10000.0f, 1.0f, 0},  // half the dims rotate
+        {GGML_TYPE_F32, {80, 3, 7, 2}, 80, false, false, 10000.0f, 1.0f, 0},   // 4-D, head size 80
+        {GGML_TYPE_F32, {64, 4, 5, 1}, 64, false, false, 10000.0f, 1.0f, 24},  // strided rows
+        {GGML_TYPE_F16, {64, 4, 5, 1}, 64, false, false, 10000.0f, 1.0f, 0},
+    };
+    for (const int mode : {GGML_ROPE_TYPE_NORMAL, GGML_ROPE_TYPE_NEOX}) {
+        for (const rope_variant & v : variants) {
+            const float freq_scale = v.yarn ? 0.25f : 1.0f;
+            const float ext_factor = v.yarn ? 1.0f : 0.0f;
+            cases.push_back({"type=" + type_str(v.type) + ",ne=" + shape_str(v.ne) + ",n_dims=" + std::to_string(v.n_dims) +
+                                 ",mode=" + (mode == GGML_ROPE_TYPE_NEOX ? "neox" : "normal") +
+                                 ",freq_base=" + num_str(v.freq_base) + ",freq_scale=" + num_str(freq_scale) +
+                                 ",ext_factor=" + num_str(ext_factor) + ",attn_factor=" + num_str(v.attn_factor) +
+                                 (v.freq_factors ? ",ff" : "") + (v.row_pad ? ",row_pad=" + std::to_string(v.row_pad) : ""),
+                             for_result_type(kSumTol, v.type), [=](case_graph & g) {
+                                 ggml_tensor * a = v.row_pad ? g.strided_input(v.type, v.ne, v.row_pad) : g.input(v.type, v.ne);
+                                 // Positions below 128 keep fp32 angles accurate to ~1e-5 rad.
+                                 ggml_tensor * pos = g.input(GGML_TYPE_I32, {v.ne[2], 1, 1, 1}, indices(128));
+                                 ggml_tensor * ff  = v.freq_factors
+                                                         ? g.input(GGML_TYPE_F32, {v.n_dims / 2, 1, 1, 1}, uniform(1.0, 4.0))
+                                                         : nullptr;
+                                 return ggml_rope_ext(g.ctx(), a, pos, ff, v.n_dims, mode, 4096, v.freq_base, freq_scale,
+                                                      ext_factor, v.attn_factor, 32.0f, 1.0f);
+                             }});
+        }
+    }
+}
+
+} // namespace hexnpu::optest

@@ -1,0 +1,225 @@
+#include "runner.h"
+
+#include "compare.h"
+#include "ref-eval.h"
+#include "tensor-values.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <set>
+#include <stdexcept>
+
+namespace hexnpu::optest {
+namespace {
+
+bool equal_ignore_case(std::string_view a, std::string_view b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+        return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+    });
+}
+
+std::string short_number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+
+// A case's graph built into its own context; every leaf must be an input with a fill.
+struct built_case {
+    ggml_context  ctx;
+    case_graph    inputs{ctx};
+    ggml_tensor * out = nullptr;
+    ggml_cgraph   graph;
+
+    explicit built_case(const op_case & c) {
+        out = c.build(inputs);
+        out->flags |= GGML_TENSOR_FLAG_OUTPUT;
+        ggml_build_forward_expand(graph, out);
+        for (const ggml_tensor * leaf : graph.leafs) {
+            const auto & in = inputs.inputs();
+            if (std::none_of(in.begin(), in.end(), [&](const auto & p) { return p.first == leaf; })) {
+                throw std::logic_error("a graph leaf is not a case input");
+            }
+        }
+    }
+};
+
+// The bytes of every input, in the order the case created them.
+std::vector<std::vector<uint8_t>> input_bytes(const built_case & b, const std::string & case_name) {
+    std::vector<std::vector<uint8_t>> bytes;
+    for (const auto & [t, fill] : b.inputs.inputs()) {
+        bytes.push_back(make_input_bytes(t, fill, input_seed(case_name, bytes.size())));
+    }
+    return bytes;
+}
+
+// The first node the device cannot run, or nullptr.
+const ggml_tensor * first_unsupported(const backend_device & dev, const ggml_cgraph & graph) {
+    for (const ggml_tensor * node : graph.nodes) {
+        if (!dev.supports_op(node)) {
+            return node;
+        }
+    }
+    return nullptr;
+}
+
+// A case placed in a buffer of the device with its inputs set, ready to compute.
+struct device_case {
+    built_case                      b;
+    std::unique_ptr<backend_buffer> buffer;
+
+    device_case(const op_case & c, backend_device & dev, const std::vector<std::vector<uint8_t>> & bytes) : b(c) {
+        buffer = alloc_ctx_tensors(b.ctx, dev.buffer_type());
+        for (size_t i = 0; i < bytes.size(); ++i) {
+            tensor_set(b.inputs.inputs()[i].first, bytes[i].data(), 0, bytes[i].size());
+        }
+    }
+
+    std::vector<double> result() const {
+        const ggml_tensor *  base = b.out->view_src ? b.out->view_src : b.out;
+        std::vector<uint8_t> bytes(ggml_nbytes(base));
+        tensor_get(base, bytes.data(), 0, bytes.size());
+        return gather_values(b.out, decode_slots(base->type, bytes.data(), bytes.size()));
+    }
+};
+
+std::vector<double> run_on(backend & be, backend_device & dev, const op_case & c,
+                           const std::vector<std::vector<uint8_t>> & bytes) {
+    device_case dc(c, dev, bytes);
+    be.graph_compute(dc.b.graph);
+    be.synchronize();
+    return dc.result();
+}
+
+// The float64 evaluation of the case: its result and, for sorts, the keys.
+struct oracle_result {
+    std::vector<double> out;
+    std::vector<double> keys;
+};
+
+oracle_result run_oracle(const op_case & c, const std::vector<std::vector<uint8_t>> & bytes) {
+    built_case    b(c);
+    ref_evaluator ev;
+    for (size_t i = 0; i < bytes.size(); ++i) {
+        ev.load(b.inputs.inputs()[i].first, bytes[i].data());
+    }
+    ev.compute(b.graph);
+    return {ev.values(b.out), ev.values(b.out->src[0])};
+}
+
+double case_flops(const ggml_tensor * out) {
+    switch (out->op) {
+    case GGML_OP_MUL_MAT:
+    case GGML_OP_MUL_MAT_ID:
+        return 2.0 * double(ggml_nelements(out)) * double(out->src[0]->ne[0]);
+    case GGML_OP_FLASH_ATTN_EXT: {
+        const ggml_tensor * q = out->src[0];
+        const ggml_tensor * k = out->src[1];
+        const ggml_tensor * v = out->src[2];
+        return 2.0 * double(q->ne[1] * q->ne[2] * q->ne[3]) * double(k->ne[1]) * double(k->ne[0] + v->ne[0]);
+    }
+    default:
+        return 0.0;
+    }
+}
+
+double case_bytes(const ggml_tensor * out) {
+    double bytes = double(ggml_nbytes(out));
+    for (const ggml_tensor * s : out->src) {
+        if (s) {
+            bytes += double(ggml_nbytes(s));
+        }
+    }
+    return bytes;
+}
+
+} // namespace
+
+case_info describe(const op_case & c) {
+    const built_case b(c);
+    case_info        info;
+    info.op_name = ggml_op_name(b.out->op);
+    info.op_desc = ggml_op_desc(b.out);
+    info.name    = info.op_desc + "(" + c.params + ")";
+    std::set<ggml_type> types;
+    for (const ggml_tensor & t : b.ctx.tensors()) {
+        types.insert(t.type);
+    }
+    info.types.assign(types.begin(), types.end());
+    return info;
+}
+
+bool case_filter::matches(const case_info & info) const {
+    if (!op.empty() && !equal_ignore_case(op, info.op_name) && !equal_ignore_case(op, info.op_desc)) {
+        return false;
+    }
+    return !type || std::find(info.types.begin(), info.types.end(), *type) != info.types.end();
+}
+
+case_runner::case_runner(backend_device & target, backend_device * reference)
+    : target_dev_(target), reference_dev_(reference), target_(target.init_backend()),
+      reference_(reference ? reference->init_backend() : nullptr) {}
+
+case_runner::~case_runner() = default;
+
+case_result case_runner::check(const op_case & c, const case_info & info) {
+    try {
+        const built_case probe(c);
+        for (backend_device * dev : {&target_dev_, reference_dev_}) {
+            if (dev && first_unsupported(*dev, probe.graph)) {
+                return {verdict::skipped, std::string("not supported by ") + dev->name()};
+            }
+        }
+        const auto bytes    = input_bytes(probe, info.name);
+        const auto got      = run_on(*target_, target_dev_, c, bytes);
+        const bool index_op = probe.out->op == GGML_OP_ARGSORT || probe.out->op == GGML_OP_TOP_K;
+        // Sorts are judged by their keys, which only the evaluator exposes; it is cheap for them.
+        oracle_result oracle;
+        if (!reference_dev_ || index_op) {
+            oracle = run_oracle(c, bytes);
+        }
+        const std::vector<double> want = reference_dev_ ? run_on(*reference_, *reference_dev_, c, bytes) : oracle.out;
+        if (index_op) {
+            const int64_t    n   = probe.out->src[0]->ne[0];
+            const comparison cmp = probe.out->op == GGML_OP_ARGSORT
+                                       ? compare_argsort(got, want, oracle.keys, n)
+                                       : compare_top_k(got, want, oracle.keys, probe.out->ne[0], n);
+            return {cmp.ok ? verdict::pass : verdict::fail, cmp.ok ? "exact" : cmp.detail};
+        }
+        const double     max_nmse = reference_dev_ ? c.tol.vs_cpu : c.tol.vs_f64;
+        const comparison cmp      = compare_nmse(got, want, max_nmse);
+        if (!cmp.detail.empty()) {
+            return {verdict::fail, cmp.detail};
+        }
+        const std::string nmse = "NMSE=" + short_number(cmp.nmse);
+        return cmp.ok ? case_result{verdict::pass, nmse} : case_result{verdict::fail, nmse + " > " + short_number(max_nmse)};
+    } catch (const std::exception & e) {
+        return {verdict::fail, e.what()};
+    }
+}
+
+std::optional<perf_result> case_runner::perf(const op_case & c, double min_seconds) {
+    const built_case probe(c);
+    if (first_unsupported(target_dev_, probe.graph)) {
+        return std::nullopt;
+    }
+    device_case dc(c, target_dev_, input_bytes(probe, describe(c).name));
+    using clock = std::chrono::steady_clock;
+    target_->graph_compute(dc.b.graph);  // warm-up: first-touch of buffers, caches
+    target_->synchronize();
+    int                 runs  = 0;
+    const auto          start = clock::now();
+    std::chrono::duration<double> elapsed{};
+    do {
+        target_->graph_compute(dc.b.graph);
+        target_->synchronize();
+        ++runs;
+        elapsed = clock::now() - start;
+    } while (runs < 3 || elapsed.count() < min_seconds);
+    return perf_result{elapsed.count() * 1e6 / runs, case_bytes(dc.b.out), case_flops(dc.b.out), runs};
+}
+
+} // namespace hexnpu::optest
