@@ -12,5 +12,6 @@ int cmd_gguf(args a);
 int cmd_quantize(args a);
 int cmd_synth(args a);
 int cmd_tile(args a);
+int cmd_test_ops(args a);
 
 } // namespace hexnpu::cli
