@@ -12,8 +12,11 @@ llvm-objdump-22, or a text file holding the output of `llvm-objdump-22 -d -r -C 
 Addresses are resolved with llvm-addr2line-22. Both come with Debian's llvm-22 package; the
 environment variables LLVM_OBJDUMP and LLVM_ADDR2LINE name other binaries.
 
-Loops are found in the disassembly: hardware loops (loopN/spNloopN up to the packet marked
-:endloopN) and backward branches (a jump to an earlier address of the same function).
+Loops come from each function's control flow, rebuilt from the disassembly: a loop is a cycle
+of packets, closed by a branch or by a hardware loop (a packet marked :endloopN goes back to the
+start that loopN/spNloopN set). Code laid out inside a loop's address range but off the cycle is
+not in the loop; a backward jump that closes no cycle is no loop. A jumpr through a register
+other than r31 (a switch's jump table) is taken to reach every packet that nothing else reaches.
 
 A spill is a store of a register to the stack frame, a reload a load from it. Stack addresses
 are r29 (sp), r30 (fp) and registers set from them with `rN = rM` or `rN = add(rM,#imm)`,
@@ -177,41 +180,157 @@ def parse_objdump(text, default_source=""):
 # --- loops -------------------------------------------------------------------------------------
 
 HARDWARE_LOOP_RE = re.compile(r"\b(?:sp[123])?loop([01])\((0x[0-9a-f]+)\s*,")
-JUMP_RE = re.compile(r"\bjump(?::n?t)?\s+(0x[0-9a-f]+)")
+CONDITION = r"(if\s*\(.*\)\s*)?"
+JUMP_RE = re.compile(rf"^{CONDITION}jump(?::n?t)?\s+(0x[0-9a-f]+)$")
+RETURN_RE = re.compile(rf"^{CONDITION}(?:jumpr(?::n?t)?\s+r31$|dealloc_return\b)")
+INDIRECT_JUMP_RE = re.compile(rf"^{CONDITION}jumpr(?::n?t)?\s+r\d+$")
 
 
 @dataclass(frozen=True)
 class Loop:
-    start: int
-    end: int        # address of the last instruction of the loop's last packet
-    kind: str       # "hardware loop0", "hardware loop1" or "backward branch"
-
-    def contains(self, address):
-        return self.start <= address <= self.end
+    packets: tuple[int, ...]    # indices into Function.packets, ascending
+    depth: int                  # 1 for an outermost loop
+    kind: str                   # "hardware loop0", "hardware loop1" or "branch loop"
 
 
-def find_loops(function):
-    """Loops, outer before inner; a hardware loop wins over a branch closing the same range."""
-    loops = {}
-    for packet in function.packets:
+def control_flow(function):
+    """Successors of each packet (by index) and the hardware-loop back edges {(from, to): level}.
+
+    A packet ending loop N goes back to the start address that the loopN instructions able to
+    reach it set, which need not lie before it: the compiler may place a loop's last packet
+    anywhere and jump to it. A jumpr through a register other than r31 (a switch's jump table)
+    may go to any packet that nothing else reaches. Returns and jumps out of the function (tail
+    calls, relocated jumps) leave it.
+    """
+    packets = function.packets
+    index_of = {packet.start: index for index, packet in enumerate(packets)}
+    successors = [set() for _ in packets]
+    loop_starts = [{} for _ in packets]          # level -> start packet set up by this packet
+    indirect_jumps = []
+    for index, packet in enumerate(packets):
+        falls_through = True
         for instruction in packet.instructions:
             for operation in instruction.operations:
                 if m := HARDWARE_LOOP_RE.search(operation):
-                    level, target = int(m.group(1)), int(m.group(2), 16)
-                    last = next((p for p in function.packets
-                                 if p.start >= target and level in p.endloops), None)
-                    if last is not None:
-                        loops[(target, last.end)] = Loop(target, last.end, f"hardware loop{level}")
-                elif (m := JUMP_RE.search(operation)) and instruction.relocation is None:
-                    # A relocated jump is a tail call whose printed target means nothing yet.
-                    target = int(m.group(1), 16)
-                    if function.start <= target <= instruction.address:
-                        loops.setdefault((target, packet.end), Loop(target, packet.end, "backward branch"))
-    return sorted(loops.values(), key=lambda loop: (loop.start, -loop.end))
+                    target = int(m.group(2), 16)
+                    if target in index_of:
+                        loop_starts[index][int(m.group(1))] = index_of[target]
+                elif m := JUMP_RE.match(operation):
+                    target = int(m.group(2), 16)
+                    if instruction.relocation is None and target in index_of:
+                        successors[index].add(index_of[target])
+                    falls_through &= m.group(1) is not None
+                elif m := RETURN_RE.match(operation):
+                    falls_through &= m.group(1) is not None
+                elif m := INDIRECT_JUMP_RE.match(operation):
+                    indirect_jumps.append(index)
+                    falls_through &= m.group(1) is not None
+        if falls_through and index + 1 < len(packets):
+            successors[index].add(index + 1)
+    if indirect_jumps:
+        reached = set().union(*successors)
+        unreached = {index for index in range(1, len(packets)) if index not in reached}
+        for index in indirect_jumps:
+            successors[index] |= unreached
+
+    # Which loop starts each packet may see, propagated along the edges to a fixed point.
+    seen = [{0: set(), 1: set()} for _ in packets]
+    hardware_edges = {}
+    pending = list(range(len(packets)))
+    while pending:
+        index = pending.pop()
+        after = {level: {loop_starts[index][level]} if level in loop_starts[index]
+                 else seen[index][level] for level in (0, 1)}
+        for level in packets[index].endloops:
+            for start in after[level]:
+                successors[index].add(start)
+                hardware_edges[(index, start)] = level
+        for successor in successors[index]:
+            for level in (0, 1):
+                if not after[level] <= seen[successor][level]:
+                    seen[successor][level] |= after[level]
+                    pending.append(successor)
+    return successors, hardware_edges
 
 
-def loop_depth(loops, address):
-    return sum(loop.contains(address) for loop in loops)
+def strongly_connected(nodes, successors):
+    """Tarjan's strongly connected components of the graph restricted to nodes, iteratively."""
+    order, low, on_stack, stack, components = {}, {}, set(), [], []
+    for root in sorted(nodes):
+        if root in order:
+            continue
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(sorted(successors(root))))]
+        while work:
+            node, edges = work[-1]
+            for successor in edges:
+                if successor not in nodes:
+                    continue
+                if successor not in order:
+                    order[successor] = low[successor] = len(order)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(successors(successor)))))
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], order[successor])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == order[node]:
+                    component = []
+                    while not component or component[-1] != node:
+                        component.append(stack.pop())
+                        on_stack.discard(component[-1])
+                    components.append(sorted(component))
+    return components
+
+
+def find_loops(function):
+    """The loop nesting forest of the control-flow graph, outer loops first.
+
+    A loop is a cycle of packets (a strongly connected component); its headers are the packets
+    entered from outside it. Without the edges back to its headers, the cycles left inside
+    are its inner loops. Code laid out between the parts of a loop is not in it, and a jump
+    back to an earlier address that closes no cycle is no loop.
+    """
+    successors, hardware_edges = control_flow(function)
+    predecessors = [set() for _ in successors]
+    for source, targets in enumerate(successors):
+        for target in targets:
+            predecessors[target].add(source)
+    loops = []
+
+    def find(nodes, cut_headers, depth):
+        def kept(node):
+            return successors[node] - cut_headers
+
+        for component in strongly_connected(nodes, kept):
+            members = set(component)
+            if len(component) == 1 and component[0] not in kept(component[0]):
+                continue
+            headers = {n for n in component if n == 0 or predecessors[n] - members} or {component[0]}
+            levels = sorted({hardware_edges[(source, header)] for header in headers
+                             for source in predecessors[header] & members
+                             if (source, header) in hardware_edges})
+            kind = f"hardware loop{levels[0]}" if levels else "branch loop"
+            loops.append(Loop(tuple(component), depth, kind))
+            find(members, headers, depth + 1)
+
+    find(set(range(len(function.packets))), set(), 1)
+    return sorted(loops, key=lambda loop: (loop.packets[0], loop.depth))
+
+
+def packet_depths(function, loops):
+    """How many loops each packet is in."""
+    depths = [0] * len(function.packets)
+    for loop in loops:
+        for index in loop.packets:
+            depths[index] = max(depths[index], loop.depth)
+    return depths
 
 
 # --- stack spills ------------------------------------------------------------------------------
@@ -341,10 +460,13 @@ def describe_accesses(accesses, kinds=("vector", "scalar")):
 
 
 def split_by_loops(function):
-    loops = find_loops(function)
+    """The function's stack accesses inside loops and outside them."""
+    depths = packet_depths(function, find_loops(function))
+    depth_at = {instruction.address: depth
+                for packet, depth in zip(function.packets, depths) for instruction in packet.instructions}
     inside, outside = [], []
     for access in stack_accesses(function):
-        (inside if loop_depth(loops, access.address) else outside).append(access)
+        (inside if depth_at[access.address] else outside).append(access)
     return inside, outside
 
 
@@ -404,37 +526,38 @@ ANNOTATION_COLUMN = 64
 
 def print_disassembly(function):
     loops = find_loops(function)
+    depths = packet_depths(function, loops)
     notes = {}
     for access in stack_accesses(function):
         notes.setdefault(access.address, []).append(f"{access.kind} {access.direction}")
     for promotion in find_promotions(function):
         note = promotion.kind if promotion.kind != "double call" else f"double call: {promotion.detail}"
         notes.setdefault(promotion.address, []).append(note)
-    numbers = {loop: number for number, loop in enumerate(loops, 1)}
-    depth = max((loop_depth(loops, i.address) for i in function.instructions()), default=0)
+    starts, ends = {}, {}
+    for number, loop in enumerate(loops, 1):
+        starts.setdefault(loop.packets[0], []).append((number, loop))
+        ends.setdefault(loop.packets[-1], []).insert(0, (number, loop))
+    width = max(depths, default=0)
 
     print(f"{function.name}  ({function.source}, section {function.section}, "
           f"{function.start:#x}-{function.end:#x}, {plural(len(loops), 'loop')})")
-    pending, open_loops = list(loops), []
-    for packet in function.packets:
-        for index, instruction in enumerate(packet.instructions):
-            while pending and pending[0].start <= instruction.address:
-                loop = pending.pop(0)
-                print(f"{'':10}{'|' * len(open_loops)}+-- loop {numbers[loop]}: "
-                      f"{loop.start:#x}-{loop.end:#x}, {loop.kind}")
-                open_loops.append(loop)
-            text = ("{ " if index == 0 else "  ") + instruction.text
+    for index, (packet, depth) in enumerate(zip(function.packets, depths)):
+        for number, loop in starts.get(index, []):
+            first, last = function.packets[loop.packets[0]], function.packets[loop.packets[-1]]
+            print(f"{'':10}{'|' * (loop.depth - 1)}+-- loop {number}: "
+                  f"{first.start:#x}-{last.end:#x}, {loop.kind}")
+        for position, instruction in enumerate(packet.instructions):
+            text = ("{ " if position == 0 else "  ") + instruction.text
             if instruction.relocation:
                 text += f" (relocation: {instruction.relocation})"
-            if index == len(packet.instructions) - 1:
+            if position == len(packet.instructions) - 1:
                 text += " }" + (f"  {packet.trailer}" if packet.trailer else "")
-            line = f"{instruction.address:>8x}: {'|' * len(open_loops):<{depth}} {text}"
+            line = f"{instruction.address:>8x}: {'|' * depth:<{width}} {text}"
             if instruction.address in notes:
                 line = f"{line:<{ANNOTATION_COLUMN}}  <-- {', '.join(notes[instruction.address])}"
             print(line)
-            for loop in [l for l in reversed(open_loops) if l.end <= instruction.address]:
-                open_loops.remove(loop)
-                print(f"{'':10}{'|' * len(open_loops)}+-- end of loop {numbers[loop]}")
+        for number, loop in ends.get(index, []):
+            print(f"{'':10}{'|' * (loop.depth - 1)}+-- end of loop {number}")
     inside, outside = split_by_loops(function)
     promotions = find_promotions(function)
     print(f"summary: {plural(len(loops), 'loop')}; in loops: {describe_accesses(inside) or 'no spills'}; "

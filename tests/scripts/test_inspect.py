@@ -29,7 +29,8 @@ needs_toolchain = pytest.mark.skipif(
 COMPILE = ["clang-22", "--target=hexagon", "-mv73", "-mhvx", "-mhvx-length=128b", "-O2", "-g", "-c"]
 SOURCES = ("known_spills.S", "vector_spills.c", "no_spills.c", "promotions.c", "clean.c")
 
-KNOWN_FUNCTIONS = "^(hw_loop_spills|nested_loops|shared_loop_end|branch_loop|double_math|float_math)$"
+KNOWN_FUNCTIONS = ("^(hw_loop_spills|nested_loops|shared_loop_end|branch_loop|no_loop|split_loop|"
+                   "late_loop_end|switch_loop|double_math|float_math)$")
 
 
 def known_spill_report(source):
@@ -41,15 +42,21 @@ def known_spill_report(source):
         f"{source}: nested_loops: warning: 1 vector spill, 2 vector reloads in loops (first at 0x58)",
         f"{source}: shared_loop_end: warning: 1 vector reload in loops (first at 0x90)",
         f"{source}: branch_loop: warning: 1 scalar reload in loops (first at 0x98)",
-        "summary: 6 functions in 1 file: 3 with vector spill code in loops, "
-        "2 with scalar spill code in loops, 1 with spill code outside loops",
+        f"{source}: no_loop: info: 1 vector spill, 1 scalar reload outside loops",
+        f"{source}: split_loop: warning: 1 vector reload in loops (first at 0xb4)",
+        f"{source}: split_loop: warning: 1 scalar spill in loops (first at 0xc0)",
+        f"{source}: split_loop: info: 1 scalar reload outside loops",
+        f"{source}: late_loop_end: warning: 1 vector spill in loops (first at 0xe0)",
+        f"{source}: switch_loop: warning: 1 scalar spill in loops (first at 0xf4)",
+        "summary: 10 functions in 1 file: 5 with vector spill code in loops, "
+        "4 with scalar spill code in loops, 3 with spill code outside loops",
     ]
 
 
 def known_promotion_line(source, severity="warning"):
     return (f"{source}: double_math: {severity}: 1 float->double conversion, "
             "2 double-precision instructions (dfadd, dfcmp), 1 other double conversion (convert_df2sf), "
-            "2 double-precision calls (__hexagon_divdf3, sin) (first at 0xa8)")
+            "2 double-precision calls (__hexagon_divdf3, sin) (first at 0x10c)")
 
 
 def load_module():
@@ -97,13 +104,14 @@ def test_strict_makes_vector_spills_in_loops_errors_only():
     result = run("--spills", "--strict", "--func", KNOWN_FUNCTIONS, DISASSEMBLY)
     assert result.returncode == 1
     errors = [line for line in result.stdout.splitlines() if ": error: " in line]
-    assert [line.split(": ")[1] for line in errors] == ["hw_loop_spills", "nested_loops", "shared_loop_end"]
+    assert [line.split(": ")[1] for line in errors] == [
+        "hw_loop_spills", "nested_loops", "shared_loop_end", "split_loop", "late_loop_end"]
     assert all(" vector " in line for line in errors)
     assert "known_spills.o: branch_loop: warning: 1 scalar reload in loops (first at 0x98)" in result.stdout
 
 
 def test_strict_passes_with_scalar_spills_only():
-    result = run("--spills", "--strict", "--func", "^(branch_loop|double_math|float_math)$", DISASSEMBLY)
+    result = run("--spills", "--strict", "--func", "^(branch_loop|no_loop|switch_loop)$", DISASSEMBLY)
     assert result.returncode == 0
     assert "error" not in result.stdout
 
@@ -128,7 +136,7 @@ def test_promotions_of_the_known_fixture():
     assert result.returncode == 0
     assert result.stdout.splitlines() == [
         known_promotion_line("known_spills.o"),
-        "summary: 7 functions in 2 files: 1 with double precision",
+        "summary: 11 functions in 2 files: 1 with double precision",
     ]
     strict = run("--promotions", "--strict", DISASSEMBLY)
     assert strict.returncode == 1
@@ -170,13 +178,36 @@ def test_disasm_of_loops_ending_in_one_packet_and_of_a_branch_loop():
 
     branch = run("--disasm", "branch_loop", DISASSEMBLY).stdout.splitlines()
     assert branch[0].endswith("0x98-0xa0, 1 loop)")          # the tail call is no loop
-    assert branch[1] == "          +-- loop 1: 0x98-0x9c, backward branch"
+    assert branch[1] == "          +-- loop 1: 0x98-0x9c, branch loop"
     assert branch[2].endswith("<-- scalar reload")
 
     double = run("--disasm", "double_math", DISASSEMBLY).stdout
     for note in ("float->double", "double instruction", "double conversion",
                  "double call: sin", "double call: __hexagon_divdf3"):
         assert f"<-- {note}\n" in double
+
+
+def test_loops_follow_control_flow_not_address_order():
+    def disassembly(function):
+        lines = run("--disasm", function, DISASSEMBLY).stdout.splitlines()
+        listing = [line for line in lines if re.match(r"^ +[0-9a-f]+: ", line)]
+        return lines, {int(line.split(":")[0], 16): line for line in listing}
+
+    # A jump back to an earlier address that closes no cycle.
+    lines, at = disassembly("no_loop")
+    assert lines[0].endswith(", 0 loops)")
+    assert all(line[10] == " " for line in at.values())
+    # The exit between the two parts of a loop is not in it.
+    lines, at = disassembly("split_loop")
+    assert [address for address, line in at.items() if line[10] == "|"] == [0xb4, 0xb8, 0xc0, 0xc4, 0xc8]
+    assert at[0xbc].endswith("<-- scalar reload")
+    # A hardware loop whose :endloop0 packet comes before its start.
+    lines, at = disassembly("late_loop_end")
+    assert "          +-- loop 1: 0xd4-0xe4, hardware loop0" in lines
+    assert [address for address, line in at.items() if line[10] == "|"] == [0xd4, 0xd8, 0xe0, 0xe4]
+    # A case reached only through a jump table.
+    lines, at = disassembly("switch_loop")
+    assert at[0xf4].startswith("      f4: | { memw(r29+#0x0) = r2 }")
 
 
 def test_usage_errors(tmp_path):
@@ -230,7 +261,8 @@ def built(tmp_path_factory):
         subprocess.run(COMPILE + [str(FIXTURES / source), "-o", str(out / f"{Path(source).stem}.o")],
                        check=True)
     objects = [str(out / f"{Path(source).stem}.o") for source in SOURCES]
-    subprocess.run(["ld.lld-22", "-shared", "-nostdlib", *objects, "-o", str(out / "libfixtures.so")], check=True)
+    subprocess.run(["ld.lld-22", "-shared", "-nostdlib", *objects, "-o", str(out / "libfixtures.so")],
+                   check=True)
     return out
 
 
