@@ -20,7 +20,9 @@ other than r31 (a switch's jump table) is taken to reach every packet that nothi
 
 A spill is a store of a register to the stack frame, a reload a load from it. Stack addresses
 are r29 (sp), r30 (fp) and registers set from them with `rN = rM` or `rN = add(rM,#imm)`,
-followed packet by packet in address order (a call ends what r0-r15 and r28 held). Vector
+followed along the control flow (a register holds a stack address if it does on any path; a
+call ends what r0-r15 and r28 held; the operations of a packet read the registers as they
+were before it). Vector
 spills are vmem/vmemu accesses, scalar spills memb/memh/memw/memd accesses of registers; stack
 arrays of a kernel look the same and are equally worth knowing about in a loop.
 
@@ -383,9 +385,23 @@ def stack_registers_after(packet, stack):
 
 
 def stack_accesses(function):
+    """Spills and reloads; a register holds a stack address if it does on any path to its use."""
+    successors, _ = control_flow(function)
+    packets = function.packets
+    before = [None] * len(packets)          # registers holding stack addresses at packet entry
+    before[0] = set(STACK_POINTERS)
+    pending = [0]
+    while pending:
+        index = pending.pop()
+        after = stack_registers_after(packets[index], before[index])
+        for successor in successors[index]:
+            if before[successor] is None or not after <= before[successor]:
+                before[successor] = after | (before[successor] or set())
+                pending.append(successor)
+
     accesses = []
-    stack = set(STACK_POINTERS)
-    for packet in function.packets:
+    for packet, stack in zip(packets, before):
+        stack = stack or STACK_POINTERS     # code the entry does not reach (padding)
         for instruction in packet.instructions:
             for operation in instruction.operations:
                 for kind, direction, pattern in ACCESS_PATTERNS:
@@ -393,7 +409,6 @@ def stack_accesses(function):
                     if m and m.group(1) in stack:
                         accesses.append(StackAccess(instruction.address, kind, direction, operation))
                         break
-        stack = stack_registers_after(packet, stack)
     return accesses
 
 

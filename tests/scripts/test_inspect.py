@@ -30,7 +30,7 @@ COMPILE = ["clang-22", "--target=hexagon", "-mv73", "-mhvx", "-mhvx-length=128b"
 SOURCES = ("known_spills.S", "vector_spills.c", "no_spills.c", "promotions.c", "clean.c")
 
 KNOWN_FUNCTIONS = ("^(hw_loop_spills|nested_loops|shared_loop_end|branch_loop|no_loop|split_loop|"
-                   "late_loop_end|switch_loop|double_math|float_math)$")
+                   "late_loop_end|switch_loop|flow_order|double_math|float_math)$")
 
 
 def known_spill_report(source):
@@ -48,15 +48,16 @@ def known_spill_report(source):
         f"{source}: split_loop: info: 1 scalar reload outside loops",
         f"{source}: late_loop_end: warning: 1 vector spill in loops (first at 0xe0)",
         f"{source}: switch_loop: warning: 1 scalar spill in loops (first at 0xf4)",
-        "summary: 10 functions in 1 file: 5 with vector spill code in loops, "
-        "4 with scalar spill code in loops, 3 with spill code outside loops",
+        f"{source}: flow_order: info: 1 vector spill outside loops",
+        "summary: 11 functions in 1 file: 5 with vector spill code in loops, "
+        "4 with scalar spill code in loops, 4 with spill code outside loops",
     ]
 
 
 def known_promotion_line(source, severity="warning"):
     return (f"{source}: double_math: {severity}: 1 float->double conversion, "
             "2 double-precision instructions (dfadd, dfcmp), 1 other double conversion (convert_df2sf), "
-            "2 double-precision calls (__hexagon_divdf3, sin) (first at 0x10c)")
+            "2 double-precision calls (__hexagon_divdf3, sin) (first at 0x12c)")
 
 
 def load_module():
@@ -136,7 +137,7 @@ def test_promotions_of_the_known_fixture():
     assert result.returncode == 0
     assert result.stdout.splitlines() == [
         known_promotion_line("known_spills.o"),
-        "summary: 11 functions in 2 files: 1 with double precision",
+        "summary: 12 functions in 2 files: 1 with double precision",
     ]
     strict = run("--promotions", "--strict", DISASSEMBLY)
     assert strict.returncode == 1
@@ -187,7 +188,7 @@ def test_disasm_of_loops_ending_in_one_packet_and_of_a_branch_loop():
         assert f"<-- {note}\n" in double
 
 
-def test_loops_follow_control_flow_not_address_order():
+def test_loops_and_registers_follow_control_flow_not_address_order():
     def disassembly(function):
         lines = run("--disasm", function, DISASSEMBLY).stdout.splitlines()
         listing = [line for line in lines if re.match(r"^ +[0-9a-f]+: ", line)]
@@ -208,6 +209,10 @@ def test_loops_follow_control_flow_not_address_order():
     # A case reached only through a jump table.
     lines, at = disassembly("switch_loop")
     assert at[0xf4].startswith("      f4: | { memw(r29+#0x0) = r2 }")
+    # r2 is the stack only on the path that jumps over the data store placed after it.
+    lines, at = disassembly("flow_order")
+    assert "<--" not in at[0x118]
+    assert at[0x120].endswith("<-- vector spill")
 
 
 def test_usage_errors(tmp_path):
