@@ -25,6 +25,9 @@ struct dma_desc {
 
 using thread_fn = void (*)(void * arg);
 
+inline constexpr int MAP_NO_ROOM    = 1;
+inline constexpr int MAP_BAD_BUFFER = 2;
+
 struct platform {
     void * ctx;  // passed back to every call
 
@@ -38,8 +41,13 @@ struct platform {
     uint8_t * vtcm_base;
     uint32_t  vtcm_size;
 
-    // Maps a shared DDR buffer (fd) into the window; writes its NPU address. Returns 0, or
-    // non-zero when the window has no room (the caller unmaps idle buffers and retries).
+    // Hardware threads the platform can run at once (host cores on the virtual NPU): the runtime
+    // starts min(requested, hw.n_hvx, max_threads) HVX workers.
+    uint32_t max_threads;
+
+    // Maps a shared DDR buffer (fd) into the window; writes its NPU address. Returns 0,
+    // MAP_NO_ROOM when the window has no room (the caller unmaps idle buffers and retries) or
+    // MAP_BAD_BUFFER when the buffer cannot be mapped at all (bad fd, file shorter than size).
     int (*map_buffer)(void * ctx, int fd, uint64_t size, uint32_t * npu_addr);
     int (*unmap_buffer)(void * ctx, uint32_t npu_addr, uint64_t size);
 
@@ -48,6 +56,15 @@ struct platform {
     // the transfer completes no later than wait() on it. Transfers of one queue complete in order.
     int (*dma_submit)(void * ctx, uint32_t queue, const dma_desc * d, uint64_t * ticket);
     int (*dma_wait)(void * ctx, uint32_t queue, uint64_t ticket);
+    // Called by the batch loop after every op: returns HTP_STATUS_OK, or HTP_STATUS_STRICT when a
+    // strict-mode rule was broken since the last call (a rejected descriptor, a VTCM source changed
+    // in flight, a DMA queue not drained). Abandons whatever is still in flight, so the next op
+    // starts from empty queues. A device port without strict checks returns OK.
+    uint32_t (*op_done)(void * ctx);
+
+    // Runtime state (session, queues): not used by kernels, which allocate nothing.
+    void * (*mem_alloc)(void * ctx, size_t size, size_t align);
+    void (*mem_free)(void * ctx, void * p);
 
     // Threads for HVX workers and the HMX owner (QuRT threads on a device).
     int (*thread_start)(void * ctx, thread_fn fn, void * arg, uint64_t * handle);

@@ -22,6 +22,7 @@ inline constexpr uint32_t HTP_OP_MAX_TENSORS     = 8192;
 inline constexpr uint32_t HTP_MAX_NTHREADS       = 10;
 inline constexpr uint32_t HTP_TRACE_SLOTS        = HTP_MAX_NTHREADS + 1;  // + the HMX thread
 inline constexpr uint16_t HTP_NO_TENSOR          = 0xffff;
+inline constexpr uint32_t HTP_FAILED_BATCH       = 0xffffffff;
 
 // A shared DDR buffer the batch references; the session maps it by fd.
 struct htp_buf_desc {
@@ -84,7 +85,8 @@ struct htp_opbatch_req {
 struct htp_opbatch_rsp {
     uint32_t id;
     uint32_t status;     // htp_status of the batch: the first failing op's status, or OK
-    uint32_t failed_op;  // index of the failing op (valid when status != OK)
+    uint32_t failed_op;  // index of the failing op (valid when status != OK), HTP_FAILED_BATCH
+                         // when the batch itself was rejected before any op ran
     uint32_t n_ops_done;
     uint32_t n_traces[HTP_TRACE_SLOTS];  // events recorded per thread slot
     uint32_t fault_addr;                 // NPU address of a faulting access (status FAULT)

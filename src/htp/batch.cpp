@@ -1,0 +1,218 @@
+#include "batch.h"
+
+#include "htp-tensor.h"
+#include "proto/htp-status.h"
+
+namespace hexnpu::htp {
+
+using proto::htp_buf_desc;
+using proto::htp_op_desc;
+using proto::htp_opbatch_req;
+using proto::htp_opbatch_rsp;
+using proto::htp_prof_desc;
+using proto::htp_tensor;
+using proto::htp_trace_desc;
+
+namespace {
+
+inline constexpr uint32_t PROFILE_OFF    = 0;
+inline constexpr uint32_t PROFILE_TIMING = 1;
+inline constexpr uint32_t PROFILE_TRACE  = 3;
+
+struct batch_view {
+    htp_buf_desc *   bufs;
+    htp_tensor *     tensors;
+    htp_op_desc *    ops;
+    htp_prof_desc *  prof;
+    htp_trace_desc * traces;
+};
+
+bool valid_request(const htp_opbatch_req * req, const uint8_t * block, size_t block_size) {
+    if (req->n_bufs > proto::HTP_OP_MAX_BUFS || req->n_tensors > proto::HTP_OP_MAX_TENSORS ||
+        uintptr_t(block) % 8 != 0) {
+        return false;
+    }
+    if (req->profile != PROFILE_OFF && req->profile != PROFILE_TIMING && req->profile != PROFILE_TRACE) {
+        return false;
+    }
+    // Counts are 32-bit and the section sizes are formed in 64 bits: no overflow.
+    return proto::htp_batch_layout_of(req->n_bufs, req->n_tensors, req->n_ops, req->n_traces).total <= block_size;
+}
+
+bool valid_tensor(const htp_tensor & t, const htp_opbatch_req * req, const htp_buf_desc * bufs) {
+    if (t.bi >= req->n_bufs || t.type >= HTP_TYPE_COUNT) {
+        return false;
+    }
+    for (uint32_t d = 0; d < 4; ++d) {
+        if (t.ne[d] == 0) {
+            return false;
+        }
+    }
+    const uint64_t buf_size = bufs[t.bi].size;
+    return t.data <= buf_size && t.size <= buf_size - t.data;
+}
+
+bool valid_op(const htp_op_desc & op, uint32_t n_tensors) {
+    for (uint16_t ti : op.src) {
+        if (ti != proto::HTP_NO_TENSOR && ti >= n_tensors) {
+            return false;
+        }
+    }
+    for (uint16_t ti : op.dst) {
+        if (ti != proto::HTP_NO_TENSOR && ti >= n_tensors) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Maps every buffer of the batch and rewrites each tensor's data offset to its NPU address.
+uint32_t map_batch(htp_session * s, const htp_opbatch_req * req, const batch_view & v) {
+    uint32_t npu_addr[proto::HTP_OP_MAX_BUFS];
+    buffer_map_begin_batch(&s->buffers);
+    for (uint32_t i = 0; i < req->n_bufs; ++i) {
+        const htp_buf_desc & b = v.bufs[i];
+        if (b.fd < 0) {
+            return proto::HTP_STATUS_INVAL_PARAMS;
+        }
+        const uint32_t status =
+            buffer_map_acquire(&s->buffers, b.fd, b.size, (b.flags & proto::HTP_BUF_PINNED) != 0, &npu_addr[i]);
+        if (status != proto::HTP_STATUS_OK) {
+            return status;
+        }
+    }
+    for (uint32_t i = 0; i < req->n_tensors; ++i) {
+        v.tensors[i].data += npu_addr[v.tensors[i].bi];
+    }
+    return proto::HTP_STATUS_OK;
+}
+
+void setup_traces(htp_session * s, const htp_opbatch_req * req, const batch_view & v) {
+    const bool on = req->profile == PROFILE_TRACE && req->n_traces != 0;
+    for (uint32_t t = 0; t < proto::HTP_TRACE_SLOTS; ++t) {
+        trace_reset(&s->trace[t], s->plat, on ? v.traces + size_t(t) * req->n_traces : nullptr,
+                    on ? req->n_traces : 0);
+    }
+}
+
+void stop_traces(htp_session * s) {
+    for (uint32_t t = 0; t < proto::HTP_TRACE_SLOTS; ++t) {
+        trace_reset(&s->trace[t], s->plat, nullptr, 0);
+    }
+}
+
+void report_dropped_events(htp_session * s) {
+    for (uint32_t t = 0; t < proto::HTP_TRACE_SLOTS; ++t) {
+        if (s->trace[t].dropped != 0) {
+            s->plat->log(s->plat->ctx, 1, "htp: trace buffer full, events dropped (raise n_traces)");
+            return;
+        }
+    }
+}
+
+uint32_t run_op(htp_session * s, const batch_view & v, uint32_t index, trace_buf * main_trace) {
+    const htp_op_desc & op = v.ops[index];
+    htp_op_context      octx{};
+    octx.plat      = s->plat;
+    octx.op        = &op;
+    octx.op_index  = index;
+    octx.n_threads = s->n_threads;
+    octx.work      = &s->work;
+    octx.hmx       = s->n_hmx != 0 ? &s->hmx : nullptr;
+    octx.dma       = s->dma;
+    octx.trace     = s->trace;
+    octx.vtcm_base = s->plat->vtcm_base;
+    octx.vtcm_size = s->plat->vtcm_size;
+    for (uint32_t i = 0; i < proto::HTP_OP_MAX_INPUTS; ++i) {
+        octx.src[i] = op.src[i] == proto::HTP_NO_TENSOR ? nullptr : &v.tensors[op.src[i]];
+        if (octx.src[i] != nullptr) {
+            dcache_flush_input(&s->dirty, octx.src[i], main_trace);
+        }
+    }
+    for (uint32_t i = 0; i < proto::HTP_OP_MAX_OUTPUTS; ++i) {
+        octx.dst[i] = op.dst[i] == proto::HTP_NO_TENSOR ? nullptr : &v.tensors[op.dst[i]];
+    }
+
+    uint32_t status = execute_op(&octx);
+    // The DMA rules are checked whatever the op returned: its queues must be drained.
+    const uint32_t strict = s->plat->op_done(s->plat->ctx);
+    if (strict != proto::HTP_STATUS_OK && status == proto::HTP_STATUS_OK) {
+        status = strict;
+    }
+    for (uint32_t i = 0; i < proto::HTP_OP_MAX_OUTPUTS; ++i) {
+        if (octx.dst[i] != nullptr) {
+            dcache_mark_dirty(&s->dirty, octx.dst[i]->data, octx.dst[i]->size, main_trace);
+        }
+    }
+    return status;
+}
+
+} // namespace
+
+void run_batch(htp_session * s, const htp_opbatch_req * req, uint8_t * block, size_t block_size,
+               htp_opbatch_rsp * rsp, volatile uint32_t * current_op) {
+    const platform * plat = s->plat;
+    *rsp                  = htp_opbatch_rsp{};
+    rsp->id               = req->id;
+    rsp->failed_op        = proto::HTP_FAILED_BATCH;
+    rsp->cycles_start     = plat->cycles(plat->ctx);
+    const uint64_t usecs_start = plat->usecs(plat->ctx);
+
+    uint32_t status = proto::HTP_STATUS_INVAL_PARAMS;
+    if (s->started && valid_request(req, block, block_size)) {
+        const proto::htp_batch_layout l = proto::htp_batch_layout_of(req->n_bufs, req->n_tensors, req->n_ops,
+                                                                     req->n_traces);
+        const batch_view v{reinterpret_cast<htp_buf_desc *>(block + l.bufs),
+                           reinterpret_cast<htp_tensor *>(block + l.tensors),
+                           reinterpret_cast<htp_op_desc *>(block + l.ops),
+                           reinterpret_cast<htp_prof_desc *>(block + l.prof),
+                           reinterpret_cast<htp_trace_desc *>(block + l.traces)};
+        status = proto::HTP_STATUS_OK;
+        for (uint32_t i = 0; i < req->n_tensors && status == proto::HTP_STATUS_OK; ++i) {
+            if (!valid_tensor(v.tensors[i], req, v.bufs)) {
+                status = proto::HTP_STATUS_INVAL_PARAMS;
+            }
+        }
+        for (uint32_t i = 0; i < req->n_ops && status == proto::HTP_STATUS_OK; ++i) {
+            if (!valid_op(v.ops[i], req->n_tensors)) {
+                status         = proto::HTP_STATUS_INVAL_PARAMS;
+                rsp->failed_op = i;
+            }
+        }
+        if (status == proto::HTP_STATUS_OK) {
+            status = map_batch(s, req, v);
+        }
+        if (status == proto::HTP_STATUS_OK) {
+            setup_traces(s, req, v);
+            trace_buf * main_trace = &s->trace[0];
+            for (uint32_t i = 0; i < req->n_ops; ++i) {
+                *current_op            = i;
+                htp_prof_desc & prof   = v.prof[i];
+                const uint64_t t0      = plat->usecs(plat->ctx);
+                prof.opcode            = v.ops[i].opcode;
+                prof.cycles_start      = plat->cycles(plat->ctx);
+                const uint32_t op_status = run_op(s, v, i, main_trace);
+                prof.cycles_stop       = plat->cycles(plat->ctx);
+                prof.usecs             = uint32_t(plat->usecs(plat->ctx) - t0);
+                if (op_status != proto::HTP_STATUS_OK) {
+                    status         = op_status;
+                    rsp->failed_op = i;
+                    break;
+                }
+                ++rsp->n_ops_done;
+            }
+            // Never complete before every dirty output is back in DDR.
+            dcache_flush_dirty(&s->dirty, main_trace);
+            for (uint32_t t = 0; t < proto::HTP_TRACE_SLOTS; ++t) {
+                rsp->n_traces[t] = s->trace[t].count;
+            }
+            report_dropped_events(s);
+            stop_traces(s);
+        }
+    }
+    rsp->status      = status;
+    rsp->cycles_stop = plat->cycles(plat->ctx);
+    rsp->usecs       = plat->usecs(plat->ctx) - usecs_start;
+}
+
+} // namespace hexnpu::htp

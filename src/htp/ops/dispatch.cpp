@@ -1,0 +1,20 @@
+#include "ops.h"
+#include "proto/htp-opcodes.h"
+#include "proto/htp-status.h"
+
+namespace hexnpu::htp {
+
+uint32_t execute_op(htp_op_context * octx) {
+    if (octx->op->flags & proto::HTP_OPFLAGS_SKIP_COMPUTE) {
+        return proto::HTP_STATUS_OK;
+    }
+    switch (octx->op->opcode) {
+        case proto::HTP_OP_TEST_STREAM: return op_test_stream(octx);
+        case proto::HTP_OP_TEST_FAULT: return op_test_fault(octx);
+        case proto::HTP_OP_TEST_HANG: return op_test_hang(octx);
+        case proto::HTP_OP_TEST_CRASH: return op_test_crash(octx);
+        default: return proto::HTP_STATUS_NO_SUPPORT;
+    }
+}
+
+} // namespace hexnpu::htp

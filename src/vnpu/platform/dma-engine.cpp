@@ -1,0 +1,179 @@
+#include "dma-engine.h"
+
+#include "proto/htp-status.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace hexnpu::vnpu {
+
+namespace {
+
+constexpr uint32_t DMA_1D_SIZE_BITS = 24;
+
+bool fits_bits(uint64_t v, uint32_t bits) { return bits >= 64 || (v >> bits) == 0; }
+
+// Bytes from the first byte of the first row to one past the last row.
+uint64_t span_of(uint32_t row_size, uint32_t nrows, uint32_t stride) {
+    return uint64_t(nrows - 1) * stride + row_size;
+}
+
+std::string hex(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+    return buf;
+}
+
+} // namespace
+
+dma_engine::dma_engine(const proto::hw_model & hw, uint8_t * vtcm, uint32_t vtcm_size, const session_window & window)
+    : hw_(hw), vtcm_(vtcm), vtcm_size_(vtcm_size), window_(window) {}
+
+bool dma_engine::overlaps_vtcm(const uint8_t * p, uint64_t len) const {
+    return p < vtcm_ + vtcm_size_ && vtcm_ < p + len;
+}
+
+bool dma_engine::in_vtcm(const uint8_t * p, uint64_t len) const {
+    return p >= vtcm_ && uint64_t(p - vtcm_) <= vtcm_size_ && len <= vtcm_size_ - uint64_t(p - vtcm_);
+}
+
+std::string dma_engine::describe(const void * p) const {
+    const uint8_t * b = static_cast<const uint8_t *>(p);
+    uint32_t        npu_addr;
+    if (b >= vtcm_ && b < vtcm_ + vtcm_size_) {
+        return "vtcm+" + hex(uint64_t(b - vtcm_));
+    }
+    if (window_.npu_address_of(b, &npu_addr)) {
+        return "npu " + hex(npu_addr);
+    }
+    return "host " + hex(uint64_t(uintptr_t(b)));
+}
+
+std::string dma_engine::describe_desc(uint32_t queue, const htp::dma_desc & d) const {
+    return "queue " + std::to_string(queue) + ", dst " + describe(d.dst) + ", src " + describe(d.src) + ", row_size " +
+           std::to_string(d.row_size) + ", nrows " + std::to_string(d.nrows) + ", dst_stride " +
+           std::to_string(d.dst_stride) + ", src_stride " + std::to_string(d.src_stride);
+}
+
+std::string dma_engine::check(const htp::dma_desc & d) const {
+    if (d.nrows == 1 && !fits_bits(d.row_size, DMA_1D_SIZE_BITS)) {
+        return "1-D descriptor size exceeds " + std::to_string(DMA_1D_SIZE_BITS) + " bits";
+    }
+    const uint32_t bits = hw_.dma_2d_field_bits;
+    if (d.nrows > 1 && !(fits_bits(d.row_size, bits) && fits_bits(d.nrows, bits) && fits_bits(d.dst_stride, bits) &&
+                         fits_bits(d.src_stride, bits))) {
+        return "2-D descriptor field exceeds the " + std::to_string(bits) + "-bit fields of v" + std::to_string(hw_.arch);
+    }
+    const uint64_t dst_span = span_of(d.row_size, d.nrows, d.dst_stride);
+    const uint64_t src_span = span_of(d.row_size, d.nrows, d.src_stride);
+    const bool     dst_v    = overlaps_vtcm(d.dst, dst_span);
+    const bool     src_v    = overlaps_vtcm(d.src, src_span);
+    if ((dst_v && !in_vtcm(d.dst, dst_span)) || (src_v && !in_vtcm(d.src, src_span))) {
+        return "VTCM side out of VTCM bounds (" + std::to_string(vtcm_size_) + " bytes)";
+    }
+    if (dst_v && src_v) {
+        return "both sides in VTCM (one side must be DDR)";
+    }
+    if (!dst_v && !src_v) {
+        return "neither side in VTCM (DDR to DDR)";
+    }
+    const uint8_t * ddr      = dst_v ? d.src : d.dst;
+    const uint64_t  ddr_span = dst_v ? src_span : dst_span;
+    if (!window_.is_mapped(ddr, ddr_span)) {
+        return "DDR side not inside a mapped window buffer";
+    }
+    return "";
+}
+
+void dma_engine::record(std::string message) {
+    std::lock_guard lock(violations_mutex_);
+    if (!violations_.empty()) {
+        violations_ += "; ";
+    }
+    violations_ += "strict: " + message;
+}
+
+int dma_engine::submit(uint32_t queue, const htp::dma_desc & d, uint64_t * ticket) {
+    if (queue >= queues_.size()) {
+        record("DMA queue " + std::to_string(queue) + " does not exist");
+        return proto::HTP_STATUS_STRICT;
+    }
+    hw_queue & q = queues_[queue];
+    *ticket      = q.next_ticket++;
+    if (d.nrows == 0 || d.row_size == 0) {
+        return 0;
+    }
+    const std::string why = check(d);
+    if (!why.empty()) {
+        record("DMA rejected: " + why + ": " + describe_desc(queue, d));
+        return proto::HTP_STATUS_STRICT;
+    }
+    transfer t{*ticket, d, overlaps_vtcm(d.src, span_of(d.row_size, d.nrows, d.src_stride)), {}};
+    if (!q.spare.empty()) {
+        t.snapshot = std::move(q.spare.back());
+        q.spare.pop_back();
+    }
+    t.snapshot.resize(uint64_t(d.row_size) * d.nrows);
+    for (uint32_t r = 0; r < d.nrows; ++r) {
+        std::memcpy(t.snapshot.data() + uint64_t(r) * d.row_size, d.src + uint64_t(r) * d.src_stride, d.row_size);
+    }
+    for (uint32_t r = 0; r < d.nrows; ++r) {
+        std::memset(d.dst + uint64_t(r) * d.dst_stride, DMA_POISON, d.row_size);
+    }
+    q.in_flight.push_back(std::move(t));
+    return 0;
+}
+
+bool dma_engine::complete(uint32_t queue, transfer & t) {
+    const htp::dma_desc & d      = t.d;
+    bool                  intact = true;
+    for (uint32_t r = 0; r < d.nrows && t.src_in_vtcm && intact; ++r) {
+        if (std::memcmp(d.src + uint64_t(r) * d.src_stride, t.snapshot.data() + uint64_t(r) * d.row_size,
+                        d.row_size) != 0) {
+            record("VTCM source changed between push and pop (row " + std::to_string(r) +
+                   "): " + describe_desc(queue, d));
+            intact = false;
+        }
+    }
+    for (uint32_t r = 0; r < d.nrows; ++r) {
+        std::memcpy(d.dst + uint64_t(r) * d.dst_stride, t.snapshot.data() + uint64_t(r) * d.row_size, d.row_size);
+    }
+    return intact;
+}
+
+int dma_engine::wait(uint32_t queue, uint64_t ticket) {
+    if (queue >= queues_.size()) {
+        record("DMA queue " + std::to_string(queue) + " does not exist");
+        return proto::HTP_STATUS_STRICT;
+    }
+    hw_queue & q  = queues_[queue];
+    bool       ok = true;
+    while (!q.in_flight.empty() && q.in_flight.front().ticket <= ticket) {
+        transfer & t = q.in_flight.front();
+        ok           = complete(queue, t) && ok;
+        q.spare.push_back(std::move(t.snapshot));
+        q.in_flight.pop_front();
+    }
+    return ok ? 0 : int(proto::HTP_STATUS_STRICT);
+}
+
+uint32_t dma_engine::op_done(std::string * message) {
+    for (uint32_t i = 0; i < queues_.size(); ++i) {
+        hw_queue & q = queues_[i];
+        if (!q.in_flight.empty()) {
+            record("DMA queue not drained when the op returned: " + std::to_string(q.in_flight.size()) +
+                   " transfer(s) in flight, oldest: " + describe_desc(i, q.in_flight.front().d));
+            q.in_flight.clear();
+        }
+    }
+    std::lock_guard lock(violations_mutex_);
+    if (violations_.empty()) {
+        return proto::HTP_STATUS_OK;
+    }
+    *message = std::move(violations_);
+    violations_.clear();
+    return proto::HTP_STATUS_STRICT;
+}
+
+} // namespace hexnpu::vnpu

@@ -1,0 +1,71 @@
+// The virtual NPU's DMA engine, strict (architecture.md §3): one in-order hardware queue per HVX
+// thread. A descriptor is validated when it is submitted: the arch's field widths, exactly one side
+// in VTCM and inside it, the other side inside one mapped window buffer. At submit the destination is
+// poisoned (0xA5) and the source copied; the copy lands at wait(), so a kernel that reads a buffer
+// before popping it sees poison. A VTCM source that changed between submit and wait, and a queue
+// not drained when its op returns, are violations too. Violations are collected with a message that
+// names the rule, the queue and the addresses.
+#pragma once
+
+#include "htp/platform.h"
+#include "proto/htp-msg.h"
+#include "proto/hw-model.h"
+#include "session-window.h"
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace hexnpu::vnpu {
+
+inline constexpr uint8_t DMA_POISON = 0xA5;
+
+class dma_engine {
+  public:
+    dma_engine(const proto::hw_model & hw, uint8_t * vtcm, uint32_t vtcm_size, const session_window & window);
+
+    // htp::platform::dma_submit / dma_wait: 0, or HTP_STATUS_STRICT after recording a violation.
+    int submit(uint32_t queue, const htp::dma_desc & d, uint64_t * ticket);
+    int wait(uint32_t queue, uint64_t ticket);
+
+    // After an op: flags queues still holding transfers and abandons them. Returns HTP_STATUS_OK,
+    // or HTP_STATUS_STRICT with the violations since the last call in *message (and forgets them).
+    uint32_t op_done(std::string * message);
+
+    // A short description of an address: "vtcm+0x..", "npu 0x.." or "host 0x..".
+    std::string describe(const void * p) const;
+
+  private:
+    struct transfer {
+        uint64_t             ticket;
+        htp::dma_desc        d;
+        bool                 src_in_vtcm;
+        std::vector<uint8_t> snapshot;  // the source rows, packed
+    };
+    struct hw_queue {
+        uint64_t                          next_ticket = 1;
+        std::deque<transfer>              in_flight;
+        std::vector<std::vector<uint8_t>> spare;  // snapshot storage to reuse
+    };
+
+    // Why the descriptor breaks a rule, or "" when it is valid.
+    std::string check(const htp::dma_desc & d) const;
+    void        record(std::string message);
+    bool        complete(uint32_t queue, transfer & t);  // false: the VTCM source changed
+    bool        overlaps_vtcm(const uint8_t * p, uint64_t len) const;
+    bool        in_vtcm(const uint8_t * p, uint64_t len) const;
+    std::string describe_desc(uint32_t queue, const htp::dma_desc & d) const;
+
+    proto::hw_model                                  hw_;
+    uint8_t *                                        vtcm_;
+    uint32_t                                         vtcm_size_;
+    const session_window &                           window_;
+    std::array<hw_queue, proto::HTP_MAX_NTHREADS>    queues_;
+    std::mutex                                       violations_mutex_;
+    std::string                                      violations_;
+};
+
+} // namespace hexnpu::vnpu
