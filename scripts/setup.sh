@@ -4,7 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev python3 python3-pip)
+# clang + libclang-rt: the libFuzzer build; clang-22/lld-22/llvm-22: Hexagon cross builds and
+# scripts/inspect.py; qemu-user: qemu-hexagon for the HVX differential test.
+apt_packages=(cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+              clang-22 lld-22 llvm-22 qemu-user python3 python3-pip)
 missing=()
 for pkg in "${apt_packages[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -119,6 +119,9 @@ std::unique_ptr<backend_buffer> alloc_ctx_tensors(ggml_context & ctx, backend_bu
 
 // Places tensor t at `addr` inside buffer `buf` and lets the buffer initialise it.
 void tensor_alloc(backend_buffer * buf, ggml_tensor * t, void * addr);
+// Points a view at its source's memory (the source must already have data) and lets the buffer
+// initialise it.
+void tensor_view_init(ggml_tensor * view);
 
 // Convenience: whole-tensor copies through the tensor's buffer (or plain memcpy for host data).
 void tensor_set(ggml_tensor * t, const void * data, size_t offset, size_t size);

@@ -23,10 +23,6 @@
 
 namespace hexnpu {
 
-// Points a view at its source's memory (the source must already have data) and lets the buffer
-// initialise it.
-void tensor_view_init(ggml_tensor * view);
-
 class graph_allocator {
   public:
     // For a tensor to place: the index of the buffer type (constructor order) that will hold it.

@@ -30,6 +30,7 @@ class ggml_context {
     bool   no_alloc() const { return no_alloc_; }
     size_t used() const { return used_; }
     const std::deque<ggml_tensor> & tensors() const { return tensors_; }
+    std::deque<ggml_tensor> &       tensors() { return tensors_; }
 
   private:
     std::deque<ggml_tensor>    tensors_;

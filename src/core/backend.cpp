@@ -61,8 +61,8 @@ std::unique_ptr<backend_buffer> alloc_ctx_tensors(ggml_context & ctx, backend_bu
     const size_t alignment = buft->alignment();
     std::vector<std::pair<ggml_tensor *, size_t>> placements;
     size_t                                        total = 0;
-    for (const ggml_tensor & ct : ctx.tensors()) {
-        auto * t = const_cast<ggml_tensor *>(&ct);  // the context owns them; deque hands out const refs
+    for (ggml_tensor & tensor : ctx.tensors()) {
+        ggml_tensor * t = &tensor;
         if (t->data == nullptr && t->view_src == nullptr) {
             placements.emplace_back(t, total);
             total += align_up(buft->alloc_size(t), alignment);
@@ -81,8 +81,8 @@ std::unique_ptr<backend_buffer> alloc_ctx_tensors(ggml_context & ctx, backend_bu
     for (auto [t, offset] : placements) {
         tensor_alloc(buf.get(), t, base + offset);
     }
-    for (const ggml_tensor & ct : ctx.tensors()) {
-        auto * t = const_cast<ggml_tensor *>(&ct);
+    for (ggml_tensor & tensor : ctx.tensors()) {
+        ggml_tensor * t = &tensor;
         if (t->view_src && t->data == nullptr && t->view_src->data) {
             tensor_view_init(t);
         }
