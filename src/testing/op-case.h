@@ -21,8 +21,8 @@ struct fill_spec {
     enum class kind {
         uniform,           // floats in [lo, hi)
         away_from_zero,    // floats with |x| in [lo, hi) and a random sign (divisors)
-        mask,              // attention mask: -inf with probability 1/4, else in [lo, hi); entry 0 of a row stays
-                           // finite, except that with n > 0 every n-th row is -inf throughout
+        mask,              // attention mask: each entry -inf (1/4), 0 (3/8) or a bias in [lo, hi) (3/8); entry 0
+                           // of a row stays finite, except that with n > 0 every n-th row is -inf throughout
         indices,           // integers in [0, n)
         distinct_indices,  // each row a sample without repetition from [0, n) (rows to set, experts of a token)
         distinct_values,   // each row a shuffle of distinct multiples of 1/4 (sorting without ties)

@@ -34,6 +34,11 @@ void add_copy_cases(std::vector<op_case> & cases) {
         add_cpy(cases, t, GGML_TYPE_F32, {256, 2, 1, 1}, {256, 2, 1, 1});
     }
     add_cpy(cases, GGML_TYPE_F16, GGML_TYPE_F16, {33, 5, 2, 1}, {33, 5, 2, 1});
+    // Beyond fp16's range (65520 and up round past 65504) values become +-inf, in the same places.
+    cases.push_back({"type_src=f32,type_dst=f16,ne=[64,4,1,1],range=[-1e5,1e5]", kExactTol, [](case_graph & g) {
+                         ggml_tensor * src = g.input(GGML_TYPE_F32, {64, 4, 1, 1}, uniform(-1e5, 1e5));
+                         return ggml_cpy(g.ctx(), src, g.input(GGML_TYPE_F16, {64, 4, 1, 1}));
+                     }});
     // Same element count, other shape: elements go over in logical order.
     add_cpy(cases, GGML_TYPE_F32, GGML_TYPE_F32, {10, 5, 4, 3}, {20, 15, 2, 1});
     add_cpy(cases, GGML_TYPE_F32, GGML_TYPE_F16, {7, 3, 1, 1}, {21, 1, 1, 1});

@@ -75,6 +75,10 @@ void add_unary_cases(std::vector<op_case> & cases) {
     add_shapes(cases, {ggml_sqr, around_zero, kExactTol, false});
     add_shapes(cases, {ggml_sqrt, positive, kExactTol, false});
     add_shapes(cases, {ggml_log, positive, kMathTol, false});
+    // log(0) = -inf: the infinities must come out in the same places.
+    cases.push_back({"type=f32,ne=[16,4,1,1],values=integers[0,3]", kMathTol, [](case_graph & g) {
+                         return ggml_log(g.ctx(), g.input(GGML_TYPE_F32, {16, 4, 1, 1}, small_integers(0, 3)));
+                     }});
     add_shapes(cases, {ggml_sin, uniform(-10.0, 10.0), kMathTol, false});
     add_shapes(cases, {ggml_cos, uniform(-10.0, 10.0), kMathTol, false});
 

@@ -51,8 +51,13 @@ void draw_row(const fill_spec & fill, int64_t index, rng & r, std::span<double> 
     case fill_spec::kind::mask: {
         const bool whole_row = fill.n > 0 && index % fill.n == fill.n - 1;
         for (int64_t i = 0; i < n; ++i) {
-            const bool masked = whole_row || (i > 0 && r.below(4) == 0);
-            row[size_t(i)]    = masked ? -std::numeric_limits<double>::infinity() : r.in(fill.lo, fill.hi);
+            const int64_t pick = r.below(8);
+            if (whole_row || (i > 0 && pick < 2)) {
+                row[size_t(i)] = -std::numeric_limits<double>::infinity();
+            } else {
+                // Zeros as in causal masks, other values so that a backend must really add the mask.
+                row[size_t(i)] = pick < 5 ? 0.0 : r.in(fill.lo, fill.hi);
+            }
         }
         return;
     }
