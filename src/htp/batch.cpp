@@ -135,7 +135,14 @@ uint32_t run_op(htp_session * s, const batch_view & v, uint32_t index, trace_buf
 
     uint32_t status = execute_op(&octx);
     // The DMA rules are checked whatever the op returned: its queues must be drained.
-    const uint32_t strict = s->plat->op_done(s->plat->ctx);
+    uint32_t strict = s->plat->op_done(s->plat->ctx);
+    for (uint32_t t = 0; t < s->n_threads; ++t) {
+        if (!dma_queue_empty(&s->dma[t])) {
+            s->plat->log(s->plat->ctx, 0, "htp: an op returned with pushes it never popped");
+            dma_queue_reset(&s->dma[t]);
+            strict = proto::HTP_STATUS_STRICT;
+        }
+    }
     if (strict != proto::HTP_STATUS_OK && status == proto::HTP_STATUS_OK) {
         status = strict;
     }

@@ -80,4 +80,8 @@ dma_ptr_pair dma_queue_pop(dma_queue * q);
 // Pops everything (for the rare batch of pushes without individual pops).
 void dma_queue_flush(dma_queue * q);
 
+// Forgets every entry without waiting: for the batch loop, after an op that broke the pairing
+// rule (its transfers are abandoned by the platform too).
+inline void dma_queue_reset(dma_queue * q) { q->pop_idx = q->push_idx; }
+
 } // namespace hexnpu::htp

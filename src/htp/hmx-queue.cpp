@@ -5,9 +5,9 @@ namespace hexnpu::htp {
 static void hmx_owner_main(void * arg) {
     hmx_queue *      q    = static_cast<hmx_queue *>(arg);
     const platform * plat = q->plat;
-    uint32_t         next = q->done.load(std::memory_order_relaxed);
+    uint32_t         next = q->done.load_relaxed();
     for (;;) {
-        while (q->pushed.load(std::memory_order_acquire) == next) {
+        while (q->pushed.load_acquire() == next) {
             futex_wait(plat, q->pushed, next);
         }
         const hmx_job job = q->ring[next % HMX_QUEUE_CAPACITY];
@@ -15,22 +15,22 @@ static void hmx_owner_main(void * arg) {
             return;
         }
         job.fn(job.data);
-        q->done.store(++next, std::memory_order_release);
+        q->done.store_release(++next);
         futex_wake(plat, q->done);
     }
 }
 
 static void hand_over(hmx_queue * q, hmx_job job) {
-    const uint32_t p = q->pushed.load(std::memory_order_relaxed);
+    const uint32_t p = q->pushed.load_relaxed();
     q->ring[p % HMX_QUEUE_CAPACITY] = job;
-    q->pushed.store(p + 1, std::memory_order_release);
+    q->pushed.store_release(p + 1);
     futex_wake(q->plat, q->pushed);
 }
 
 bool hmx_queue_start(hmx_queue * q, const platform * plat) {
     q->plat = plat;
-    q->pushed.store(0, std::memory_order_relaxed);
-    q->done.store(0, std::memory_order_relaxed);
+    q->pushed.store_relaxed(0);
+    q->done.store_relaxed(0);
     q->popped  = 0;
     q->running = plat->thread_start(plat->ctx, hmx_owner_main, q, &q->handle) == 0;
     return q->running;
@@ -60,7 +60,7 @@ bool hmx_queue_pop(hmx_queue * q) {
         return false;
     }
     uint32_t d;
-    while ((d = q->done.load(std::memory_order_acquire)) == q->popped) {
+    while ((d = q->done.load_acquire()) == q->popped) {
         futex_wait(q->plat, q->done, d);
     }
     ++q->popped;

@@ -24,8 +24,8 @@ struct hmx_queue {
     uint64_t         handle  = 0;
     bool             running = false;
     hmx_job          ring[HMX_QUEUE_CAPACITY] = {};
-    futex_word       pushed{0};  // jobs handed to the owner (free-running)
-    futex_word       done{0};    // jobs the owner finished
+    futex_word       pushed;     // jobs handed to the owner (free-running)
+    futex_word       done;       // jobs the owner finished
     uint32_t         popped = 0; // pusher side
 };
 
@@ -34,7 +34,7 @@ bool hmx_queue_start(hmx_queue * q, const platform * plat);
 void hmx_queue_stop(hmx_queue * q);
 
 inline uint32_t hmx_queue_depth(const hmx_queue * q) {
-    return q->pushed.load(std::memory_order_relaxed) - q->popped;
+    return q->pushed.load_relaxed() - q->popped;
 }
 
 // false when HMX_QUEUE_CAPACITY jobs are pushed and not yet popped.

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+// Plain data: zero-filled storage is a closed session (see htp_iface_open).
 struct htp_session {
     const hexnpu::htp::platform * plat = nullptr;
     bool                          started   = false;

@@ -4,8 +4,6 @@
 #include "htp/htp-iface.h"
 #include "proto/htp-status.h"
 
-#include <new>
-
 using namespace hexnpu;
 using namespace hexnpu::htp;
 
@@ -22,7 +20,9 @@ int htp_iface_open(const platform * plat, htp_session ** out) {
     if (mem == nullptr) {
         return proto::HTP_STATUS_INTERNAL_ERR;
     }
-    htp_session * s = new (mem) htp_session;
+    // All-zero bytes are every member's idle state; start() sets up the rest.
+    __builtin_memset(mem, 0, sizeof(htp_session));
+    htp_session * s = static_cast<htp_session *>(mem);
     s->plat         = plat;
     *out            = s;
     return 0;
@@ -79,9 +79,7 @@ void htp_iface_close(htp_session * s) {
     if (s->started) {
         htp_iface_stop(s);
     }
-    const platform * plat = s->plat;
-    s->~htp_session();
-    plat->mem_free(plat->ctx, s);
+    s->plat->mem_free(s->plat->ctx, s);
 }
 
 int htp_iface_hwinfo(htp_session * s, uint32_t * n_threads, uint32_t * n_hmx, uint32_t * vtcm_size, uint32_t * arch) {

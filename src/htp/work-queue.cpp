@@ -9,7 +9,7 @@ static void worker_main(void * arg) {
     uint32_t         seen = 0;
     for (;;) {
         uint32_t s;
-        while ((s = w->seq.load(std::memory_order_acquire)) == seen) {
+        while ((s = w->seq.load_acquire()) == seen) {
             futex_wait(plat, w->seq, seen);
         }
         seen = s;
@@ -17,14 +17,14 @@ static void worker_main(void * arg) {
             return;
         }
         q->fn(q->n, w->index, q->data);
-        if (q->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (q->pending.fetch_sub_acq_rel(1) == 1) {
             futex_wake(plat, q->pending);
         }
     }
 }
 
 static void wake_worker(work_worker & w, const platform * plat) {
-    w.seq.fetch_add(1, std::memory_order_release);
+    w.seq.fetch_add_release(1);
     futex_wake(plat, w.seq);
 }
 
@@ -32,12 +32,12 @@ bool work_queue_start(work_queue * q, const platform * plat, uint32_t n_threads)
     q->plat      = plat;
     q->n_threads = 1;
     q->stopping  = false;
-    q->pending.store(0, std::memory_order_relaxed);
+    q->pending.store_relaxed(0);
     for (uint32_t k = 1; k < n_threads; ++k) {
         work_worker & w = q->workers[k];
         w.q             = q;
         w.index         = k;
-        w.seq.store(0, std::memory_order_relaxed);
+        w.seq.store_relaxed(0);
         if (plat->thread_start(plat->ctx, worker_main, &w, &w.handle) != 0) {
             work_queue_stop(q);
             return false;
@@ -65,13 +65,13 @@ void work_queue_run(work_queue * q, work_fn fn, void * data, uint32_t n) {
     q->fn   = fn;
     q->data = data;
     q->n    = n;
-    q->pending.store(n - 1, std::memory_order_relaxed);
+    q->pending.store_relaxed(n - 1);
     for (uint32_t k = 1; k < n; ++k) {
         wake_worker(q->workers[k], q->plat);
     }
     fn(n, 0, data);
     uint32_t left;
-    while ((left = q->pending.load(std::memory_order_acquire)) != 0) {
+    while ((left = q->pending.load_acquire()) != 0) {
         futex_wait(q->plat, q->pending, left);
     }
 }

@@ -19,7 +19,7 @@ struct work_queue;
 struct work_worker {
     work_queue * q = nullptr;
     uint32_t     index = 0;
-    futex_word   seq{0};  // bumped by the caller to hand this worker the current task
+    futex_word   seq;  // bumped by the caller to hand this worker the current task
     uint64_t     handle = 0;
 };
 
@@ -30,7 +30,7 @@ struct work_queue {
     work_fn          fn   = nullptr;
     void *           data = nullptr;
     uint32_t         n    = 0;
-    futex_word       pending{0};  // workers still running the current task
+    futex_word       pending;  // workers still running the current task
     bool             stopping = false;
     work_worker      workers[proto::HTP_MAX_NTHREADS];  // [0] is the caller's slot, never started
 };

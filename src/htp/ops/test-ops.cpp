@@ -10,7 +10,6 @@
 #include "vnpu/hvx/hvx.h"
 #include "vtcm.h"
 
-#include <string.h>
 
 namespace hexnpu::htp {
 
@@ -186,7 +185,7 @@ bool valid_stream_op(const htp_op_context * octx, const htp_test_stream_kparams 
 
 uint32_t op_test_stream(htp_op_context * octx) {
     stream_job job{};
-    memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
     if (!valid_stream_op(octx, job.kp)) {
         return proto::HTP_STATUS_INVAL_PARAMS;
     }
