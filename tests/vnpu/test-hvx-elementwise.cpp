@@ -79,12 +79,20 @@ TEST(HvxArith, AddSubWrapAndSaturate) {
     HVX_CHECK(Q6_Wb_vsub_WbWb, per_register(lanes2(1, true, true, sub)));
     HVX_CHECK(Q6_Wh_vsub_WhWh, per_register(lanes2(2, true, true, sub)));
     HVX_CHECK(Q6_Ww_vsub_WwWw, per_register(lanes2(4, true, true, sub)));
-    HVX_CHECK(Q6_Wub_vadd_WubWub_sat, per_register(lanes2(1, false, false, [](int64_t a, int64_t b) { return sat(a + b, 1, false); })));
-    HVX_CHECK(Q6_Wuh_vsub_WuhWuh_sat, per_register(lanes2(2, false, false, [](int64_t a, int64_t b) { return sat(a - b, 2, false); })));
-    HVX_CHECK(Q6_Wuw_vadd_WuwWuw_sat, per_register(lanes2(4, false, false, [](int64_t a, int64_t b) { return sat(a + b, 4, false); })));
-    HVX_CHECK(Q6_Wb_vsub_WbWb_sat, per_register(lanes2(1, true, true, [](int64_t a, int64_t b) { return sat(a - b, 1, true); })));
-    HVX_CHECK(Q6_Wh_vadd_WhWh_sat, per_register(lanes2(2, true, true, [](int64_t a, int64_t b) { return sat(a + b, 2, true); })));
-    HVX_CHECK(Q6_Ww_vsub_WwWw_sat, per_register(lanes2(4, true, true, [](int64_t a, int64_t b) { return sat(a - b, 4, true); })));
+#define PAIR_SAT_CASE(FN, W, S, OP) HVX_CHECK(FN, per_register(lanes2(W, S, S, [](int64_t a, int64_t b) { return sat(a OP b, W, S); })))
+    PAIR_SAT_CASE(Q6_Wub_vadd_WubWub_sat, 1, false, +);
+    PAIR_SAT_CASE(Q6_Wuh_vadd_WuhWuh_sat, 2, false, +);
+    PAIR_SAT_CASE(Q6_Wuw_vadd_WuwWuw_sat, 4, false, +);
+    PAIR_SAT_CASE(Q6_Wb_vadd_WbWb_sat, 1, true, +);
+    PAIR_SAT_CASE(Q6_Wh_vadd_WhWh_sat, 2, true, +);
+    PAIR_SAT_CASE(Q6_Ww_vadd_WwWw_sat, 4, true, +);
+    PAIR_SAT_CASE(Q6_Wub_vsub_WubWub_sat, 1, false, -);
+    PAIR_SAT_CASE(Q6_Wuh_vsub_WuhWuh_sat, 2, false, -);
+    PAIR_SAT_CASE(Q6_Wuw_vsub_WuwWuw_sat, 4, false, -);
+    PAIR_SAT_CASE(Q6_Wb_vsub_WbWb_sat, 1, true, -);
+    PAIR_SAT_CASE(Q6_Wh_vsub_WhWh_sat, 2, true, -);
+    PAIR_SAT_CASE(Q6_Ww_vsub_WwWw_sat, 4, true, -);
+#undef PAIR_SAT_CASE
 }
 
 TEST(HvxArith, WideningAddSub) {

@@ -117,6 +117,7 @@ TEST(HvxFloat, HalfArithmeticRoundsTheExactResultOnce) {
         const Bytes sub = bytes_of(Q6_Vhf_vsub_VhfVhf(vec_of(u), vec_of(v)));
         const Bytes mul = bytes_of(Q6_Vhf_vmpy_VhfVhf(vec_of(u), vec_of(v)));
         const PairBytes wadd = bytes_of(Q6_Wsf_vadd_VhfVhf(vec_of(u), vec_of(v)));
+        const PairBytes wsub = bytes_of(Q6_Wsf_vsub_VhfVhf(vec_of(u), vec_of(v)));
         const PairBytes wmul = bytes_of(Q6_Wsf_vmpy_VhfVhf(vec_of(u), vec_of(v)));
         for (int i = 0; i < 64; ++i) {
             // Sums and products of two halves are exact in double.
@@ -126,6 +127,8 @@ TEST(HvxFloat, HalfArithmeticRoundsTheExactResultOnce) {
             ASSERT_TRUE(same_half(uint16_t(get(mul, 2, false, i)), half_of(a * b))) << c << " " << i;
             const uint8_t *reg = (i % 2 ? wadd.data() + 128 : wadd.data());
             ASSERT_TRUE(same_float(uint32_t(get(reg, 4, false, i / 2)), bits(float(a + b)))) << c << " " << i;
+            reg = (i % 2 ? wsub.data() + 128 : wsub.data());
+            ASSERT_TRUE(same_float(uint32_t(get(reg, 4, false, i / 2)), bits(float(a - b)))) << c << " " << i;
             reg = (i % 2 ? wmul.data() + 128 : wmul.data());
             ASSERT_TRUE(same_float(uint32_t(get(reg, 4, false, i / 2)), bits(float(a * b)))) << c << " " << i;
         }

@@ -255,15 +255,21 @@ TEST(HvxPredicate, ComparesSetEveryByteBitOfTheLane) {
             return q;
         };
     };
-    HVX_CHECK(Q6_Q_vcmp_eqand_QVhVh, combine(2, true, eq, 0));
-    HVX_CHECK(Q6_Q_vcmp_eqor_QVwVw, combine(4, true, eq, 1));
-    HVX_CHECK(Q6_Q_vcmp_eqxacc_QVbVb, combine(1, true, eq, 2));
-    HVX_CHECK(Q6_Q_vcmp_gtand_QVuwVuw, combine(4, false, gt, 0));
-    HVX_CHECK(Q6_Q_vcmp_gtor_QVbVb, combine(1, true, gt, 1));
-    HVX_CHECK(Q6_Q_vcmp_gtxacc_QVuhVuh, combine(2, false, gt, 2));
-    HVX_CHECK(Q6_Q_vcmp_gtand_QVwVw, combine(4, true, gt, 0));
-    HVX_CHECK(Q6_Q_vcmp_gtor_QVubVub, combine(1, false, gt, 1));
-    HVX_CHECK(Q6_Q_vcmp_gtxacc_QVhVh, combine(2, true, gt, 2));
+    // Every accumulating form: mode 0 and, 1 or, 2 xor with the incoming predicate.
+#define COMBINE(OP, OPF, T, W, S)                                                                  \
+    HVX_CHECK(Q6_Q_vcmp_##OP##and_QV##T##V##T, combine(W, S, OPF, 0));                             \
+    HVX_CHECK(Q6_Q_vcmp_##OP##or_QV##T##V##T, combine(W, S, OPF, 1));                              \
+    HVX_CHECK(Q6_Q_vcmp_##OP##xacc_QV##T##V##T, combine(W, S, OPF, 2))
+    COMBINE(eq, eq, b, 1, true);
+    COMBINE(eq, eq, h, 2, true);
+    COMBINE(eq, eq, w, 4, true);
+    COMBINE(gt, gt, b, 1, true);
+    COMBINE(gt, gt, h, 2, true);
+    COMBINE(gt, gt, w, 4, true);
+    COMBINE(gt, gt, ub, 1, false);
+    COMBINE(gt, gt, uh, 2, false);
+    COMBINE(gt, gt, uw, 4, false);
+#undef COMBINE
 }
 
 TEST(HvxPredicate, LogicSetqAndMoves) {
@@ -320,9 +326,14 @@ TEST(HvxPredicate, ConditionalAccumulateCarryPrefix) {
     HVX_CHECK(Q6_Vh_condacc_QVhVh, cond(2, 1, false));
     HVX_CHECK(Q6_Vw_condacc_QVwVw, cond(4, 1, false));
     HVX_CHECK(Q6_Vb_condacc_QnVbVb, cond(1, 1, true));
+    HVX_CHECK(Q6_Vh_condacc_QnVhVh, cond(2, 1, true));
+    HVX_CHECK(Q6_Vw_condacc_QnVwVw, cond(4, 1, true));
+    HVX_CHECK(Q6_Vb_condnac_QVbVb, cond(1, -1, false));
     HVX_CHECK(Q6_Vh_condnac_QVhVh, cond(2, -1, false));
-    HVX_CHECK(Q6_Vw_condnac_QnVwVw, cond(4, -1, true));
+    HVX_CHECK(Q6_Vw_condnac_QVwVw, cond(4, -1, false));
     HVX_CHECK(Q6_Vb_condnac_QnVbVb, cond(1, -1, true));
+    HVX_CHECK(Q6_Vh_condnac_QnVhVh, cond(2, -1, true));
+    HVX_CHECK(Q6_Vw_condnac_QnVwVw, cond(4, -1, true));
     HVX_CHECK(Q6_Vw_vadd_VwVwQ_carry_sat, [](const Bytes &u, const Bytes &v, const Pred &q) {
         Bytes d{};
         for (int i = 0; i < 32; ++i) put(d, 4, i, sat(get(u, 4, true, i) + get(v, 4, true, i) + q[4 * i], 4, true));

@@ -7,10 +7,6 @@
 
 #include "vnpu/hvx/hvx-types.h"
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
-
 namespace hexnpu::hvx::intrinsics {
 
 using detail::byte_of;
@@ -44,8 +40,8 @@ inline int64_t product(int64_t a, int64_t b) { return a * b; }
 
 } // namespace detail_mpy
 
-// Portable element-loop versions of the widening byte multiplies: the reference the SIMD fast
-// paths are tested against.
+// Element-loop versions of the widening multiplies: the reference the SIMD paths below are
+// tested against.
 namespace portable {
 inline HVX_VectorPair vmpy_ub_b(HVX_Vector u, HVX_Vector v, const HVX_VectorPair *acc) {
     return detail_mpy::widen<uint8_t, int8_t, int16_t>(u, v, acc, detail_mpy::product);
@@ -61,57 +57,34 @@ inline HVX_VectorPair vmpy_h_h(HVX_Vector u, HVX_Vector v, const HVX_VectorPair 
 }
 } // namespace portable
 
-#if defined(__AVX2__)
 namespace detail_mpy {
-// Byte products as 16-bit lanes: the even bytes of each halfword (sign- or zero-extended) times
-// each other land in `even`, the odd bytes in `odd`; 16-bit products are exact for 8x8 bits.
+// SIMD path for the widening byte multiplies, in vector-extension form (AVX-512 / AVX2 / SSE as
+// the target allows): split every halfword into its even and odd byte, extended with each side's
+// signedness, and multiply as 16-bit lanes; the low 16 bits of an 8x8-bit product are exact.
 template <bool SignedU, bool SignedV>
-inline void byte_products_avx2(__m256i u, __m256i v, __m256i &even, __m256i &odd) {
-    const __m256i ue = SignedU ? _mm256_srai_epi16(_mm256_slli_epi16(u, 8), 8) : _mm256_and_si256(u, _mm256_set1_epi16(0xFF));
-    const __m256i uo = SignedU ? _mm256_srai_epi16(u, 8) : _mm256_srli_epi16(u, 8);
-    const __m256i ve = SignedV ? _mm256_srai_epi16(_mm256_slli_epi16(v, 8), 8) : _mm256_and_si256(v, _mm256_set1_epi16(0xFF));
-    const __m256i vo = SignedV ? _mm256_srai_epi16(v, 8) : _mm256_srli_epi16(v, 8);
-    even = _mm256_mullo_epi16(ue, ve);
-    odd = _mm256_mullo_epi16(uo, vo);
-}
-template <bool SignedU, bool SignedV>
-inline HVX_VectorPair vmpy_bytes_avx2(HVX_Vector u, HVX_Vector v, const HVX_VectorPair *acc) {
-    alignas(128) int16_t even[64], odd[64];
-    for (int k = 0; k < 4; ++k) {
-        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(&u) + k);
-        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(&v) + k);
-        __m256i e, o;
-        byte_products_avx2<SignedU, SignedV>(a, b, e, o);
-        _mm256_store_si256(reinterpret_cast<__m256i *>(even) + k, e);
-        _mm256_store_si256(reinterpret_cast<__m256i *>(odd) + k, o);
-    }
-    HVX_Vector lo, hi;
-    __builtin_memcpy(&lo, even, 128);
-    __builtin_memcpy(&hi, odd, 128);
+inline HVX_VectorPair vmpy_bytes_simd(HVX_Vector u, HVX_Vector v, const HVX_VectorPair *acc) {
+    using detail::VecI16;
+    using detail::VecU16;
+    const VecI16 hu = (VecI16)u, hv = (VecI16)v;
+    const VecU16 ue = SignedU ? (VecU16)((VecI16)((VecU16)hu << 8) >> 8) : (VecU16)hu & 0xFF;
+    const VecU16 uo = SignedU ? (VecU16)(hu >> 8) : (VecU16)hu >> 8;
+    const VecU16 ve = SignedV ? (VecU16)((VecI16)((VecU16)hv << 8) >> 8) : (VecU16)hv & 0xFF;
+    const VecU16 vo = SignedV ? (VecU16)(hv >> 8) : (VecU16)hv >> 8;
+    VecU16 even = ue * ve, odd = uo * vo;
     if (acc) {
-        lo = (HVX_Vector)((detail::VecU16)lo + (detail::VecU16)detail::lo_of(*acc));
-        hi = (HVX_Vector)((detail::VecU16)hi + (detail::VecU16)detail::hi_of(*acc));
+        even += (VecU16)detail::lo_of(*acc);
+        odd += (VecU16)detail::hi_of(*acc);
     }
-    return detail::pair_of(lo, hi);
+    return detail::pair_of((HVX_Vector)even, (HVX_Vector)odd);
 }
 } // namespace detail_mpy
-#endif
 
-#if defined(__AVX2__)
-inline HVX_VectorPair Q6_Wh_vmpy_VubVb(HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_avx2<false, true>(u, v, nullptr); }
-inline HVX_VectorPair Q6_Wh_vmpyacc_WhVubVb(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_avx2<false, true>(u, v, &xx); }
-inline HVX_VectorPair Q6_Wh_vmpy_VbVb(HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_avx2<true, true>(u, v, nullptr); }
-inline HVX_VectorPair Q6_Wh_vmpyacc_WhVbVb(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_avx2<true, true>(u, v, &xx); }
-inline HVX_VectorPair Q6_Wuh_vmpy_VubVub(HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_avx2<false, false>(u, v, nullptr); }
-inline HVX_VectorPair Q6_Wuh_vmpyacc_WuhVubVub(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_avx2<false, false>(u, v, &xx); }
-#else
-inline HVX_VectorPair Q6_Wh_vmpy_VubVb(HVX_Vector u, HVX_Vector v) { return portable::vmpy_ub_b(u, v, nullptr); }
-inline HVX_VectorPair Q6_Wh_vmpyacc_WhVubVb(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) { return portable::vmpy_ub_b(u, v, &xx); }
-inline HVX_VectorPair Q6_Wh_vmpy_VbVb(HVX_Vector u, HVX_Vector v) { return portable::vmpy_b_b(u, v, nullptr); }
-inline HVX_VectorPair Q6_Wh_vmpyacc_WhVbVb(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) { return portable::vmpy_b_b(u, v, &xx); }
-inline HVX_VectorPair Q6_Wuh_vmpy_VubVub(HVX_Vector u, HVX_Vector v) { return portable::vmpy_ub_ub(u, v, nullptr); }
-inline HVX_VectorPair Q6_Wuh_vmpyacc_WuhVubVub(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) { return portable::vmpy_ub_ub(u, v, &xx); }
-#endif
+inline HVX_VectorPair Q6_Wh_vmpy_VubVb(HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_simd<false, true>(u, v, nullptr); }
+inline HVX_VectorPair Q6_Wh_vmpyacc_WhVubVb(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_simd<false, true>(u, v, &xx); }
+inline HVX_VectorPair Q6_Wh_vmpy_VbVb(HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_simd<true, true>(u, v, nullptr); }
+inline HVX_VectorPair Q6_Wh_vmpyacc_WhVbVb(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_simd<true, true>(u, v, &xx); }
+inline HVX_VectorPair Q6_Wuh_vmpy_VubVub(HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_simd<false, false>(u, v, nullptr); }
+inline HVX_VectorPair Q6_Wuh_vmpyacc_WuhVubVub(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) { return detail_mpy::vmpy_bytes_simd<false, false>(u, v, &xx); }
 
 inline HVX_VectorPair Q6_Ww_vmpy_VhVh(HVX_Vector u, HVX_Vector v) { return portable::vmpy_h_h(u, v, nullptr); }
 inline HVX_VectorPair Q6_Ww_vmpyacc_WwVhVh(HVX_VectorPair xx, HVX_Vector u, HVX_Vector v) { return portable::vmpy_h_h(u, v, &xx); }

@@ -1,8 +1,8 @@
 // The vrmpy family: each 32-bit lane is the sum of the products of its four bytes with four
 // bytes of the other operand (the matching bytes of Vv, or bytes 0..3 of Rt), plus the
 // accumulator in the acc forms; sums wrap modulo 2^32. This is the dot-product workhorse of the
-// quantized kernels, so it has AVX-512 VNNI / AVX2 fast paths; namespace `portable` keeps the
-// element loops the fast paths are tested against.
+// quantized kernels, so it has AVX-512 (VNNI where available) and AVX2 fast paths; namespace
+// `portable` keeps the element loops the fast paths are tested against.
 // Semantics: QEMU ext.idef "4-WAY REDUCTION" (vrmpyub, vrmpybus, vrmpybv, vrmpyubi, ...).
 #pragma once
 
@@ -43,12 +43,51 @@ inline HVX_Vector splat_word(int32_t rt) {
     return v;
 }
 
-#if defined(__AVX2__)
+#if defined(__AVX512BW__)
 // Exact 4-byte dot products per 32-bit lane: split every halfword into its even and odd byte,
 // extended to 16 bits with each side's signedness, and let vpmaddwd add the pairs (16-bit
 // products of 8-bit values never overflow, nor does the pair sum in 32 bits).
 template <bool SignedU, bool SignedV>
-inline __m256i dot4_avx2(__m256i u, __m256i v) {
+inline __m512i dot4(__m512i u, __m512i v) {
+    const __m512i low = _mm512_set1_epi16(0xFF);
+    const __m512i ue = SignedU ? _mm512_srai_epi16(_mm512_slli_epi16(u, 8), 8) : _mm512_and_si512(u, low);
+    const __m512i uo = SignedU ? _mm512_srai_epi16(u, 8) : _mm512_srli_epi16(u, 8);
+    const __m512i ve = SignedV ? _mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8) : _mm512_and_si512(v, low);
+    const __m512i vo = SignedV ? _mm512_srai_epi16(v, 8) : _mm512_srli_epi16(v, 8);
+    return _mm512_add_epi32(_mm512_madd_epi16(ue, ve), _mm512_madd_epi16(uo, vo));
+}
+
+template <bool SignedU, bool SignedV>
+inline HVX_Vector vrmpy_simd(HVX_Vector acc, HVX_Vector u, HVX_Vector v) {
+    HVX_Vector d;
+    for (int k = 0; k < 2; ++k) {
+        const __m512i a = _mm512_load_si512(reinterpret_cast<const __m512i *>(&u) + k);
+        const __m512i b = _mm512_load_si512(reinterpret_cast<const __m512i *>(&v) + k);
+        const __m512i c = _mm512_load_si512(reinterpret_cast<const __m512i *>(&acc) + k);
+        __m512i r;
+#if defined(__AVX512VNNI__)
+        // vpdpbusd is exactly unsigned x signed with a wrapping accumulate; signed x signed
+        // becomes (u + 128) x v - 128 x v, both exact modulo 2^32.
+        if constexpr (!SignedU && SignedV) {
+            r = _mm512_dpbusd_epi32(c, a, b);
+        } else if constexpr (SignedU && SignedV) {
+            const __m512i bias = _mm512_set1_epi8(char(0x80));
+            r = _mm512_dpbusd_epi32(c, _mm512_xor_si512(a, bias), b);
+            r = _mm512_sub_epi32(r, _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, b));
+        } else {
+            r = _mm512_add_epi32(c, dot4<SignedU, SignedV>(a, b));
+        }
+#else
+        r = _mm512_add_epi32(c, dot4<SignedU, SignedV>(a, b));
+#endif
+        _mm512_store_si512(reinterpret_cast<__m512i *>(&d) + k, r);
+    }
+    return d;
+}
+#elif defined(__AVX2__)
+// As above with 256-bit registers.
+template <bool SignedU, bool SignedV>
+inline __m256i dot4(__m256i u, __m256i v) {
     const __m256i low = _mm256_set1_epi16(0xFF);
     const __m256i ue = SignedU ? _mm256_srai_epi16(_mm256_slli_epi16(u, 8), 8) : _mm256_and_si256(u, low);
     const __m256i uo = SignedU ? _mm256_srai_epi16(u, 8) : _mm256_srli_epi16(u, 8);
@@ -64,23 +103,7 @@ inline HVX_Vector vrmpy_simd(HVX_Vector acc, HVX_Vector u, HVX_Vector v) {
         const __m256i a = _mm256_load_si256(reinterpret_cast<const __m256i *>(&u) + k);
         const __m256i b = _mm256_load_si256(reinterpret_cast<const __m256i *>(&v) + k);
         const __m256i c = _mm256_load_si256(reinterpret_cast<const __m256i *>(&acc) + k);
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-        // vpdpbusd is exactly unsigned x signed with a wrapping accumulate; signed x signed
-        // becomes (u + 128) x v - 128 x v, both exact modulo 2^32.
-        __m256i r;
-        if constexpr (!SignedU && SignedV) {
-            r = _mm256_dpbusd_epi32(c, a, b);
-        } else if constexpr (SignedU && SignedV) {
-            const __m256i bias = _mm256_set1_epi8(char(0x80));
-            r = _mm256_dpbusd_epi32(c, _mm256_xor_si256(a, bias), b);
-            r = _mm256_sub_epi32(r, _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias, b));
-        } else {
-            r = _mm256_add_epi32(c, dot4_avx2<SignedU, SignedV>(a, b));
-        }
-#else
-        const __m256i r = _mm256_add_epi32(c, dot4_avx2<SignedU, SignedV>(a, b));
-#endif
-        _mm256_store_si256(reinterpret_cast<__m256i *>(&d) + k, r);
+        _mm256_store_si256(reinterpret_cast<__m256i *>(&d) + k, _mm256_add_epi32(c, dot4<SignedU, SignedV>(a, b)));
     }
     return d;
 }
