@@ -138,7 +138,7 @@ struct stream_case {
 
 // ---- session start
 
-TEST(Session, ThreadsStartedAreMinOfRequestedReportedAndHost) {
+TEST(HtpSession, ThreadsStartedAreMinOfRequestedReportedAndHost) {
     struct {
         uint32_t reported, host, requested, expected;
     } cases[] = {{6, 3, 0, 3}, {6, 8, 2, 2}, {2, 8, 5, 2}, {6, 16, 0, 6}, {4, 4, 10, 4}};
@@ -157,7 +157,7 @@ TEST(Session, ThreadsStartedAreMinOfRequestedReportedAndHost) {
 
 // ---- TEST_STREAM end to end
 
-TEST(StreamBatch, ExactResultTracesAndProfileOverFourThreads) {
+TEST(HtpStreamBatch, ExactResultTracesAndProfileOverFourThreads) {
     in_process_session s(quiet_config(), 4);
     ASSERT_EQ(s.n_threads(), 4u);
     stream_params p;
@@ -227,7 +227,7 @@ TEST(StreamBatch, ExactResultTracesAndProfileOverFourThreads) {
     EXPECT_EQ(t0[rsp.n_traces[0] - 1].id, proto::HTP_TRACE_EVT_L2FLUSH);
 }
 
-TEST(StreamBatch, ExactForManyPipelineShapes) {
+TEST(HtpStreamBatch, ExactForManyPipelineShapes) {
     in_process_session s(quiet_config(), 4);
     uint32_t           seed = 0;
     for (uint32_t n_threads : {1u, 2u, 3u, 4u}) {
@@ -248,7 +248,7 @@ TEST(StreamBatch, ExactForManyPipelineShapes) {
     }
 }
 
-TEST(StreamBatch, ChainedOpsFlushTheIntermediateBeforeItIsRead) {
+TEST(HtpStreamBatch, ChainedOpsFlushTheIntermediateBeforeItIsRead) {
     in_process_session s(quiet_config(), 2);
     const std::array<uint32_t, 4> ne{64, 8, 1, 1};
     shared_buffer buf(3 * 2048);
@@ -284,7 +284,7 @@ TEST(StreamBatch, ChainedOpsFlushTheIntermediateBeforeItIsRead) {
     EXPECT_EQ(flushes, 4u);  // two start/stop pairs
 }
 
-TEST(StreamBatch, WideRowsRunOnV73AndV79) {
+TEST(HtpStreamBatch, WideRowsRunOnV73AndV79) {
     // 70000-byte rows overflow v73's 16-bit 2-D fields; the runtime issues them row by row.
     for (uint32_t arch : {73u, 79u}) {
         in_process_session s(quiet_config(arch), 1);
@@ -300,7 +300,7 @@ TEST(StreamBatch, WideRowsRunOnV73AndV79) {
 
 // ---- strict rules broken by an op
 
-TEST(StrictBatch, ReadBeforePopComputesOnPoison) {
+TEST(HtpStrictBatch, ReadBeforePopComputesOnPoison) {
     in_process_session s(quiet_config(), 2);
     stream_params      p;
     p.n_threads = 2;
@@ -321,7 +321,7 @@ TEST(StrictBatch, ReadBeforePopComputesOnPoison) {
     }
 }
 
-TEST(StrictBatch, WriteToVtcmSourceInFlightIsStrict) {
+TEST(HtpStrictBatch, WriteToVtcmSourceInFlightIsStrict) {
     in_process_session s(quiet_config(), 1);
     stream_params      p;
     p.misuse = proto::HTP_TEST_STREAM_WRITE_AFTER_PUSH;
@@ -335,7 +335,7 @@ TEST(StrictBatch, WriteToVtcmSourceInFlightIsStrict) {
         << s.platform().last_violation();
 }
 
-TEST(StrictBatch, UndrainedQueueAtOpReturnIsStrict) {
+TEST(HtpStrictBatch, UndrainedQueueAtOpReturnIsStrict) {
     in_process_session s(quiet_config(), 2);
     stream_params      p;
     p.n_threads = 2;
@@ -354,7 +354,7 @@ TEST(StrictBatch, UndrainedQueueAtOpReturnIsStrict) {
     EXPECT_TRUE(c2.exact());
 }
 
-TEST(StrictBatch, LayoutBeyondVtcmIsVtcmTooSmall) {
+TEST(HtpStrictBatch, LayoutBeyondVtcmIsVtcmTooSmall) {
     vnpu::platform_config cfg = quiet_config();
     cfg.vtcm_size             = 256 * 1024;
     in_process_session s(cfg, 2);
@@ -373,9 +373,9 @@ TEST(StrictBatch, LayoutBeyondVtcmIsVtcmTooSmall) {
 
 // ---- malformed batches
 
-class Malformed : public ::testing::Test {
+class HtpMalformed : public ::testing::Test {
   protected:
-    Malformed() : s(quiet_config(), 2), src(64 * 1024), dst(64 * 1024) {
+    HtpMalformed() : s(quiet_config(), 2), src(64 * 1024), dst(64 * 1024) {
         const uint16_t bs = b.add_buffer(src, false);
         const uint16_t bd = b.add_buffer(dst, false);
         const uint16_t ts = b.add_f32(bs, 0, ne);
@@ -392,12 +392,12 @@ class Malformed : public ::testing::Test {
     batch_builder           b;
 };
 
-TEST_F(Malformed, WellFormedBaselineRuns) {
+TEST_F(HtpMalformed, WellFormedBaselineRuns) {
     packed_batch batch = b.pack(1, 1, 0);
     EXPECT_EQ(run(batch), proto::HTP_STATUS_OK);
 }
 
-TEST_F(Malformed, BadCountsAndBlocksAreInvalParams) {
+TEST_F(HtpMalformed, BadCountsAndBlocksAreInvalParams) {
     auto expect_inval = [&](auto && mutate, const char * what) {
         packed_batch batch = b.pack(1, 1, 0);
         size_t       size  = batch.block_size();
@@ -425,7 +425,7 @@ TEST_F(Malformed, BadCountsAndBlocksAreInvalParams) {
     expect_inval([](packed_batch & p, size_t &) { p.ops()[0].dst[3] = 100; }, "dst index");
 }
 
-TEST_F(Malformed, BadOpParametersFailTheOp) {
+TEST_F(HtpMalformed, BadOpParametersFailTheOp) {
     auto expect_op_inval = [&](auto && mutate, const char * what) {
         packed_batch batch = b.pack(1, 1, 0);
         mutate(batch);
@@ -446,7 +446,7 @@ TEST_F(Malformed, BadOpParametersFailTheOp) {
     expect_op_inval([&](packed_batch & p) { p.tensors()[0].size = 100; }, "tensor bytes smaller than its shape");
 }
 
-TEST_F(Malformed, UnknownOpIsNoSupportAndSkipComputeSkips) {
+TEST_F(HtpMalformed, UnknownOpIsNoSupportAndSkipComputeSkips) {
     packed_batch batch = b.pack(1, 1, 0);
     batch.ops()[0].opcode = 777;
     EXPECT_EQ(run(batch), proto::HTP_STATUS_NO_SUPPORT);
@@ -456,7 +456,7 @@ TEST_F(Malformed, UnknownOpIsNoSupportAndSkipComputeSkips) {
     EXPECT_EQ(run(skip), proto::HTP_STATUS_OK);
 }
 
-TEST_F(Malformed, RandomDescriptorCorruptionNeverCrashes) {
+TEST_F(HtpMalformed, RandomDescriptorCorruptionNeverCrashes) {
     // Flip random bytes of the tensor descriptors and kernel params (opcodes and fds stay: those
     // would select the deliberate fault ops or map this process's own files).
     std::mt19937 rng(3);
@@ -484,7 +484,7 @@ TEST_F(Malformed, RandomDescriptorCorruptionNeverCrashes) {
 
 // ---- the sliding window
 
-class Window : public ::testing::Test {
+class HtpWindow : public ::testing::Test {
   protected:
     static constexpr uint64_t BUF = 1280 * 1024;  // 1.25 MiB: three fit in a 4 MiB window, four do not
 
@@ -520,7 +520,7 @@ class Window : public ::testing::Test {
     }
 };
 
-TEST_F(Window, IdleDelayedBuffersAreUnmappedAndRemapped) {
+TEST_F(HtpWindow, IdleDelayedBuffersAreUnmappedAndRemapped) {
     in_process_session         s(config(), 1);
     std::vector<shared_buffer> bufs;
     for (int i = 0; i < 5; ++i) {
@@ -542,7 +542,7 @@ TEST_F(Window, IdleDelayedBuffersAreUnmappedAndRemapped) {
     EXPECT_GT(s.platform().map_calls(), 5u) << "buffers were mapped again after being unmapped";
 }
 
-TEST_F(Window, PinnedBuffersStayMapped) {
+TEST_F(HtpWindow, PinnedBuffersStayMapped) {
     in_process_session s(config(), 1);
     shared_buffer      pinned(BUF), a(BUF), b2(BUF), c(BUF);
     fill_random(reinterpret_cast<float *>(pinned.data()), BUF / 4, 1);
@@ -561,7 +561,7 @@ TEST_F(Window, PinnedBuffersStayMapped) {
     EXPECT_TRUE(doubled(pinned, b2));
 }
 
-TEST_F(Window, BatchLargerThanTheWindowIsNoWindow) {
+TEST_F(HtpWindow, BatchLargerThanTheWindowIsNoWindow) {
     in_process_session s(config(), 1);
     shared_buffer      a(BUF), b2(BUF), c(BUF), d(BUF);
     const std::array<uint32_t, 4> ne{320, 1024, 1, 1};
@@ -591,7 +591,7 @@ TEST_F(Window, BatchLargerThanTheWindowIsNoWindow) {
     EXPECT_EQ(s.process(ok).status, proto::HTP_STATUS_OK);
 }
 
-TEST_F(Window, VmemBudgetBoundsMappingsBelowTheWindow) {
+TEST_F(HtpWindow, VmemBudgetBoundsMappingsBelowTheWindow) {
     in_process_session s(quiet_config(), 1, 3 * MiB);  // a 64 MiB window, 3 MiB budget
     shared_buffer      a(BUF), b2(BUF), c(BUF);
     fill_random(reinterpret_cast<float *>(c.data()), BUF / 4, 5);
@@ -604,7 +604,7 @@ TEST_F(Window, VmemBudgetBoundsMappingsBelowTheWindow) {
     EXPECT_TRUE(doubled(c, b2));
 }
 
-TEST_F(Window, ExplicitMmapAndMunmap) {
+TEST_F(HtpWindow, ExplicitMmapAndMunmap) {
     in_process_session s(config(), 1);
     shared_buffer      a(BUF), b2(BUF);
     ASSERT_EQ(htp_iface_mmap(s.handle(), a.fd(), a.size(), 1), 0);
@@ -676,22 +676,22 @@ void run_fault_batch(uint32_t npu_addr, bool with_stale_buffer) {
     _exit(0);
 }
 
-TEST(FaultDeathTest, MappedAddressReadsFine) {
+TEST(HtpFaultDeathTest, MappedAddressReadsFine) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(run_fault_batch(0x1000 + 100, false), ::testing::ExitedWithCode(0), "no fault: status OK");
 }
 
-TEST(FaultDeathTest, UnmappedWindowAddressFaultsAndIsAttributed) {
+TEST(HtpFaultDeathTest, UnmappedWindowAddressFaultsAndIsAttributed) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(run_fault_batch(0x300010, false), ::testing::ExitedWithCode(42), "fault at npu 0x00300010 in op 1");
 }
 
-TEST(FaultDeathTest, StaleAddressOfAnUnmappedBufferFaults) {
+TEST(HtpFaultDeathTest, StaleAddressOfAnUnmappedBufferFaults) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(run_fault_batch(0x11000 + 100, true), ::testing::ExitedWithCode(42), "fault at npu 0x00011064 in op 1");
 }
 
-TEST(FaultDeathTest, CrashOpKillsTheSession) {
+TEST(HtpFaultDeathTest, CrashOpKillsTheSession) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(
         {

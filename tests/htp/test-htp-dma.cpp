@@ -24,7 +24,7 @@ using htp::dma_queue;
 constexpr uint64_t MiB = 1 << 20;
 
 // A platform with one shared buffer mapped into its window and a DMA queue on hardware queue 0.
-class DmaQueue : public ::testing::Test {
+class HtpDmaQueue : public ::testing::Test {
   protected:
     void open(uint32_t arch, uint64_t ddr_size = 4 * MiB) {
         vnpu::platform_config cfg;
@@ -56,7 +56,7 @@ class DmaQueue : public ::testing::Test {
     dma_queue                               q;
 };
 
-TEST_F(DmaQueue, PopsInPushOrderIncludingTokens) {
+TEST_F(HtpDmaQueue, PopsInPushOrderIncludingTokens) {
     // Interleave real transfers and zero-row tokens; pops must return them oldest first.
     std::vector<dma_ptr_pair> pushed;
     for (uint32_t i = 0; i < 12; ++i) {
@@ -78,7 +78,7 @@ TEST_F(DmaQueue, PopsInPushOrderIncludingTokens) {
     EXPECT_EQ(op_done(), proto::HTP_STATUS_OK);
 }
 
-TEST_F(DmaQueue, TokensTouchNothing) {
+TEST_F(HtpDmaQueue, TokensTouchNothing) {
     std::memset(vtcm(), 0x11, 256);
     ASSERT_TRUE(htp::dma_queue_push(&q, {dma_addr_of(vtcm()), dma_addr_of(ddr_npu_ptr())}, 128, 128, 128, 0, 0));
     for (int i = 0; i < 256; ++i) {
@@ -88,7 +88,7 @@ TEST_F(DmaQueue, TokensTouchNothing) {
     EXPECT_EQ(op_done(), proto::HTP_STATUS_OK);
 }
 
-TEST_F(DmaQueue, CapacityIsEnforced) {
+TEST_F(HtpDmaQueue, CapacityIsEnforced) {
     EXPECT_EQ(htp::dma_queue_capacity(&q), htp::DMA_QUEUE_CAPACITY);
     for (uint32_t i = 0; i < htp::DMA_QUEUE_CAPACITY; ++i) {
         ASSERT_TRUE(htp::dma_queue_push(&q, {dma_addr_of(vtcm()), dma_addr_of(vtcm())}, 0, 0, 0, 0, 0));
@@ -99,7 +99,7 @@ TEST_F(DmaQueue, CapacityIsEnforced) {
     EXPECT_EQ(op_done(), proto::HTP_STATUS_OK);
 }
 
-TEST_F(DmaQueue, OneDimensionalRoundTrip) {
+TEST_F(HtpDmaQueue, OneDimensionalRoundTrip) {
     const uint32_t size = 100000;
     ASSERT_TRUE(htp::dma_queue_push_ddr_to_vtcm(&q, dma_addr_of(vtcm()), dma_addr_of(ddr_npu_ptr() + 3), size, size,
                                                 size, 1, 0));
@@ -112,7 +112,7 @@ TEST_F(DmaQueue, OneDimensionalRoundTrip) {
     EXPECT_EQ(op_done(), proto::HTP_STATUS_OK);
 }
 
-TEST_F(DmaQueue, TwoDimensionalTransfersHonourBothStrides) {
+TEST_F(HtpDmaQueue, TwoDimensionalTransfersHonourBothStrides) {
     // 9 rows of 200 bytes: DDR rows 333 bytes apart into VTCM rows 256 bytes apart, and back out
     // to DDR rows 1000 bytes apart. Bytes between rows must stay untouched.
     const uint32_t row = 200, nrows = 9, ddr_stride = 333, vtcm_stride = 256, out_stride = 1000;
@@ -142,7 +142,7 @@ TEST_F(DmaQueue, TwoDimensionalTransfersHonourBothStrides) {
 
 // ---- Strict rule: a destination is poisoned at push and filled no later than its pop.
 
-TEST_F(DmaQueue, ReadBeforePopSeesPoison) {
+TEST_F(HtpDmaQueue, ReadBeforePopSeesPoison) {
     const uint32_t size = 4096;
     ASSERT_TRUE(htp::dma_queue_push_ddr_to_vtcm(&q, dma_addr_of(vtcm()), dma_addr_of(ddr_npu_ptr()), size, size, size,
                                                 1, 0));
@@ -162,7 +162,7 @@ TEST_F(DmaQueue, ReadBeforePopSeesPoison) {
     EXPECT_EQ(op_done(), proto::HTP_STATUS_OK);
 }
 
-TEST_F(DmaQueue, DdrSourceIsReadAtPush) {
+TEST_F(HtpDmaQueue, DdrSourceIsReadAtPush) {
     // The engine may read a DDR source any time before the pop; it reads it at push.
     const uint32_t size = 512;
     std::vector<uint8_t> before(ddr->data(), ddr->data() + size);
@@ -176,7 +176,7 @@ TEST_F(DmaQueue, DdrSourceIsReadAtPush) {
 
 // ---- Strict rule: a VTCM source must not change between push and pop.
 
-TEST_F(DmaQueue, VtcmSourceModifiedInFlightIsStrict) {
+TEST_F(HtpDmaQueue, VtcmSourceModifiedInFlightIsStrict) {
     std::memset(vtcm() + 1024, 0x42, 1024);
     ASSERT_TRUE(htp::dma_queue_push_vtcm_to_ddr(&q, dma_addr_of(ddr_npu_ptr() + 4096), dma_addr_of(vtcm() + 1024),
                                                 1024, 1024, 1024, 1, 0));
@@ -194,7 +194,7 @@ TEST_F(DmaQueue, VtcmSourceModifiedInFlightIsStrict) {
     EXPECT_EQ(op_done(), proto::HTP_STATUS_OK);
 }
 
-TEST_F(DmaQueue, UnchangedVtcmSourceIsFine) {
+TEST_F(HtpDmaQueue, UnchangedVtcmSourceIsFine) {
     std::memset(vtcm(), 0x42, 1024);
     ASSERT_TRUE(htp::dma_queue_push_vtcm_to_ddr(&q, dma_addr_of(ddr_npu_ptr()), dma_addr_of(vtcm()), 1024, 1024, 1024,
                                                 1, 0));
@@ -205,7 +205,7 @@ TEST_F(DmaQueue, UnchangedVtcmSourceIsFine) {
 
 // ---- Strict rule: one side in VTCM, the other inside a mapped window buffer.
 
-TEST_F(DmaQueue, BothSidesInDdrIsStrict) {
+TEST_F(HtpDmaQueue, BothSidesInDdrIsStrict) {
     EXPECT_FALSE(htp::dma_queue_push(&q, {dma_addr_of(ddr_npu_ptr()), dma_addr_of(ddr_npu_ptr() + MiB)}, 64, 64, 64, 1,
                                      0));
     htp::dma_queue_pop(&q);  // the entry is queued all the same, so the pipeline's pops stay paired
@@ -213,14 +213,14 @@ TEST_F(DmaQueue, BothSidesInDdrIsStrict) {
     EXPECT_NE(plat->last_violation().find("neither side in VTCM"), std::string::npos) << plat->last_violation();
 }
 
-TEST_F(DmaQueue, BothSidesInVtcmIsStrict) {
+TEST_F(HtpDmaQueue, BothSidesInVtcmIsStrict) {
     EXPECT_FALSE(htp::dma_queue_push(&q, {dma_addr_of(vtcm()), dma_addr_of(vtcm() + 4096)}, 64, 64, 64, 1, 0));
     htp::dma_queue_pop(&q);
     EXPECT_EQ(op_done(), proto::HTP_STATUS_STRICT);
     EXPECT_NE(plat->last_violation().find("both sides in VTCM"), std::string::npos) << plat->last_violation();
 }
 
-TEST_F(DmaQueue, UnmappedDdrSideIsStrict) {
+TEST_F(HtpDmaQueue, UnmappedDdrSideIsStrict) {
     // Past the mapped buffer, inside the window: unmapped.
     uint8_t * unmapped = ddr_npu_ptr() + ddr->size() + 4096;
     EXPECT_FALSE(htp::dma_queue_push_ddr_to_vtcm(&q, dma_addr_of(vtcm()), dma_addr_of(unmapped), 64, 64, 64, 1, 0));
@@ -247,7 +247,7 @@ TEST_F(DmaQueue, UnmappedDdrSideIsStrict) {
     EXPECT_EQ(op_done(), proto::HTP_STATUS_STRICT);
 }
 
-TEST_F(DmaQueue, RejectedDescriptorMovesNoData) {
+TEST_F(HtpDmaQueue, RejectedDescriptorMovesNoData) {
     std::memset(vtcm(), 0x11, 64);
     uint8_t * unmapped = ddr_npu_ptr() + ddr->size() + 4096;
     EXPECT_FALSE(htp::dma_queue_push_ddr_to_vtcm(&q, dma_addr_of(vtcm()), dma_addr_of(unmapped), 64, 64, 64, 1, 0));
@@ -260,7 +260,7 @@ TEST_F(DmaQueue, RejectedDescriptorMovesNoData) {
 
 // ---- Strict rule: VTCM bounds.
 
-TEST_F(DmaQueue, VtcmSideOutOfBoundsIsStrict) {
+TEST_F(HtpDmaQueue, VtcmSideOutOfBoundsIsStrict) {
     const uint32_t vtcm_size = table().vtcm_size;
     // 4 rows of 128 bytes, 1 KiB apart, starting 2 KiB before the end: the last row is past it.
     EXPECT_FALSE(htp::dma_queue_push_ddr_to_vtcm(&q, dma_addr_of(vtcm() + vtcm_size - 2048),
@@ -278,7 +278,7 @@ TEST_F(DmaQueue, VtcmSideOutOfBoundsIsStrict) {
 
 // ---- Strict rule: queues drained when an op returns.
 
-TEST_F(DmaQueue, UndrainedQueueIsStrict) {
+TEST_F(HtpDmaQueue, UndrainedQueueIsStrict) {
     ASSERT_TRUE(htp::dma_queue_push_ddr_to_vtcm(&q, dma_addr_of(vtcm()), dma_addr_of(ddr_npu_ptr()), 64, 64, 64, 1, 0));
     EXPECT_EQ(op_done(), proto::HTP_STATUS_STRICT);
     EXPECT_NE(plat->last_violation().find("not drained"), std::string::npos) << plat->last_violation();
@@ -292,7 +292,7 @@ htp::dma_desc wide_row_desc(uint8_t * vtcm, uint8_t * ddr) {
     return htp::dma_desc{vtcm, ddr, 70000, 2, 70016, 70000};
 }
 
-TEST_F(DmaQueue, SixteenBitFieldOverflowIsStrictOnV73) {
+TEST_F(HtpDmaQueue, SixteenBitFieldOverflowIsStrictOnV73) {
     open(73);
     uint64_t            ticket = 0;
     const htp::dma_desc d      = wide_row_desc(vtcm(), ddr_npu_ptr());
@@ -307,7 +307,7 @@ TEST_F(DmaQueue, SixteenBitFieldOverflowIsStrictOnV73) {
     EXPECT_EQ(op_done(), proto::HTP_STATUS_OK);
 }
 
-TEST_F(DmaQueue, SameDescriptorIsFineOnV79) {
+TEST_F(HtpDmaQueue, SameDescriptorIsFineOnV79) {
     uint64_t            ticket = 0;
     const htp::dma_desc d      = wide_row_desc(vtcm(), ddr_npu_ptr());
     EXPECT_EQ(table().dma_submit(table().ctx, 0, &d, &ticket), 0);
@@ -316,7 +316,7 @@ TEST_F(DmaQueue, SameDescriptorIsFineOnV79) {
     EXPECT_EQ(std::memcmp(vtcm() + 70016, ddr->data() + 70000, 70000), 0);
 }
 
-TEST_F(DmaQueue, QueueSplitsWideTransfersOnV73) {
+TEST_F(HtpDmaQueue, QueueSplitsWideTransfersOnV73) {
     // The runtime issues what the v73 descriptor cannot hold row by row (strided) or as one 1-D
     // transfer (contiguous); either way the data arrives and no rule is broken.
     open(73);
@@ -333,7 +333,7 @@ TEST_F(DmaQueue, QueueSplitsWideTransfersOnV73) {
     }
 }
 
-TEST_F(DmaQueue, NonexistentHardwareQueueIsStrict) {
+TEST_F(HtpDmaQueue, NonexistentHardwareQueueIsStrict) {
     uint64_t            ticket = 0;
     const htp::dma_desc d{vtcm(), ddr_npu_ptr(), 64, 1, 64, 64};
     EXPECT_EQ(table().dma_submit(table().ctx, proto::HTP_MAX_NTHREADS, &d, &ticket), int(proto::HTP_STATUS_STRICT));

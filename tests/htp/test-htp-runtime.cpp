@@ -40,7 +40,7 @@ std::unique_ptr<vnpu::session_platform> make_platform(uint32_t n_hvx, uint32_t h
 
 // ---- fastdiv
 
-TEST(Fastdiv, MatchesDivisionForManyDivisors) {
+TEST(HtpFastdiv, MatchesDivisionForManyDivisors) {
     std::vector<uint32_t> divisors;
     for (uint32_t d = 1; d <= 4096; ++d) {
         divisors.push_back(d);
@@ -80,7 +80,7 @@ TEST(Fastdiv, MatchesDivisionForManyDivisors) {
     }
 }
 
-TEST(Fastdiv, ExhaustiveOverAllNumeratorsForOneDivisor) {
+TEST(HtpFastdiv, ExhaustiveOverAllNumeratorsForOneDivisor) {
     // 7 needs the full 33-bit magic (mp + 2^32); every 32-bit numerator.
     const proto::fastdiv_values v = proto::init_fastdiv(7);
     uint64_t                    wrong = 0;
@@ -92,7 +92,7 @@ TEST(Fastdiv, ExhaustiveOverAllNumeratorsForOneDivisor) {
 
 // ---- work queue
 
-class WorkQueue : public ::testing::Test {
+class HtpWorkQueue : public ::testing::Test {
   protected:
     void SetUp() override {
         plat = make_platform(4, 4);
@@ -120,7 +120,7 @@ void record_index(uint32_t n, uint32_t i, void * data) {
     ++r->calls[i];
 }
 
-TEST_F(WorkQueue, RunsEachIndexOnceOnItsOwnThread) {
+TEST_F(HtpWorkQueue, RunsEachIndexOnceOnItsOwnThread) {
     EXPECT_EQ(q.n_threads, 4u);
     for (int round = 0; round < 500; ++round) {
         for (uint32_t n = 1; n <= 4; ++n) {
@@ -150,7 +150,7 @@ void spin_briefly(uint32_t, uint32_t i, void * data) {
     static_cast<std::atomic<uint32_t> *>(data)->fetch_add(1);
 }
 
-TEST_F(WorkQueue, ReturnsOnlyWhenAllIndicesFinished) {
+TEST_F(HtpWorkQueue, ReturnsOnlyWhenAllIndicesFinished) {
     for (int round = 0; round < 50; ++round) {
         std::atomic<uint32_t> done{0};
         htp::work_queue_run(&q, spin_briefly, &done, 4);
@@ -164,7 +164,7 @@ double process_cpu_seconds() {
     return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
-TEST_F(WorkQueue, IdleWorkersSleep) {
+TEST_F(HtpWorkQueue, IdleWorkersSleep) {
     run_record r{};
     r.expected_n = 4;
     htp::work_queue_run(&q, record_index, &r, 4);  // the workers are up and back to idle
@@ -195,7 +195,7 @@ void hmx_record(void * data) {
     item->log->threads.insert(std::this_thread::get_id());
 }
 
-TEST(HmxQueue, RunsJobsInOrderOnOneOwnerThread) {
+TEST(HtpHmxQueue, RunsJobsInOrderOnOneOwnerThread) {
     auto           plat = make_platform(4, 4);
     htp::hmx_queue q;
     ASSERT_TRUE(htp::hmx_queue_start(&q, &plat->table()));
@@ -225,13 +225,13 @@ TEST(HmxQueue, RunsJobsInOrderOnOneOwnerThread) {
 
 // ---- trace buffers
 
-class Trace : public ::testing::Test {
+class HtpTrace : public ::testing::Test {
   protected:
     void SetUp() override { plat = make_platform(1, 1); }
     std::unique_ptr<vnpu::session_platform> plat;
 };
 
-TEST_F(Trace, RecordsStartAndStopWithTheStopBit) {
+TEST_F(HtpTrace, RecordsStartAndStopWithTheStopBit) {
     proto::htp_trace_desc events[8];
     htp::trace_buf        tb;
     htp::trace_reset(&tb, &plat->table(), events, 8);
@@ -244,7 +244,7 @@ TEST_F(Trace, RecordsStartAndStopWithTheStopBit) {
     EXPECT_LE(events[0].cycles, events[1].cycles);
 }
 
-TEST_F(Trace, FullBufferDropsAndCountsButKeepsPairs) {
+TEST_F(HtpTrace, FullBufferDropsAndCountsButKeepsPairs) {
     // Capacity 5: a start is only kept while its stop (and all owed stops) still fit.
     proto::htp_trace_desc events[5];
     htp::trace_buf        tb;
@@ -263,7 +263,7 @@ TEST_F(Trace, FullBufferDropsAndCountsButKeepsPairs) {
     EXPECT_EQ(events[3].info, 1 | proto::HTP_TRACE_STOP);
 }
 
-TEST_F(Trace, DisabledBufferRecordsNothing) {
+TEST_F(HtpTrace, DisabledBufferRecordsNothing) {
     htp::trace_buf tb;
     htp::trace_reset(&tb, &plat->table(), nullptr, 0);
     htp::trace_event_start(&tb, proto::HTP_TRACE_EVT_DMA, 1);
@@ -274,7 +274,7 @@ TEST_F(Trace, DisabledBufferRecordsNothing) {
 
 // ---- VTCM layout
 
-TEST(VtcmArena, AlignsAndBoundsEveryArea) {
+TEST(HtpVtcmArena, AlignsAndBoundsEveryArea) {
     alignas(128) static uint8_t vtcm[4096];
     htp::vtcm_arena             a(vtcm, 4096);
     uint8_t *                   x = a.take(100);
@@ -289,7 +289,7 @@ TEST(VtcmArena, AlignsAndBoundsEveryArea) {
     EXPECT_EQ(a.take(0), nullptr) << "a failed layout stays failed";
 }
 
-TEST(VtcmArena, HugeRequestsFailWithoutWrapping) {
+TEST(HtpVtcmArena, HugeRequestsFailWithoutWrapping) {
     alignas(128) static uint8_t vtcm[4096];
     htp::vtcm_arena             a(vtcm, 4096);
     EXPECT_EQ(a.take(uint64_t(1) << 62, 4), nullptr);
@@ -396,7 +396,7 @@ TEST(HtpTensor, MdevPartitionCoversEveryUnitOnce) {
 
 // ---- dirty ranges
 
-class Dcache : public ::testing::Test {
+class HtpDcache : public ::testing::Test {
   protected:
     void SetUp() override {
         plat = make_platform(1, 1);
@@ -417,7 +417,7 @@ class Dcache : public ::testing::Test {
     htp::trace_buf                          tb;
 };
 
-TEST_F(Dcache, MergesOverlappingAndTouchingRanges) {
+TEST_F(HtpDcache, MergesOverlappingAndTouchingRanges) {
     htp::dcache_mark_dirty(&d, 1000, 100, &tb);
     htp::dcache_mark_dirty(&d, 3000, 100, &tb);
     htp::dcache_mark_dirty(&d, 1100, 50, &tb);   // touches the first
@@ -427,7 +427,7 @@ TEST_F(Dcache, MergesOverlappingAndTouchingRanges) {
     EXPECT_EQ(d.ranges[0].end, 3100u);
 }
 
-TEST_F(Dcache, FlushesOnlyComputeInputsThatOverlapDirtyRanges) {
+TEST_F(HtpDcache, FlushesOnlyComputeInputsThatOverlapDirtyRanges) {
     htp::dcache_mark_dirty(&d, 4096, 4096, &tb);
     htp::dcache_mark_dirty(&d, 65536, 128, &tb);
     proto::htp_tensor weight = input(4096, 4096, 0);
@@ -446,7 +446,7 @@ TEST_F(Dcache, FlushesOnlyComputeInputsThatOverlapDirtyRanges) {
     EXPECT_EQ(events[0].id, proto::HTP_TRACE_EVT_L2FLUSH);
 }
 
-TEST_F(Dcache, FlushDirtyEmptiesTheTable) {
+TEST_F(HtpDcache, FlushDirtyEmptiesTheTable) {
     htp::dcache_mark_dirty(&d, 0, 1000, &tb);
     htp::dcache_mark_dirty(&d, 5000, 1000, &tb);
     htp::dcache_flush_dirty(&d, &tb);
@@ -460,7 +460,7 @@ TEST_F(Dcache, FlushDirtyEmptiesTheTable) {
     EXPECT_EQ(plat->dcache_flush_calls(), 2u);
 }
 
-TEST_F(Dcache, FullTableFlushesToMakeRoom) {
+TEST_F(HtpDcache, FullTableFlushesToMakeRoom) {
     for (uint32_t i = 0; i < htp::DCACHE_MAX_DIRTY + 3; ++i) {
         htp::dcache_mark_dirty(&d, uint64_t(i) * 1024, 128, &tb);
     }
