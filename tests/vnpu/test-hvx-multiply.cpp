@@ -338,8 +338,9 @@ TEST(HvxVrmpy, SlidingWindowPairForms) {
     hvx_test::check("Q6_Wuw_vrmpyacc_WuwWubRubI #1", +[](HVX_VectorPair x, HVX_VectorPair uu, int32_t r) { return Q6_Wuw_vrmpyacc_WuwWubRubI(x, uu, r, 1); }, window(false, true, 1));
 }
 
-// The SIMD paths behind the public names against the portable element loops, on random data
-// including the extreme bytes (0x80 x 0x80 is the worst case for the signed x signed bias trick).
+// The SIMD paths behind the public names (vrmpy, vmpy, vlut) against the portable element loops,
+// on random data including the extreme bytes (0x80 x 0x80 is the worst case for the signed x
+// signed bias trick).
 TEST(HvxSimd, FastPathsMatchPortable) {
     std::mt19937 rng(7);
     for (int c = 0; c < 200; ++c) {
@@ -358,5 +359,11 @@ TEST(HvxSimd, FastPathsMatchPortable) {
         ASSERT_EQ(bytes_of(Q6_Wh_vmpyacc_WhVubVb(w, u, v)), bytes_of(portable::vmpy_ub_b(u, v, &w))) << c;
         ASSERT_EQ(bytes_of(Q6_Wh_vmpy_VbVb(u, v)), bytes_of(portable::vmpy_b_b(u, v, nullptr))) << c;
         ASSERT_EQ(bytes_of(Q6_Wuh_vmpyacc_WuhVubVub(w, u, v)), bytes_of(portable::vmpy_ub_ub(u, v, &w))) << c;
+        for (unsigned control : {0u, 2u, 5u, 7u, 13u, 15u, unsigned(c)}) {
+            ASSERT_EQ(bytes_of(Q6_Vb_vlut32or_VbVbVbR(acc, u, v, int32_t(control))), bytes_of(portable::lut32(&acc, u, v, control, false))) << c;
+            ASSERT_EQ(bytes_of(Q6_Vb_vlut32_VbVbR_nomatch(u, v, int32_t(control))), bytes_of(portable::lut32(nullptr, u, v, control, true))) << c;
+            ASSERT_EQ(bytes_of(Q6_Wh_vlut16or_WhVbVhR(w, u, v, int32_t(control))), bytes_of(portable::lut16(&w, u, v, control, false))) << c;
+            ASSERT_EQ(bytes_of(Q6_Wh_vlut16_VbVhR_nomatch(u, v, int32_t(control))), bytes_of(portable::lut16(nullptr, u, v, control, true))) << c;
+        }
     }
 }

@@ -6,6 +6,10 @@
 
 #include "vnpu/hvx/hvx-types.h"
 
+#if defined(__AVX512VBMI__)
+#include <immintrin.h>
+#endif
+
 namespace hexnpu::hvx::intrinsics {
 
 using detail::Lanes;
@@ -233,7 +237,8 @@ inline HVX_Vector Q6_V_vror_VR(HVX_Vector u, int32_t rt) {
 // control & 15; even index bytes fill the low result register, odd ones the high register.
 // :nomatch forces the match bits to the control's, so every lane looks up an entry.
 
-namespace detail_permute {
+// Element loops: the reference for the SIMD paths below.
+namespace portable {
 inline uint8_t lut32_entry(const Lanes<uint16_t> &table, unsigned index, unsigned control) {
     return uint8_t(table[index % 64] >> (((control >> 1) & 1) * 8));
 }
@@ -270,6 +275,56 @@ inline HVX_VectorPair lut16(const HVX_VectorPair *acc, HVX_Vector u, HVX_Vector 
     }
     return detail::pair_of(vector_of(lo), vector_of(hi));
 }
+} // namespace portable
+
+
+namespace detail_permute {
+#if defined(__AVX512VBMI__)
+// vlut32 as a two-register byte permute: entry byte 2 * (index & 63) + odd of the 128-byte
+// table, kept where the index's top three bits match.
+inline HVX_Vector lut32(const HVX_Vector *acc, HVX_Vector u, HVX_Vector v, unsigned control, bool nomatch) {
+    const __m512i table0 = _mm512_load_si512(reinterpret_cast<const __m512i *>(&v));
+    const __m512i table1 = _mm512_load_si512(reinterpret_cast<const __m512i *>(&v) + 1);
+    const __m512i odd = _mm512_set1_epi8(char((control >> 1) & 1));
+    const __m512i match = _mm512_set1_epi8(char((control & 7) << 5));
+    HVX_Vector d;
+    for (int k = 0; k < 2; ++k) {
+        __m512i index = _mm512_load_si512(reinterpret_cast<const __m512i *>(&u) + k);
+        if (nomatch) index = _mm512_or_si512(_mm512_and_si512(index, _mm512_set1_epi8(0x1F)), match);
+        const __m512i entry = _mm512_or_si512(_mm512_add_epi8(index, index), odd); // bit 7 is ignored
+        const __mmask64 keep = _mm512_cmpeq_epi8_mask(_mm512_and_si512(index, _mm512_set1_epi8(char(0xE0))), match);
+        __m512i r = _mm512_maskz_mov_epi8(keep, _mm512_permutex2var_epi8(table0, entry, table1));
+        if (acc) r = _mm512_or_si512(r, _mm512_load_si512(reinterpret_cast<const __m512i *>(acc) + k));
+        _mm512_store_si512(reinterpret_cast<__m512i *>(&d) + k, r);
+    }
+    return d;
+}
+// vlut16 as a two-register halfword permute: entry halfword 2 * (index & 31) + odd of the table,
+// kept where the index's top four bits match; even index bytes fill the low register.
+inline HVX_VectorPair lut16(const HVX_VectorPair *acc, HVX_Vector u, HVX_Vector v, unsigned control, bool nomatch) {
+    const __m512i table0 = _mm512_load_si512(reinterpret_cast<const __m512i *>(&v));
+    const __m512i table1 = _mm512_load_si512(reinterpret_cast<const __m512i *>(&v) + 1);
+    const __m512i odd = _mm512_set1_epi16(short((control >> 1) & 1));
+    const __m512i match = _mm512_set1_epi16(short((control & 15) << 4));
+    HVX_VectorPair d;
+    for (int k = 0; k < 2; ++k) {
+        const __m512i pairs = _mm512_load_si512(reinterpret_cast<const __m512i *>(&u) + k);
+        for (int part = 0; part < 2; ++part) {
+            __m512i index = part ? _mm512_srli_epi16(pairs, 8) : _mm512_and_si512(pairs, _mm512_set1_epi16(0xFF));
+            if (nomatch) index = _mm512_or_si512(_mm512_and_si512(index, _mm512_set1_epi16(0x0F)), match);
+            const __m512i entry = _mm512_or_si512(_mm512_slli_epi16(_mm512_and_si512(index, _mm512_set1_epi16(31)), 1), odd);
+            const __mmask32 keep = _mm512_cmpeq_epi16_mask(_mm512_and_si512(index, _mm512_set1_epi16(0xF0)), match);
+            __m512i r = _mm512_maskz_mov_epi16(keep, _mm512_permutex2var_epi16(table0, entry, table1));
+            if (acc) r = _mm512_or_si512(r, _mm512_load_si512(reinterpret_cast<const __m512i *>(acc) + 2 * part + k));
+            _mm512_store_si512(reinterpret_cast<__m512i *>(&d) + 2 * part + k, r);
+        }
+    }
+    return d;
+}
+#else
+using portable::lut16;
+using portable::lut32;
+#endif
 } // namespace detail_permute
 
 inline HVX_Vector Q6_Vb_vlut32_VbVbR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::lut32(nullptr, u, v, unsigned(rt), false); }
