@@ -439,6 +439,7 @@ TEST_F(HtpMalformed, BadOpParametersFailTheOp) {
     expect_op_inval([&](packed_batch & p) { kp(p)->n_slots = 1; }, "single buffering");
     expect_op_inval([&](packed_batch & p) { kp(p)->vtcm_row_stride = 384; }, "VTCM rows narrower than a row");
     expect_op_inval([&](packed_batch & p) { kp(p)->div_ne1 = proto::init_fastdiv(9); }, "fastdiv of another ne1");
+    expect_op_inval([&](packed_batch & p) { kp(p)->div_ne2.mp += 1; }, "fastdiv with a wrong magic");
     expect_op_inval([&](packed_batch & p) { p.ops()[0].src[0] = proto::HTP_NO_TENSOR; }, "missing src");
     expect_op_inval([&](packed_batch & p) { p.tensors()[0].type = 1; }, "F16 src");
     expect_op_inval([&](packed_batch & p) { p.tensors()[1].ne[0] = 50; }, "shape mismatch");

@@ -74,8 +74,11 @@ stream_block take_block(row_cursor & c, uint32_t end, const stream_job & job) {
     return b;
 }
 
-void scale_vectors(uint8_t * dst, const uint8_t * src, uint32_t n_vectors, HVX_Vector vscale) {
-    const HVX_Vector * s = reinterpret_cast<const HVX_Vector *>(src);
+// The splat happens here, not in the caller: HVX registers do not survive the DMA calls around
+// each block, so a vector kept across them would be spilled and reloaded every block.
+void scale_vectors(uint8_t * dst, const uint8_t * src, uint32_t n_vectors, uint32_t scale_bits) {
+    const HVX_Vector   vscale = Q6_V_vsplat_R(int32_t(scale_bits));
+    const HVX_Vector * s      = reinterpret_cast<const HVX_Vector *>(src);
     HVX_Vector *       d = reinterpret_cast<HVX_Vector *>(dst);
     for (uint32_t j = 0; j < n_vectors; ++j) {
         d[j] = Q6_Vsf_equals_Vqf32(Q6_Vqf32_vmpy_VsfVsf(s[j], vscale));
@@ -97,7 +100,6 @@ void stream_thread(uint32_t n, uint32_t i, void * data) {
     const dma_addr_t src_base  = htp_tensor_dma_addr(job.octx->plat, job.src);
     const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t   stride    = kp.vtcm_row_stride;
-    const HVX_Vector vscale    = Q6_V_vsplat_R(int32_t(kp.scale));
 
     row_cursor   next = cursor_at(ir0, kp);
     stream_block blocks[STREAM_MAX_SLOTS];
@@ -126,7 +128,7 @@ void stream_thread(uint32_t n, uint32_t i, void * data) {
             dma_queue_pop(q);  // the rows of s have landed
         }
         trace_event_start(tr, proto::HTP_TRACE_EVT_HVX_COMP, uint16_t(b.row));
-        scale_vectors(d, s, b.nrows * (stride / 128), vscale);
+        scale_vectors(d, s, b.nrows * (stride / 128), kp.scale);
         trace_event_stop(tr, proto::HTP_TRACE_EVT_HVX_COMP, uint16_t(b.row));
         if (kp.misuse == proto::HTP_TEST_STREAM_READ_BEFORE_POP) {
             dma_queue_pop(q);
@@ -135,7 +137,8 @@ void stream_thread(uint32_t n, uint32_t i, void * data) {
         dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(d), job.dst->nb[1], stride,
                                    job.row_size, b.nrows, uint16_t(b.row));
         if (kp.misuse == proto::HTP_TEST_STREAM_WRITE_AFTER_PUSH) {
-            *reinterpret_cast<HVX_Vector *>(d) = Q6_V_vzero();  // the writeback is still reading d
+            HVX_Vector * first = reinterpret_cast<HVX_Vector *>(d);
+            *first             = Q6_V_vnot_V(*first);  // surely changed, while the writeback still reads d
         }
         --in_flight;
         if (next.row < ir1) {
@@ -162,6 +165,12 @@ bool valid_stream_tensor(const htp_tensor * t, uint32_t row_size) {
            htp_tensor_extent(t, 4) <= t->size;
 }
 
+// Wrong magic would send rows outside their tensor; checking it costs a few cycles per op.
+bool same_fastdiv(const proto::fastdiv_values & v, uint32_t d) {
+    const proto::fastdiv_values want = proto::init_fastdiv(d);
+    return v.d == d && v.mp == want.mp && v.l == want.l;
+}
+
 bool valid_stream_op(const htp_op_context * octx, const htp_test_stream_kparams & kp) {
     const htp_tensor * src = octx->src[0];
     const htp_tensor * dst = octx->dst[0];
@@ -177,7 +186,7 @@ bool valid_stream_op(const htp_op_context * octx, const htp_test_stream_kparams 
     return valid_stream_tensor(src, row_size) && valid_stream_tensor(dst, row_size) && kp.n_threads >= 1 &&
            kp.n_threads <= octx->n_threads && kp.n_slots >= 2 && kp.n_slots <= STREAM_MAX_SLOTS &&
            kp.block_rows >= 1 && kp.vtcm_row_stride >= row_size && kp.vtcm_row_stride % 128 == 0 &&
-           kp.div_ne1.d == src->ne[1] && kp.div_ne2.d == src->ne[2] &&
+           same_fastdiv(kp.div_ne1, src->ne[1]) && same_fastdiv(kp.div_ne2, src->ne[2]) &&
            kp.misuse <= proto::HTP_TEST_STREAM_SKIP_DRAIN;
 }
 
