@@ -2,9 +2,9 @@
 
 #include "quant-blocks.h"
 #include "quants.h"
+#include "strings.h"
 
 #include <array>
-#include <cctype>
 
 namespace hexnpu {
 namespace {
@@ -62,18 +62,6 @@ constexpr std::array<ggml_type_traits, GGML_TYPE_COUNT> kTraits = {{
 
 #undef QUANT_FNS
 #undef NO_FNS
-
-bool equal_ignore_case(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) {
-        return false;
-    }
-    for (size_t i = 0; i < a.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-            return false;
-        }
-    }
-    return true;
-}
 
 } // namespace
 

@@ -1,3 +1,4 @@
+#include "core/strings.h"
 #include "runner.h"
 
 #include "compare.h"
@@ -14,12 +15,6 @@
 
 namespace hexnpu::optest {
 namespace {
-
-bool equal_ignore_case(std::string_view a, std::string_view b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-        return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-    });
-}
 
 std::string short_number(double v) {
     char buf[32];

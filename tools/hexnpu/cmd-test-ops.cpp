@@ -3,10 +3,11 @@
 #include "cli-util.h"
 #include "commands.h"
 
+#include "core/strings.h"
+
 #include "cpu/cpu-backend.h"
 #include "testing/runner.h"
 
-#include <cctype>
 #include <cstdio>
 #include <string>
 
@@ -22,17 +23,6 @@ const char * kUsage =
     "  -t TYPE   only cases with a tensor of this type (q4_0, f16, ...)\n"
     "  --perf    time each supported case on BACKEND instead (us per run, GB/s, GFLOP/s)\n";
 
-bool equal_ignore_case(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) {
-        return false;
-    }
-    for (size_t i = 0; i < a.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-            return false;
-        }
-    }
-    return true;
-}
 
 // The CPU device, registered on first use: it is every other backend's reference.
 backend_device & cpu_device() {
