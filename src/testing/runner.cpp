@@ -1,12 +1,11 @@
-#include "core/strings.h"
 #include "runner.h"
 
 #include "compare.h"
+#include "core/strings.h"
 #include "ref-eval.h"
 #include "tensor-values.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <exception>
