@@ -20,7 +20,9 @@ declared() {
 imports_header=src/htp/hexagon/device-imports.h
 expected_imports=$(declared "$imports_header" '[^/# ]')
 expected_exports=$(declared src/htp/htp-iface.h 'HTP_IFACE_API ')
-[ -n "$expected_imports" ] && [ -n "$expected_exports" ] || fail "no declarations found in the headers"
+if [ -z "$expected_imports" ] || [ -z "$expected_exports" ]; then
+    fail "no declarations found in $imports_header or src/htp/htp-iface.h"
+fi
 echo '#include "hexagon/device-imports.h"' |
     clang++-22 --target=hexagon -ffreestanding -fsyntax-only -Wall -Wextra -Isrc/htp -x c++ - ||
     fail "$imports_header does not compile"
