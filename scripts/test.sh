@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up and builds (scripts/setup.sh), fuzzes the GGUF reader for a bounded time
-# (HEXNPU_FUZZ_SECONDS, default 30; 0 skips), then runs the whole default test suite through CTest.
+# (HEXNPU_FUZZ_SECONDS, default 30; 0 skips), cross-builds src/htp for Hexagon v73/v75/v79/v81 and
+# checks its kernels for register spills in loops and its macros' alignment, then runs the whole
+# default test suite through CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -14,4 +16,31 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     }
     grep -E "^(Done|stat::number_of_executed_units)" build/fuzz-gguf.log || true
 fi
+
+echo "test: Hexagon cross builds (scripts/hexagon-build.sh)"
+bash scripts/hexagon-build.sh || {
+    echo "test: the Hexagon build of src/htp failed"
+    exit 1
+}
+# Compute kernels: op entry points and HVX/HMX kernels, the file-local helpers ops run on their
+# worker threads (stream_thread...), and the runtime calls that sit in kernel loops.
+kernel_functions='^hexnpu::htp::(\(anonymous namespace\)::|op_|hvx_|hmx_|dma_queue_(push|pop)|work_queue_run|worker_main|trace_event_)'
+for arch in v73 v75 v79 v81; do
+    lib="build-hexagon-$arch/lib/libhexnpu-htp-$arch.so"
+    status=0
+    report=$(python3 scripts/inspect.py --spills --strict --func "$kernel_functions" "$lib" 2>&1) || status=$?
+    if [ "$status" -ne 0 ]; then
+        echo "$report"
+        [ "$status" -eq 1 ] && echo "test: vector registers spill inside kernel loops of $lib" \
+                                    "(python3 scripts/inspect.py --disasm FUNC $lib shows where)"
+        echo "test: the spill check of $lib failed"
+        exit 1
+    fi
+    echo "test: $arch: $(grep '^summary:' <<<"$report")"
+done
+python3 scripts/align-macros.py --check src/htp || {
+    echo "test: misaligned macro backslashes in src/htp (python3 scripts/align-macros.py --fix src/htp)"
+    exit 1
+}
+
 ctest --test-dir build --output-on-failure -j2 "$@"
