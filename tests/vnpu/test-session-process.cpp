@@ -1,0 +1,532 @@
+// NPU sessions through the real process boundary: hexnpu-htpd children started by the client
+// library, buffers passed by fd, batches over the shared queue. Results are checked against scalar
+// references, failures against what the test provoked (signal, NPU address, op).
+#include "../htp/test-htp-util.h"
+#include "proto/htp-opcodes.h"
+#include "proto/htp-status.h"
+#include "proto/htp-trace.h"
+#include "vnpu/client/dspqueue.h"
+#include "vnpu/client/remote-session.h"
+#include "vnpu/client/rpcmem.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace hexnpu;
+using namespace htp_test;
+using namespace std::chrono_literals;
+using vnpu::batch_builder;
+using vnpu::packed_batch;
+using vnpu::shared_buffer;
+using vnpu::rpc::rpc_errc;
+
+constexpr uint64_t MiB        = 1 << 20;
+constexpr uint32_t QUEUE_SLOT = 2 * MiB;  // op-queue bytes per batch block
+
+vnpu::rpc::session_options test_options(uint64_t window = 64 * MiB) {
+    vnpu::rpc::session_options o;
+    o.arch         = 79;
+    o.window_size  = window;
+    o.host_threads = 4;
+    o.timeout      = 10s;
+    return o;
+}
+
+// A started session with its queue and a pinned op-queue buffer of n_slots blocks.
+struct npu {
+    std::unique_ptr<vnpu::rpc::remote_session> session;
+    std::unique_ptr<vnpu::rpc::dspqueue>       queue;
+    void *                                     opqueue = nullptr;
+    uint32_t                                   n_slots;
+
+    explicit npu(const vnpu::rpc::session_options & options, uint32_t n_hvx = 2, uint32_t slots = 4,
+                 uint64_t max_vmem = 0)
+        : n_slots(slots) {
+        expect_ok(vnpu::rpc::remote_session::open(options, &session));
+        expect_ok(vnpu::rpc::dspqueue::create(*session, slots, 4096, &queue));
+        expect_ok(session->start(*queue, n_hvx, 1, max_vmem));
+        opqueue = vnpu::rpc::rpcmem_alloc(size_t(slots) * QUEUE_SLOT);
+        expect_ok(session->fastrpc_mmap(vnpu::rpc::rpcmem_to_fd(opqueue), size_t(slots) * QUEUE_SLOT,
+                                        vnpu::rpc::map_mode::pinned));
+    }
+    ~npu() {
+        queue.reset();
+        session.reset();
+        vnpu::rpc::rpcmem_free(opqueue);
+    }
+    static void expect_ok(const vnpu::rpc::rpc_status & st) {
+        ASSERT_TRUE(st.ok()) << vnpu::rpc::rpc_errc_name(st.code) << ": " << st.message;
+    }
+
+    void register_buffer(const shared_buffer & b) {
+        expect_ok(session->fastrpc_mmap(b.fd(), b.size(), vnpu::rpc::map_mode::delayed));
+    }
+
+    uint8_t * block(uint32_t slot) { return static_cast<uint8_t *>(opqueue) + size_t(slot) * QUEUE_SLOT; }
+
+    // Puts the batch into op-queue block `slot` and sends it.
+    vnpu::rpc::rpc_status send(const packed_batch & batch, uint32_t slot) {
+        std::memcpy(block(slot), batch.storage.data(), batch.block_size());
+        const vnpu::rpc::queue_buffer where{vnpu::rpc::rpcmem_to_fd(opqueue), 0, uint64_t(slot) * QUEUE_SLOT,
+                                            batch.block_size()};
+        return vnpu::rpc::write_batch(*queue, batch.req, where);
+    }
+    vnpu::rpc::rpc_status receive(proto::htp_opbatch_rsp * rsp, std::string * log) {
+        return vnpu::rpc::read_batch_response(*queue, rsp, log);
+    }
+    // Sends, waits, and copies the block back (profile, traces, rewritten tensor addresses).
+    proto::htp_opbatch_rsp run(packed_batch & batch, std::string * log = nullptr) {
+        proto::htp_opbatch_rsp rsp{};
+        std::string            text;
+        expect_ok(send(batch, 0));
+        expect_ok(receive(&rsp, &text));
+        std::memcpy(batch.storage.data(), block(0), batch.block_size());
+        if (log != nullptr) {
+            *log = text;
+        }
+        return rsp;
+    }
+};
+
+// src (random) -> dst = src * scale, both packed F32 of shape ne in their own buffers.
+struct stream_pair {
+    std::array<uint32_t, 4> ne;
+    shared_buffer           src, dst;
+    float                   scale;
+
+    stream_pair(std::array<uint32_t, 4> shape, float s, uint32_t seed)
+        : ne(shape), src(bytes(shape)), dst(bytes(shape)), scale(s) {
+        fill_random(reinterpret_cast<float *>(src.data()), bytes(shape) / 4, seed);
+        std::memset(dst.data(), 0x77, bytes(shape));
+    }
+    static uint64_t bytes(const std::array<uint32_t, 4> & n) { return uint64_t(n[0]) * n[1] * n[2] * n[3] * 4; }
+
+    packed_batch batch(uint32_t id, uint32_t n_threads = 2, uint32_t profile = 1, uint32_t n_traces = 0) const {
+        batch_builder  b;
+        const uint16_t ts = b.add_f32(b.add_buffer(src, false), 0, ne);
+        const uint16_t td = b.add_f32(b.add_buffer(dst, false), 0, ne);
+        stream_params  p;
+        p.scale      = scale;
+        p.n_threads  = n_threads;
+        p.block_rows = 4;
+        b.add_op(stream_op(ts, td, ne, p));
+        return b.pack(id, profile, n_traces);
+    }
+    ::testing::AssertionResult exact() const {
+        const float * x = reinterpret_cast<const float *>(src.data());
+        const float * y = reinterpret_cast<const float *>(dst.data());
+        for (uint64_t i = 0; i < bytes(ne) / 4; ++i) {
+            if (float_bits(y[i]) != float_bits(x[i] * scale)) {
+                return ::testing::AssertionFailure() << "element " << i << ": " << y[i] << " != " << x[i] << " * "
+                                                     << scale;
+            }
+        }
+        return ::testing::AssertionSuccess();
+    }
+};
+
+// ---- start, hwinfo, overrides
+
+TEST(SessionProcess, HwinfoReportsTheArchFromTheEnvironment) {
+    setenv("HEXNPU_ARCH", "v73", 1);
+    vnpu::rpc::session_options o = vnpu::rpc::session_options::from_environment();
+    unsetenv("HEXNPU_ARCH");
+    EXPECT_EQ(o.arch, 73u);
+    o.host_threads = 8;
+    npu                  n(o, 0);
+    vnpu::rpc::hw_info   info;
+    npu::expect_ok(n.session->hwinfo(&info));
+    EXPECT_EQ(info.arch, 73u);
+    EXPECT_EQ(info.n_threads, 4u) << "v73 reports 4 HVX contexts";
+    EXPECT_EQ(info.n_hmx, 1u);
+    EXPECT_EQ(info.vtcm_size, 8 * MiB);
+    EXPECT_EQ(n.session->reported_hvx(), 4u);
+}
+
+TEST(SessionProcess, OverridesReachTheSession) {
+    vnpu::rpc::session_options o = test_options();
+    o.arch                       = 81;
+    o.vtcm_size                  = uint32_t(1 * MiB);
+    o.n_hvx                      = 3;
+    o.host_threads               = 8;
+    npu                n(o, 0);
+    vnpu::rpc::hw_info info;
+    npu::expect_ok(n.session->hwinfo(&info));
+    EXPECT_EQ(info.arch, 81u);
+    EXPECT_EQ(info.n_threads, 3u);
+    EXPECT_EQ(info.vtcm_size, 1 * MiB);
+    npu::expect_ok(n.session->stop());
+    const auto again = n.session->stop();
+    EXPECT_EQ(again.code, rpc_errc::remote_error);
+    EXPECT_EQ(again.remote_status, int32_t(proto::HTP_STATUS_INVAL_PARAMS));
+}
+
+TEST(SessionProcess, StartFailuresAreCleanErrors) {
+    vnpu::rpc::session_options o = test_options();
+    o.arch                       = 70;
+    std::unique_ptr<vnpu::rpc::remote_session> s;
+    auto                                        st = vnpu::rpc::remote_session::open(o, &s);
+    EXPECT_EQ(st.code, rpc_errc::spawn_failed);
+    EXPECT_NE(st.message.find("unknown arch v70"), std::string::npos) << st.message;
+
+    o           = test_options();
+    o.htpd_path = "/nonexistent/hexnpu-htpd";
+    st          = vnpu::rpc::remote_session::open(o, &s);
+    EXPECT_EQ(st.code, rpc_errc::spawn_failed);
+    EXPECT_NE(st.message.find("cannot start /nonexistent/hexnpu-htpd"), std::string::npos) << st.message;
+
+    o         = test_options();
+    o.lib_dir = "/nonexistent";
+    st        = vnpu::rpc::remote_session::open(o, &s);
+    EXPECT_EQ(st.code, rpc_errc::spawn_failed);
+    EXPECT_NE(st.message.find("cannot load the NPU library"), std::string::npos) << st.message;
+}
+
+TEST(SessionProcess, RpcmemBuffersAreSharedFds) {
+    void * p = vnpu::rpc::rpcmem_alloc(10000);
+    ASSERT_NE(p, nullptr);
+    const int fd = vnpu::rpc::rpcmem_to_fd(p);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(static_cast<uint8_t *>(p)[9999], 0);
+    int local = 0;
+    EXPECT_EQ(vnpu::rpc::rpcmem_to_fd(&local), -1);
+    vnpu::rpc::rpcmem_free(p);
+    EXPECT_EQ(vnpu::rpc::rpcmem_to_fd(p), -1);
+}
+
+// ---- batches end to end
+
+TEST(SessionBatch, StreamExactWithTracesAndProfile) {
+    npu         n(test_options(), 2);
+    stream_pair c({96, 10, 3, 1}, -2.5f, 1);
+    n.register_buffer(c.src);
+    n.register_buffer(c.dst);
+    packed_batch batch = c.batch(42, 2, 3, 256);
+    std::string  log;
+    const auto   rsp = n.run(batch, &log);
+    ASSERT_EQ(rsp.status, proto::HTP_STATUS_OK) << log;
+    EXPECT_EQ(rsp.id, 42u);
+    EXPECT_EQ(rsp.n_ops_done, 1u);
+    EXPECT_TRUE(c.exact());
+
+    EXPECT_EQ(batch.prof()[0].opcode, uint32_t(proto::HTP_OP_TEST_STREAM));
+    EXPECT_GT(batch.prof()[0].cycles_stop, batch.prof()[0].cycles_start);
+    EXPECT_GE(rsp.cycles_stop, batch.prof()[0].cycles_stop);
+    // The session ran on its own fds and gave the block back with the client's.
+    EXPECT_EQ(batch.bufs()[0].fd, c.src.fd());
+    EXPECT_EQ(batch.bufs()[1].fd, c.dst.fd());
+    for (uint32_t t = 0; t < 2; ++t) {
+        uint32_t hvx = 0, dma = 0;
+        for (uint32_t i = 0; i < rsp.n_traces[t]; ++i) {
+            hvx += batch.traces(t)[i].id == proto::HTP_TRACE_EVT_HVX_COMP;
+            dma += batch.traces(t)[i].id == proto::HTP_TRACE_EVT_DMA;
+        }
+        // 30 rows, 15 per thread in blocks of at most 4 rows cut at every 10: 5 blocks each.
+        EXPECT_EQ(hvx, 2 * 5u) << "thread " << t;
+        EXPECT_GT(dma, 0u) << "thread " << t;
+    }
+    EXPECT_EQ(rsp.n_traces[2], 0u);
+    EXPECT_EQ(batch.traces(0)[rsp.n_traces[0] - 1].id, proto::HTP_TRACE_EVT_L2FLUSH);
+}
+
+TEST(SessionBatch, UnregisteredBufferIsRejectedWithAMessage) {
+    npu         n(test_options(), 1);
+    stream_pair c({32, 4, 1, 1}, 1.0f, 2);
+    n.register_buffer(c.src);  // dst is not
+    packed_batch batch = c.batch(1);
+    std::string  log;
+    const auto   rsp = n.run(batch, &log);
+    EXPECT_EQ(rsp.status, proto::HTP_STATUS_INVAL_PARAMS);
+    EXPECT_EQ(rsp.failed_op, proto::HTP_FAILED_BATCH);
+    EXPECT_NE(log.find("batch buffer 1 (fd " + std::to_string(c.dst.fd()) + ") is not registered"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(batch.bufs()[0].fd, c.src.fd());
+
+    // A buffer shorter than the size given cannot be registered.
+    shared_buffer short_buffer(4096);
+    const auto    st = n.session->fastrpc_mmap(short_buffer.fd(), 8192, vnpu::rpc::map_mode::delayed);
+    EXPECT_EQ(st.code, rpc_errc::remote_error);
+    EXPECT_NE(st.message.find("holds 4096 bytes, not the 8192 given"), std::string::npos) << st.message;
+}
+
+TEST(SessionQueue, ManySmallBatchesInFlightAndAFewLargeOnes) {
+    npu                      n(test_options(), 2, 4);
+    std::vector<stream_pair> pairs;
+    for (uint32_t i = 0; i < 8; ++i) {
+        pairs.emplace_back(std::array<uint32_t, 4>{16 + i, 3, 1, 1}, 0.5f + float(i), 10 + i);
+        n.register_buffer(pairs.back().src);
+        n.register_buffer(pairs.back().dst);
+    }
+    // 400 batches, up to 4 in flight: slot k % 4 is reused once response k - 4 came back.
+    constexpr uint32_t N = 400;
+    uint32_t           received = 0;
+    for (uint32_t k = 0; k < N + 4; ++k) {
+        if (k >= 4) {
+            proto::htp_opbatch_rsp rsp{};
+            std::string            log;
+            npu::expect_ok(n.receive(&rsp, &log));
+            ASSERT_EQ(rsp.id, received) << "responses come back in order";
+            ASSERT_EQ(rsp.status, proto::HTP_STATUS_OK) << log;
+            ASSERT_TRUE(pairs[received % 8].exact()) << "batch " << received;
+            ++received;
+        }
+        if (k < N) {
+            stream_pair & c = pairs[k % 8];
+            if (k >= 8) {
+                std::memset(c.dst.data(), 0x77, stream_pair::bytes(c.ne));
+            }
+            npu::expect_ok(n.send(c.batch(k, 1 + k % 2), k % 4));
+        }
+    }
+    EXPECT_EQ(received, N);
+
+    for (uint32_t i = 0; i < 3; ++i) {
+        stream_pair big({1024, 1024, 1, 1}, 3.0f + float(i), 50 + i);  // 4 MiB each way
+        n.register_buffer(big.src);
+        n.register_buffer(big.dst);
+        packed_batch batch = big.batch(1000 + i);
+        std::string  log;
+        ASSERT_EQ(n.run(batch, &log).status, proto::HTP_STATUS_OK) << log;
+        EXPECT_TRUE(big.exact());
+        npu::expect_ok(n.session->fastrpc_munmap(big.src.fd()));
+        npu::expect_ok(n.session->fastrpc_munmap(big.dst.fd()));
+    }
+}
+
+TEST(SessionQueue, TwoSessionsRunConcurrentlyAndShareADdrBuffer) {
+    npu a(test_options(), 2), b(test_options(), 2);
+    ASSERT_NE(a.session->pid(), b.session->pid());
+    const std::array<uint32_t, 4> ne{256, 64, 1, 1};
+    shared_buffer                 input(64 * 1024), shared(64 * 1024), output(64 * 1024);
+    fill_random(reinterpret_cast<float *>(input.data()), 16384, 7);
+    a.register_buffer(input);
+    a.register_buffer(shared);
+    b.register_buffer(shared);
+    b.register_buffer(output);
+
+    auto stage = [&](npu & s, const shared_buffer & from, const shared_buffer & to, float scale, uint32_t id) {
+        batch_builder  bb;
+        const uint16_t tf = bb.add_f32(bb.add_buffer(from, true), 0, ne);
+        const uint16_t tt = bb.add_f32(bb.add_buffer(to, true), 0, ne);
+        stream_params  p;
+        p.scale     = scale;
+        p.n_threads = 2;
+        bb.add_op(stream_op(tf, tt, ne, p));
+        packed_batch batch = bb.pack(id, 1, 0);
+        std::string  log;
+        return std::make_pair(s.run(batch, &log).status, log);
+    };
+    // Session a writes the shared buffer, session b reads what a wrote, several rounds, while both
+    // also run batches of their own on other threads.
+    std::vector<stream_pair> own;
+    own.emplace_back(std::array<uint32_t, 4>{64, 16, 1, 1}, 2.0f, 1);
+    own.emplace_back(std::array<uint32_t, 4>{64, 16, 1, 1}, 5.0f, 2);
+    for (uint32_t round = 0; round < 5; ++round) {
+        std::memset(output.data(), 0, output.size());
+        const auto first = stage(a, input, shared, 2.0f + float(round), round);
+        ASSERT_EQ(first.first, proto::HTP_STATUS_OK) << first.second;
+        const auto second = stage(b, shared, output, 3.0f, round);
+        ASSERT_EQ(second.first, proto::HTP_STATUS_OK) << second.second;
+        const float * x = reinterpret_cast<const float *>(input.data());
+        const float * y = reinterpret_cast<const float *>(output.data());
+        for (int i = 0; i < 16384; ++i) {
+            ASSERT_EQ(float_bits(y[i]), float_bits((x[i] * (2.0f + float(round))) * 3.0f)) << round << " " << i;
+        }
+    }
+    // Two independent streams of batches at the same time, one per session.
+    a.register_buffer(own[0].src);
+    a.register_buffer(own[0].dst);
+    b.register_buffer(own[1].src);
+    b.register_buffer(own[1].dst);
+    auto loop = [](npu * s, const stream_pair * c, bool * ok) {
+        *ok = true;
+        for (uint32_t k = 0; k < 100 && *ok; ++k) {
+            packed_batch batch = c->batch(k);
+            proto::htp_opbatch_rsp rsp{};
+            std::string            log;
+            *ok = s->send(batch, 1).ok() && s->receive(&rsp, &log).ok() && rsp.status == proto::HTP_STATUS_OK &&
+                  rsp.id == k && c->exact();
+        }
+    };
+    bool        ok_a = false, ok_b = false;
+    std::thread ta(loop, &a, &own[0], &ok_a), tb(loop, &b, &own[1], &ok_b);
+    ta.join();
+    tb.join();
+    EXPECT_TRUE(ok_a);
+    EXPECT_TRUE(ok_b);
+}
+
+TEST(SessionWindow, ExhaustionAndRemappingInAFourMiBWindow) {
+    constexpr uint64_t BUF = 1280 * 1024;  // three fit in the window, four do not
+    npu                n(test_options(4 * MiB), 1);
+    const std::array<uint32_t, 4> ne{320, 1024, 1, 1};
+    std::vector<shared_buffer>    bufs;
+    for (int i = 0; i < 5; ++i) {
+        bufs.emplace_back(BUF);
+        n.register_buffer(bufs.back());
+    }
+    auto copy = [&](const shared_buffer & from, const shared_buffer & to, uint32_t id) {
+        batch_builder  b;
+        const uint16_t tf = b.add_f32(b.add_buffer(from, false), 0, ne);
+        const uint16_t tt = b.add_f32(b.add_buffer(to, false), 0, ne);
+        stream_params  p;
+        p.scale      = 2.0f;
+        p.block_rows = 16;
+        b.add_op(stream_op(tf, tt, ne, p));
+        return b.pack(id, 1, 0);
+    };
+    // Pairs cycle through five buffers: the window keeps unmapping idle ones and mapping others.
+    for (uint32_t k = 0; k < 10; ++k) {
+        const shared_buffer & from = bufs[k % 5];
+        const shared_buffer & to   = bufs[(k + 1) % 5];
+        fill_random(reinterpret_cast<float *>(from.data()), BUF / 4, 200 + k);
+        packed_batch batch = copy(from, to, k);
+        std::string  log;
+        ASSERT_EQ(n.run(batch, &log).status, proto::HTP_STATUS_OK) << "batch " << k << ": " << log;
+        const float * x = reinterpret_cast<const float *>(from.data());
+        const float * y = reinterpret_cast<const float *>(to.data());
+        for (uint64_t i = 0; i < BUF / 4; ++i) {
+            ASSERT_EQ(float_bits(y[i]), float_bits(x[i] * 2.0f)) << "batch " << k << " element " << i;
+        }
+    }
+    // Four buffers in one batch cannot fit; the session carries on afterwards.
+    batch_builder b;
+    for (int i = 0; i < 4; ++i) {
+        b.add_buffer(bufs[i], false);
+    }
+    b.add_op(stream_op(b.add_f32(0, 0, ne), b.add_f32(1, 0, ne), ne, {}));
+    b.add_op(stream_op(b.add_f32(2, 0, ne), b.add_f32(3, 0, ne), ne, {}));
+    packed_batch too_big = b.pack(20, 1, 0);
+    EXPECT_EQ(n.run(too_big).status, proto::HTP_STATUS_NO_WINDOW);
+    packed_batch fits = copy(bufs[4], bufs[0], 21);
+    EXPECT_EQ(n.run(fits).status, proto::HTP_STATUS_OK);
+}
+
+TEST(SessionStrict, ViolationComesBackWithItsMessage) {
+    npu         n(test_options(), 1);
+    stream_pair c({64, 4, 1, 1}, 1.0f, 3);
+    n.register_buffer(c.src);
+    n.register_buffer(c.dst);
+    packed_batch batch = c.batch(1, 1);
+    reinterpret_cast<proto::htp_test_stream_kparams *>(batch.ops()[0].kparams)->misuse =
+        proto::HTP_TEST_STREAM_WRITE_AFTER_PUSH;
+    std::string log;
+    const auto  rsp = n.run(batch, &log);
+    EXPECT_EQ(rsp.status, proto::HTP_STATUS_STRICT);
+    EXPECT_EQ(rsp.failed_op, 0u);
+    EXPECT_NE(log.find("VTCM source changed between push and pop"), std::string::npos) << log;
+
+    packed_batch ok = c.batch(2, 1);
+    EXPECT_EQ(n.run(ok, &log).status, proto::HTP_STATUS_OK) << log;
+    EXPECT_TRUE(c.exact());
+}
+
+// ---- failures of the session process
+
+// A healthy batch on a fresh session: what every failure test ends with.
+void expect_new_session_works() {
+    npu         n(test_options(), 1);
+    stream_pair c({40, 5, 1, 1}, 4.0f, 9);
+    n.register_buffer(c.src);
+    n.register_buffer(c.dst);
+    packed_batch batch = c.batch(1, 1);
+    std::string  log;
+    EXPECT_EQ(n.run(batch, &log).status, proto::HTP_STATUS_OK) << log;
+    EXPECT_TRUE(c.exact());
+}
+
+// [TEST_STREAM, <opcode> with params[0] = param] as batch 5 on a session with a 4 MiB window.
+vnpu::rpc::rpc_status run_failing_batch(npu & n, uint32_t opcode, uint32_t param) {
+    static const std::array<uint32_t, 4> ne{64, 4, 1, 1};
+    shared_buffer                        work(64 * 1024);
+    n.register_buffer(work);
+    batch_builder      b;
+    const uint16_t     bw = b.add_buffer(work, false);
+    b.add_op(stream_op(b.add_f32(bw, 0, ne), b.add_f32(bw, 4096, ne), ne, {}));
+    proto::htp_op_desc op = batch_builder::op(opcode, {}, {});
+    op.params[0]          = int32_t(param);
+    b.add_op(op);
+    packed_batch           batch = b.pack(5, 1, 0);
+    proto::htp_opbatch_rsp rsp{};
+    std::string            log;
+    vnpu::rpc::rpc_status  st = n.send(batch, 0);
+    return st ? n.receive(&rsp, &log) : st;
+}
+
+TEST(SessionFailure, FaultNamesTheNpuAddressAndTheOp) {
+    {
+        npu        n(test_options(4 * MiB), 1);
+        const auto st = run_failing_batch(n, proto::HTP_OP_TEST_FAULT, 0x300010);
+        EXPECT_EQ(st.code, rpc_errc::session_died);
+        EXPECT_NE(st.message.find("killed by SIGSEGV: NPU fault at address 0x00300010 in op 1 of batch 5"),
+                  std::string::npos)
+            << st.message;
+        const auto info = n.session->exit_info();
+        ASSERT_TRUE(info.has_value());
+        EXPECT_TRUE(info->fault && info->fault_in_window);
+        EXPECT_EQ(info->fault_npu_addr, 0x300010u);
+        EXPECT_EQ(info->op, 1u);
+        // Later calls on the dead session report the same death at once.
+        vnpu::rpc::hw_info hw;
+        const auto         again = n.session->hwinfo(&hw);
+        EXPECT_EQ(again.code, rpc_errc::session_died);
+        EXPECT_EQ(again.message, st.message);
+    }
+    expect_new_session_works();
+}
+
+TEST(SessionFailure, CrashNamesTheSignal) {
+    {
+        npu        n(test_options(), 1);
+        const auto st = run_failing_batch(n, proto::HTP_OP_TEST_CRASH, 0);
+        EXPECT_EQ(st.code, rpc_errc::session_died);
+        EXPECT_NE(st.message.find("killed by SIGILL in op 1 of batch 5"), std::string::npos) << st.message;
+    }
+    expect_new_session_works();
+}
+
+TEST(SessionFailure, HangMissesTheDeadlineAndIsKilled) {
+    {
+        vnpu::rpc::session_options o = test_options();
+        o.timeout                    = 300ms;
+        npu        n(o, 1);
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto st = run_failing_batch(n, proto::HTP_OP_TEST_HANG, 0);
+        const auto waited = std::chrono::steady_clock::now() - t0;
+        EXPECT_EQ(st.code, rpc_errc::timeout);
+        EXPECT_NE(st.message.find("missed its deadline of 300 ms while running op 1 of batch 5 and was killed"),
+                  std::string::npos)
+            << st.message;
+        EXPECT_GE(waited, 300ms);
+        EXPECT_LT(waited, 5s);
+        const auto info = n.session->exit_info();
+        ASSERT_TRUE(info.has_value());
+        EXPECT_EQ(info->signal, SIGKILL);
+    }
+    expect_new_session_works();
+}
+
+TEST(SessionFailure, AProcessKilledFromOutsideIsNoticedAtOnce) {
+    {
+        npu n(test_options(), 1);
+        ASSERT_EQ(kill(n.session->pid(), SIGKILL), 0);
+        proto::htp_opbatch_rsp rsp{};
+        std::string            log;
+        const auto             t0 = std::chrono::steady_clock::now();
+        const auto             st = n.receive(&rsp, &log);  // nothing was sent: only the death can end this
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+        EXPECT_EQ(st.code, rpc_errc::session_died);
+        EXPECT_NE(st.message.find("was killed by SIGKILL"), std::string::npos) << st.message;
+    }
+    expect_new_session_works();
+}
+
+} // namespace
