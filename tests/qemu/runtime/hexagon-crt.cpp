@@ -1,7 +1,9 @@
-// Start-up, system calls and the compiler-runtime memory helpers for freestanding Hexagon test
-// programs under qemu-hexagon. Linux on Hexagon: syscall number in r6, arguments in r0..r5,
+// Start-up, system calls and the compiler-runtime memory and division helpers for freestanding
+// Hexagon test programs under qemu-hexagon. Linux on Hexagon: syscall number in r6, arguments in r0..r5,
 // `trap0(#1)`, result in r0; numbers from the generic table (write 64, exit_group 94).
 #include "hexagon-crt.h"
+
+#include <stdint.h>
 
 namespace {
 
@@ -17,9 +19,45 @@ long syscall3(long number, long a, long b, long c) {
     return r0;
 }
 
+// Hexagon has no divide instruction and Debian ships no Hexagon compiler runtime: restoring
+// division, one quotient bit per step, with nothing clang could turn back into a division (which
+// would call the helper itself).
+uint64_t divide_u64(uint64_t n, uint64_t d, uint64_t *remainder) {
+    uint64_t q = 0, r = 0;
+    for (int bit = 63; bit >= 0; --bit) {
+        r = (r << 1) | ((n >> bit) & 1);
+        if (r >= d) {
+            r -= d;
+            q |= uint64_t(1) << bit;
+        }
+    }
+    *remainder = r;
+    return q;
+}
+
 } // namespace
 
 extern "C" {
+
+// The helpers clang calls for unsigned / and % (standard calling convention).
+uint32_t __hexagon_udivsi3(uint32_t n, uint32_t d) {
+    uint64_t r;
+    return uint32_t(divide_u64(n, d, &r));
+}
+uint32_t __hexagon_umodsi3(uint32_t n, uint32_t d) {
+    uint64_t r;
+    divide_u64(n, d, &r);
+    return uint32_t(r);
+}
+uint64_t __hexagon_udivdi3(uint64_t n, uint64_t d) {
+    uint64_t r;
+    return divide_u64(n, d, &r);
+}
+uint64_t __hexagon_umoddi3(uint64_t n, uint64_t d) {
+    uint64_t r;
+    divide_u64(n, d, &r);
+    return r;
+}
 
 long hexnpu_write(int fd, const void *data, unsigned long size) {
     const char *p = static_cast<const char *>(data);
