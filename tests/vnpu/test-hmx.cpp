@@ -325,11 +325,15 @@ TEST_F(Hmx, StoreAndClearEmptyTheAccumulator) {
     EXPECT_EQ(std::memcmp(tile_at(2 * TILE), tile_at(4 * TILE), TILE), 0);
 }
 
-#if defined(__AVX512F__)
-TEST(HmxSimd, FastPathMatchesTheElementLoops) {
-    namespace emu = hexnpu::vnpu::hmx;
-    std::mt19937 rng(7);
-    std::uniform_int_distribution<int> exponent(-20, 12);
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
+namespace emu = hexnpu::vnpu::hmx;
+
+using mac_fn   = void (*)(emu::acc_tile &, const uint16_t *, const uint16_t *);
+using store_fn = void (*)(uint16_t *, const emu::acc_tile &, const float *, const float *);
+
+void expect_same_bits_as_element_loops(mac_fn mac, store_fn store) {
+    std::mt19937                          rng(7);
+    std::uniform_int_distribution<int>    exponent(-20, 12);
     std::uniform_real_distribution<float> mantissa(-2.0f, 2.0f);
     // Mixed magnitudes: cancellation, fp32 rounding in the sums, fp16 overflow and subnormals.
     auto tile = [&] {
@@ -349,7 +353,7 @@ TEST(HmxSimd, FastPathMatchesTheElementLoops) {
     std::memcpy(slow, fast, sizeof fast);
     for (int t = 0; t < 6; ++t) {
         const auto a = tile(), w = tile();
-        emu::mac_tile(fast, a.data(), w.data());
+        mac(fast, a.data(), w.data());
         emu::portable::mac_tile(slow, a.data(), w.data());
         ASSERT_EQ(std::memcmp(fast, slow, sizeof fast), 0) << "tile " << t;
     }
@@ -359,11 +363,23 @@ TEST(HmxSimd, FastPathMatchesTheElementLoops) {
         bias[n]  = fp16_to_fp32(fp32_to_fp16(std::ldexp(mantissa(rng), exponent(rng))));
     }
     uint16_t out_fast[HMX_TILE_ELEMS], out_slow[HMX_TILE_ELEMS];
-    emu::store_tile(out_fast, fast, scale, bias);
+    store(out_fast, fast, scale, bias);
     emu::portable::store_tile(out_slow, slow, scale, bias);
     for (uint32_t h = 0; h < HMX_TILE_ELEMS; ++h) {
         ASSERT_EQ(out_fast[h], out_slow[h]) << "halfword " << h;
     }
+}
+#endif
+
+#if defined(__AVX512F__)
+TEST(HmxSimd, Avx512MatchesTheElementLoops) {
+    expect_same_bits_as_element_loops(emu::avx512::mac_tile, emu::avx512::store_tile);
+}
+#endif
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+TEST(HmxSimd, Avx2MatchesTheElementLoops) {
+    expect_same_bits_as_element_loops(emu::avx2::mac_tile, emu::avx2::store_tile);
 }
 #endif
 

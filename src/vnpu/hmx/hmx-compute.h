@@ -1,7 +1,7 @@
 // The arithmetic of the virtual HMX unit on one tile pair / one output tile, in the order
 // htp/hmx.h defines: fp32 accumulation with k ascending (products of fp16 values are exact in
 // fp32), then out = fp16_rne(fp32(fp32(acc * scale) + bias)). The element loops live in namespace
-// portable; the AVX-512 path behind the same names rounds the same values in the same order per
+// portable; the AVX-512 and AVX2 paths behind the same names round the same values in the same order per
 // element (the scale/bias step as a separate multiply and add; the build uses -ffp-contract=off),
 // so both give the same bits, which a test checks.
 #pragma once
@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
 #include <immintrin.h>
 #endif
 
@@ -60,6 +60,83 @@ inline void store_tile(uint16_t * out, const acc_tile & acc, const float * scale
 }
 
 } // namespace portable
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+namespace avx2 {
+
+// Tile vector v (64 halfwords: rows 2v and 2v+1 interleaved) to the two fp32 rows, 8 columns at a time.
+inline void vector_to_rows(const uint16_t * vec, float * row0, float * row1) {
+    for (int q = 0; q < 4; ++q) {
+        const uint16_t * p = vec + 16 * q;  // columns 8q .. 8q + 7
+        const __m256     x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+        const __m256     y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 8)));
+        // In-lane shuffles give columns (0 1 4 5 | 2 3 6 7); swapping the middle 64-bit pairs sorts them.
+        const __m256 even = _mm256_shuffle_ps(x, y, _MM_SHUFFLE(2, 0, 2, 0));
+        const __m256 odd  = _mm256_shuffle_ps(x, y, _MM_SHUFFLE(3, 1, 3, 1));
+        _mm256_storeu_ps(row0 + 8 * q, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xD8)));
+        _mm256_storeu_ps(row1 + 8 * q, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(odd), 0xD8)));
+    }
+}
+
+inline void tile_to_f32(float (&x)[TILE_DIM][TILE_DIM], const uint16_t * tile) {
+    for (int v = 0; v < TILE_DIM / 2; ++v) {
+        vector_to_rows(tile + 64 * v, x[2 * v], x[2 * v + 1]);
+    }
+}
+
+inline void mac_tile(acc_tile & acc, const uint16_t * act, const uint16_t * wt) {
+    alignas(32) float a[TILE_DIM][TILE_DIM];
+    alignas(32) float w[TILE_DIM][TILE_DIM];
+    tile_to_f32(a, act);
+    tile_to_f32(w, wt);
+    // 4 rows x 16 columns of accumulator (8 registers) over the whole k loop; the fused
+    // multiply-add is exact as in the AVX-512 path.
+    constexpr int ROWS = 4;
+    for (int n0 = 0; n0 < TILE_DIM; n0 += 16) {
+        for (int m0 = 0; m0 < TILE_DIM; m0 += ROWS) {
+            __m256 c[ROWS][2];
+            for (int r = 0; r < ROWS; ++r) {
+                c[r][0] = _mm256_loadu_ps(acc[m0 + r] + n0);
+                c[r][1] = _mm256_loadu_ps(acc[m0 + r] + n0 + 8);
+            }
+            for (int k = 0; k < TILE_DIM; ++k) {
+                const __m256 w0 = _mm256_load_ps(w[k] + n0);
+                const __m256 w1 = _mm256_load_ps(w[k] + n0 + 8);
+                for (int r = 0; r < ROWS; ++r) {
+                    const __m256 am = _mm256_broadcast_ss(&a[m0 + r][k]);
+                    c[r][0]         = _mm256_fmadd_ps(am, w0, c[r][0]);
+                    c[r][1]         = _mm256_fmadd_ps(am, w1, c[r][1]);
+                }
+            }
+            for (int r = 0; r < ROWS; ++r) {
+                _mm256_storeu_ps(acc[m0 + r] + n0, c[r][0]);
+                _mm256_storeu_ps(acc[m0 + r] + n0 + 8, c[r][1]);
+            }
+        }
+    }
+}
+
+inline void store_tile(uint16_t * out, const acc_tile & acc, const float * scale, const float * bias) {
+    constexpr int RNE = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    for (int q = 0; q < 4; ++q) {
+        const __m256 s = _mm256_loadu_ps(scale + 8 * q);
+        const __m256 b = _mm256_loadu_ps(bias + 8 * q);
+        for (int v = 0; v < TILE_DIM / 2; ++v) {
+            const __m256 r0 = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(acc[2 * v] + 8 * q), s), b);
+            const __m256 r1 = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(acc[2 * v + 1] + 8 * q), s), b);
+            // Interleave in lanes (columns 0 1 4 5 | 2 3 6 7 as pairs), then put the halves in order.
+            const __m256 lo = _mm256_unpacklo_ps(r0, r1);
+            const __m256 hi = _mm256_unpackhi_ps(r0, r1);
+            uint16_t *   p  = out + 64 * v + 16 * q;
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(p), _mm256_cvtps_ph(_mm256_permute2f128_ps(lo, hi, 0x20), RNE));
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(p + 8),
+                             _mm256_cvtps_ph(_mm256_permute2f128_ps(lo, hi, 0x31), RNE));
+        }
+    }
+}
+
+} // namespace avx2
+#endif
 
 #if defined(__AVX512F__)
 namespace avx512 {
@@ -142,9 +219,14 @@ inline void store_tile(uint16_t * out, const acc_tile & acc, const float * scale
 }
 
 } // namespace avx512
+#endif
 
+#if defined(__AVX512F__)
 using avx512::mac_tile;
 using avx512::store_tile;
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+using avx2::mac_tile;
+using avx2::store_tile;
 #else
 using portable::mac_tile;
 using portable::store_tile;
