@@ -21,7 +21,7 @@
 // accumulator starts at +0. A multiply over tiles t = 0..n-1 adds, for k = 0..31 in order,
 //     acc[m][n] = fp32(acc[m][n] + A_t[m][k] * W_t[k][n])
 // where the product of two fp16 values is exact in fp32 and each sum is rounded to nearest even.
-// Storing converts every element once:
+// Storing converts every element:
 //     C[m][n] = fp16_rne(fp32(fp32(acc[m][n] * scale[n]) + bias[n]))
 // (scale and bias widened exactly from fp16; product, then sum, each rounded in fp32, then one
 // rounding to fp16; overflow gives inf). Storing clears the accumulator, as the device's
@@ -31,10 +31,10 @@
 // error, every later call returns HMX_ERR_FAULTED until hmx_reset, and hmx_fault() says why):
 //   - every operand lies entirely inside the session's VTCM;
 //   - tiles (activation run, weight run, output) start on a 2048-byte boundary; the scale/bias
-//     block on a 256-byte boundary (the device ignores the low 8 address bits there);
+//     block on a 256-byte boundary (the device reads other fields from its low address bits);
 //   - a tile run does not cross a 4 MiB VTCM bank boundary (a bus error on the device);
 //   - one multiply covers 1..HMX_MAX_RUN_TILES tiles;
-//   - a store needs a scale/bias block loaded first;
+//   - a store needs a scale/bias block loaded first, whose reserved half is zero;
 //   - only the thread holding the unit's lock uses it.
 #pragma once
 
