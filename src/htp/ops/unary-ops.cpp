@@ -1,0 +1,242 @@
+// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU on F32 (proto/htp-kparams.h). Each thread streams
+// its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per stream.
+#include "dma-queue.h"
+#include "htp-tensor.h"
+#include "hvx-arith.h"
+#include "hvx-sigmoid.h"
+#include "hvx-sqrt.h"
+#include "ops.h"
+#include "proto/htp-kparams.h"
+#include "proto/htp-opcodes.h"
+#include "proto/htp-status.h"
+#include "proto/htp-trace.h"
+#include "vnpu/hvx/hvx.h"
+#include "vtcm.h"
+
+namespace hexnpu::htp {
+
+namespace {
+
+using proto::htp_tensor;
+using proto::htp_unary_kparams;
+
+constexpr uint32_t UNARY_STREAMS = 2;  // src0, dst
+
+// n_vectors vectors: d = f(s). The constants are splat here, not in the caller: HVX registers do
+// not survive the DMA calls around each block.
+using unary_vectors_fn = void (*)(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors,
+                                  const htp_unary_kparams & kp);
+
+template <HVX_Vector (*f)(HVX_Vector)>
+void unary_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams &) {
+    for (uint32_t j = 0; j < n_vectors; ++j) {
+        d[j] = f(s[j]);
+    }
+}
+
+HVX_Vector sqr(HVX_Vector x) { return hvx_sf_mul(x, x); }
+HVX_Vector neg(HVX_Vector x) { return Q6_V_vxor_VV(x, hvx_splat_w(int32_t(0x80000000u))); }
+
+// GGML multiplies only when the bias is zero: x * s keeps the sign of a zero product, x * s + 0
+// would not.
+void scale_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
+    const HVX_Vector scale = Q6_V_vsplat_R(int32_t(kp.scale));
+    for (uint32_t j = 0; j < n_vectors; ++j) {
+        d[j] = hvx_sf_mul(s[j], scale);
+    }
+}
+
+void scale_bias_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
+    const HVX_Vector scale = Q6_V_vsplat_R(int32_t(kp.scale));
+    const HVX_Vector bias  = Q6_V_vsplat_R(int32_t(kp.bias));
+    for (uint32_t j = 0; j < n_vectors; ++j) {
+        d[j] = hvx_sf_add(hvx_sf_mul(s[j], scale), bias);
+    }
+}
+
+unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
+    switch (opcode) {
+        case proto::HTP_OP_SCALE: return (kp.bias & 0x7FFFFFFF) == 0 ? scale_vectors : scale_bias_vectors;
+        case proto::HTP_OP_SQR: return unary_vectors<sqr>;
+        case proto::HTP_OP_SQRT: return unary_vectors<hvx_sf_sqrt>;
+        case proto::HTP_OP_NEG: return unary_vectors<neg>;
+        default: return unary_vectors<hvx_sf_silu>;
+    }
+}
+
+// A flat row index and its coordinates (i1, i2, i3).
+struct row_cursor {
+    uint32_t row, i1, i2, i3;
+};
+
+// One DMA block: nrows rows from row on, all in one (i2, i3) slice.
+struct unary_block {
+    uint32_t row;
+    uint32_t nrows;
+    uint32_t src_offset;
+    uint32_t dst_offset;
+};
+
+struct unary_job {
+    const htp_op_context * octx;
+    htp_unary_kparams      kp;
+    unary_vectors_fn       vectors;
+    const htp_tensor *     src;
+    const htp_tensor *     dst;
+    uint32_t               row_start;
+    uint32_t               nrows;
+    uint32_t               rows_per_thread;
+    uint32_t               slot_bytes;
+    uint8_t *              vtcm;  // thread i's areas start at i * UNARY_STREAMS * n_slots * slot_bytes
+};
+
+uint32_t offset_of(const htp_tensor * t, const row_cursor & c) {
+    return c.i1 * t->nb[1] + c.i2 * t->nb[2] + c.i3 * t->nb[3];
+}
+
+row_cursor cursor_at(uint32_t row, const htp_unary_kparams & kp) {
+    const uint32_t i23 = proto::fastdiv(row, kp.div_ne1);
+    return row_cursor{row, row - i23 * kp.div_ne1.d, proto::fastmodulo(i23, kp.div_ne2), proto::fastdiv(i23, kp.div_ne2)};
+}
+
+// The next block before row end, and the cursor moved past it.
+unary_block take_block(row_cursor & c, uint32_t end, const unary_job & job) {
+    const uint32_t ne1 = job.kp.div_ne1.d;
+    uint32_t       n   = job.kp.pipe.block_rows;
+    n                  = n < ne1 - c.i1 ? n : ne1 - c.i1;
+    n                  = n < end - c.row ? n : end - c.row;
+    const unary_block b{c.row, n, offset_of(job.src, c), offset_of(job.dst, c)};
+    c.row += n;
+    c.i1 += n;
+    if (c.i1 == ne1) {
+        c.i1 = 0;
+        if (++c.i2 == job.kp.div_ne2.d) {
+            c.i2 = 0;
+            ++c.i3;
+        }
+    }
+    return b;
+}
+
+void unary_thread(uint32_t, uint32_t i, void * data) {
+    const unary_job &                   job  = *static_cast<const unary_job *>(data);
+    const proto::htp_eltwise_pipeline & pipe = job.kp.pipe;
+    const uint32_t                      ir0  = job.row_start + i * job.rows_per_thread;
+    const uint32_t                      end  = job.row_start + job.nrows;
+    const uint32_t                      ir1  = ir0 + job.rows_per_thread < end ? ir0 + job.rows_per_thread : end;
+    if (ir0 >= ir1) {
+        return;
+    }
+    dma_queue *      q         = &job.octx->dma[i];
+    trace_buf *      tr        = &job.octx->trace[i];
+    const uint32_t   area      = pipe.n_slots * job.slot_bytes;
+    uint8_t *        src_slots = job.vtcm + size_t(i) * UNARY_STREAMS * area;
+    uint8_t *        dst_slots = src_slots + area;
+    const dma_addr_t src_base  = htp_tensor_dma_addr(job.octx->plat, job.src);
+    const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
+    const uint32_t   stride    = pipe.vtcm_row_stride;
+
+    row_cursor  next = cursor_at(ir0, job.kp);
+    unary_block blocks[proto::HTP_ELTWISE_MAX_SLOTS];
+
+    // Prologue: a token stands in for each destination slot's "previous writeback", and the first
+    // source blocks start flowing in.
+    uint32_t primed = 0;
+    for (; primed < pipe.n_slots && next.row < ir1; ++primed) {
+        const unary_block & b = blocks[primed] = take_block(next, ir1, job);
+        uint8_t *           d = dst_slots + size_t(primed) * job.slot_bytes;
+        dma_queue_push(q, dma_ptr_pair{dma_addr_of(d), dma_addr_of(d)}, 0, 0, 0, 0, uint16_t(b.row));
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(src_slots + size_t(primed) * job.slot_bytes),
+                                   dma_addr_at(src_base, b.src_offset), stride, job.src->nb[1], pipe.row_size,
+                                   b.nrows, uint16_t(b.row));
+    }
+
+    // Block by block, slot k = block % n_slots: wait for the slot, compute, write back, prefetch.
+    // The rows are computed whole, pad lanes included: only row_size bytes of each go back out.
+    uint32_t in_flight = primed;
+    for (uint32_t k = 0; in_flight > 0; k = k + 1 == pipe.n_slots ? 0 : k + 1) {
+        unary_block & b = blocks[k];
+        uint8_t *     s = src_slots + size_t(k) * job.slot_bytes;
+        uint8_t *     d = dst_slots + size_t(k) * job.slot_bytes;
+
+        dma_queue_pop(q);  // d is free: its previous writeback (or the token) is done
+        dma_queue_pop(q);  // the rows of s have landed
+        trace_event_start(tr, proto::HTP_TRACE_EVT_HVX_COMP, uint16_t(b.row));
+        job.vectors(reinterpret_cast<HVX_Vector *>(d), reinterpret_cast<const HVX_Vector *>(s),
+                    b.nrows * (stride / 128), job.kp);
+        trace_event_stop(tr, proto::HTP_TRACE_EVT_HVX_COMP, uint16_t(b.row));
+
+        dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(d), job.dst->nb[1], stride,
+                                   pipe.row_size, b.nrows, uint16_t(b.row));
+        --in_flight;
+        if (next.row < ir1) {
+            b = take_block(next, ir1, job);
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s), dma_addr_at(src_base, b.src_offset), stride,
+                                       job.src->nb[1], pipe.row_size, b.nrows, uint16_t(b.row));
+            ++in_flight;
+        }
+    }
+
+    // Epilogue: the last writebacks.
+    for (uint32_t j = 0; j < primed; ++j) {
+        dma_queue_pop(q);
+    }
+}
+
+// Wrong magic would send rows outside their tensor; checking it costs a few cycles per op.
+bool same_fastdiv(const proto::fastdiv_values & v, uint32_t d) {
+    const proto::fastdiv_values want = proto::init_fastdiv(d);
+    return v.d == d && v.mp == want.mp && v.l == want.l;
+}
+
+bool valid_unary_op(const htp_op_context * octx, const htp_unary_kparams & kp) {
+    const htp_tensor * src = octx->src[0];
+    const htp_tensor * dst = octx->dst[0];
+    if (src == nullptr || dst == nullptr || !proto::htp_unary_shapes_supported(*src, *dst)) {
+        return false;
+    }
+    const proto::htp_eltwise_pipeline & p = kp.pipe;
+    // Only SCALE has a factor and a bias; the other ops must not carry stray ones.
+    const bool scale_ok = octx->op->opcode == proto::HTP_OP_SCALE || (kp.scale == 0 && kp.bias == 0);
+    return scale_ok && p.n_threads >= 1 && p.n_threads <= octx->n_threads && p.n_slots >= 2 &&
+           p.n_slots <= proto::HTP_ELTWISE_MAX_SLOTS && p.block_rows >= 1 && p.row_size == dst->ne[0] * 4 &&
+           p.vtcm_row_stride == proto::htp_vtcm_row_stride(p.row_size) &&
+           p.vtcm_size == proto::htp_eltwise_vtcm_size(p, UNARY_STREAMS) && same_fastdiv(kp.div_ne1, dst->ne[1]) &&
+           same_fastdiv(kp.div_ne2, dst->ne[2]);
+}
+
+} // namespace
+
+uint32_t op_unary(htp_op_context * octx) {
+    unary_job job{};
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    if (!valid_unary_op(octx, job.kp)) {
+        return proto::HTP_STATUS_INVAL_PARAMS;
+    }
+    job.octx    = octx;
+    job.vectors = vectors_fn_of(octx->op->opcode, job.kp);
+    job.src     = octx->src[0];
+    job.dst     = octx->dst[0];
+
+    // Rows fit in 32 bits: each takes at least 4 of the tensor's (window-bounded) bytes.
+    job.row_start = 0;
+    job.nrows     = uint32_t(htp_tensor_nrows(job.dst));
+    // Multi-device row split (spec "Row-Partitioned Operators") goes here, inside
+    // `if (mdev.count > 1)`, once the runtime carries mdev state: it narrows [row_start, +nrows).
+    if (job.nrows == 0) {
+        return proto::HTP_STATUS_OK;
+    }
+    job.rows_per_thread = (job.nrows + job.kp.pipe.n_threads - 1) / job.kp.pipe.n_threads;
+
+    vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
+    job.vtcm = vtcm.take(job.kp.pipe.vtcm_size);
+    if (!vtcm.ok()) {
+        return proto::HTP_STATUS_VTCM_TOO_SMALL;
+    }
+    job.slot_bytes = uint32_t(proto::htp_eltwise_slot_bytes(job.kp.pipe));
+
+    work_queue_run(octx->work, unary_thread, &job, job.kp.pipe.n_threads);
+    return proto::HTP_STATUS_OK;
+}
+
+} // namespace hexnpu::htp

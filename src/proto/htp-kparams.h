@@ -1,0 +1,196 @@
+// kernel_params of the element-wise NPU ops and the host-side preparation that fills them. Both
+// sides compile this header: the host's supports_op and op preparation call the prepare_*
+// functions (false: the op cannot run on the NPU, VTCM fit included), and the kernels check what
+// they receive against the same shape rules before using it.
+//
+// Binary ops (ADD, SUB, MUL, DIV): dst = src0 op src1, all F32; src0 and dst of one shape, src1
+// rows as long as dst rows and repeated over dims 1-3 (each dst dim a multiple of src1's).
+// Unary ops (SCALE, SQR, SQRT, NEG, SILU): dst = f(src0), F32 of one shape.
+//
+// Every kernel streams the flattened rows ne1*ne2*ne3, split over n_threads, through VTCM: per
+// thread, one area per stream (src0, [src1,] dst) of n_slots slots of block_rows rows each, rows
+// vtcm_row_stride apart (see htp_eltwise_vtcm_size). A block never crosses a (i2, i3) slice, nor,
+// when src1 repeats within a slice (1 < ne11 < ne1), a repetition of src1's rows.
+#pragma once
+
+#include "proto/fastdiv.h"
+#include "proto/htp-msg.h"
+#include "proto/htp-opcodes.h"
+
+#include <stdint.h>
+
+namespace hexnpu::proto {
+
+inline constexpr uint32_t HTP_ELTWISE_TYPE        = 0;      // GGML_TYPE_F32, the only type these ops take
+inline constexpr uint32_t HTP_ELTWISE_MAX_SLOTS   = 4;      // deepest pipeline the kernels keep
+inline constexpr uint32_t HTP_ELTWISE_BLOCK_BYTES = 16384;  // rows per DMA block aim at this many bytes
+inline constexpr uint32_t HTP_VTCM_ROW_ALIGN      = 128;    // one HVX vector
+
+// How a thread streams its rows; the same for every element-wise op.
+struct htp_eltwise_pipeline {
+    uint32_t n_threads;        // threads the rows are split over, <= the session's
+    uint32_t block_rows;       // rows per DMA block
+    uint32_t n_slots;          // blocks in flight per stream, 2..HTP_ELTWISE_MAX_SLOTS
+    uint32_t row_size;         // ne0 * 4: bytes each DMA moves per row
+    uint32_t vtcm_row_stride;  // row_size rounded up to 128: rows in VTCM start vector aligned
+    uint32_t vtcm_size;        // bytes of VTCM the op takes: htp_eltwise_vtcm_size(...)
+};
+
+struct htp_binary_kparams {
+    htp_eltwise_pipeline pipe;
+    uint32_t             pad[2];
+    fastdiv_values       div_ne1;   // flat dst row -> (i1, i2, i3)
+    fastdiv_values       div_ne2;
+    fastdiv_values       div_ne11;  // dst coordinates -> src1's: i11 = i1 % ne11, ...
+    fastdiv_values       div_ne12;
+    fastdiv_values       div_ne13;
+};
+
+struct htp_unary_kparams {
+    htp_eltwise_pipeline pipe;
+    uint32_t             scale;  // SCALE: float bits of the factor and of the bias (GGML op_params 0, 1)
+    uint32_t             bias;
+    fastdiv_values       div_ne1;  // flat row -> (i1, i2, i3)
+    fastdiv_values       div_ne2;
+};
+
+static_assert(sizeof(htp_binary_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+static_assert(sizeof(htp_unary_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
+constexpr bool htp_is_binary_op(uint32_t opcode) {
+    return opcode == HTP_OP_ADD || opcode == HTP_OP_SUB || opcode == HTP_OP_MUL || opcode == HTP_OP_DIV;
+}
+
+constexpr bool htp_is_unary_op(uint32_t opcode) {
+    return opcode == HTP_OP_SCALE || opcode == HTP_OP_SQR || opcode == HTP_OP_SQRT || opcode == HTP_OP_NEG ||
+           opcode == HTP_OP_SILU;
+}
+
+constexpr uint32_t htp_vtcm_row_stride(uint32_t row_size) {
+    return (row_size + HTP_VTCM_ROW_ALIGN - 1) / HTP_VTCM_ROW_ALIGN * HTP_VTCM_ROW_ALIGN;
+}
+
+// Bytes of one slot, and of the whole layout: thread t's areas start at t * n_streams * n_slots
+// slots, stream s's at s * n_slots slots within them, slot k at k slots within that.
+constexpr uint64_t htp_eltwise_slot_bytes(const htp_eltwise_pipeline & p) {
+    return uint64_t(p.block_rows) * p.vtcm_row_stride;
+}
+constexpr uint64_t htp_eltwise_vtcm_size(const htp_eltwise_pipeline & p, uint32_t n_streams) {
+    return uint64_t(p.n_threads) * n_streams * p.n_slots * htp_eltwise_slot_bytes(p);
+}
+
+// F32 elements in order, each row inside its stride and each slice inside its own (no two rows
+// overlap: not permuted), the last element inside the tensor's bytes (64-bit sums: no wrap).
+constexpr bool htp_eltwise_rows_valid(const htp_tensor & t, uint32_t row_size) {
+    if (t.type != HTP_ELTWISE_TYPE || t.nb[0] != 4 || t.nb[1] < row_size || t.nb[2] < uint64_t(t.ne[1]) * t.nb[1] ||
+        t.nb[3] < uint64_t(t.ne[2]) * t.nb[2]) {
+        return false;
+    }
+    uint64_t last = 0;
+    for (int d = 0; d < 4; ++d) {
+        if (t.ne[d] == 0) {
+            return false;
+        }
+        last += uint64_t(t.ne[d] - 1) * t.nb[d];
+    }
+    return last + 4 <= t.size;
+}
+
+constexpr bool htp_same_shape(const htp_tensor & a, const htp_tensor & b) {
+    return a.ne[0] == b.ne[0] && a.ne[1] == b.ne[1] && a.ne[2] == b.ne[2] && a.ne[3] == b.ne[3];
+}
+
+// The shapes a binary op runs on (both sides check them).
+constexpr bool htp_binary_shapes_supported(const htp_tensor & src0, const htp_tensor & src1,
+                                           const htp_tensor & dst) {
+    if (dst.ne[0] > UINT32_MAX / 4 || !htp_same_shape(src0, dst) || src1.ne[0] != dst.ne[0]) {
+        return false;
+    }
+    for (int d = 1; d < 4; ++d) {
+        if (src1.ne[d] == 0 || dst.ne[d] % src1.ne[d] != 0) {
+            return false;
+        }
+    }
+    const uint32_t row_size = dst.ne[0] * 4;
+    return htp_eltwise_rows_valid(src0, row_size) && htp_eltwise_rows_valid(src1, row_size) &&
+           htp_eltwise_rows_valid(dst, row_size);
+}
+
+constexpr bool htp_unary_shapes_supported(const htp_tensor & src0, const htp_tensor & dst) {
+    return dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) && htp_eltwise_rows_valid(src0, dst.ne[0] * 4) &&
+           htp_eltwise_rows_valid(dst, dst.ne[0] * 4);
+}
+
+// The pipeline for total_rows rows of row_size bytes with n_streams streams on at most n_threads
+// threads: blocks of about HTP_ELTWISE_BLOCK_BYTES, three deep, shrunk (rows first, then depth)
+// until the layout fits vtcm_size. false when even one row, double buffered, does not fit.
+constexpr bool htp_eltwise_plan(uint64_t total_rows, uint32_t row_size, uint32_t n_streams, uint32_t n_threads,
+                                uint32_t vtcm_size, htp_eltwise_pipeline * out) {
+    if (total_rows == 0 || total_rows > UINT32_MAX || n_threads == 0 || n_threads > HTP_MAX_NTHREADS) {
+        return false;
+    }
+    htp_eltwise_pipeline p{};
+    p.n_threads              = total_rows < n_threads ? uint32_t(total_rows) : n_threads;
+    p.row_size               = row_size;
+    p.vtcm_row_stride        = htp_vtcm_row_stride(row_size);
+    const uint64_t per_thread = (total_rows + p.n_threads - 1) / p.n_threads;
+    const uint64_t target     = HTP_ELTWISE_BLOCK_BYTES / p.vtcm_row_stride;
+    p.block_rows = uint32_t(target < 1 ? 1 : (target < per_thread ? target : per_thread));
+    p.n_slots    = 3;
+    while (htp_eltwise_vtcm_size(p, n_streams) > vtcm_size) {
+        if (p.block_rows > 1) {
+            p.block_rows /= 2;
+        } else if (p.n_slots > 2) {
+            --p.n_slots;
+        } else {
+            return false;
+        }
+    }
+    p.vtcm_size = uint32_t(htp_eltwise_vtcm_size(p, n_streams));
+    *out        = p;
+    return true;
+}
+
+inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & src1,
+                                   const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
+                                   htp_binary_kparams * out) {
+    if (!htp_is_binary_op(opcode) || !htp_binary_shapes_supported(src0, src1, dst)) {
+        return false;
+    }
+    htp_binary_kparams kp{};
+    const uint64_t     total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
+    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 3, n_threads, vtcm_size, &kp.pipe)) {
+        return false;
+    }
+    kp.div_ne1  = init_fastdiv(dst.ne[1]);
+    kp.div_ne2  = init_fastdiv(dst.ne[2]);
+    kp.div_ne11 = init_fastdiv(src1.ne[1]);
+    kp.div_ne12 = init_fastdiv(src1.ne[2]);
+    kp.div_ne13 = init_fastdiv(src1.ne[3]);
+    *out        = kp;
+    return true;
+}
+
+// params: the op's GGML op_params (SCALE reads its factor and bias from words 0 and 1).
+inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst,
+                                  const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
+                                  htp_unary_kparams * out) {
+    if (!htp_is_unary_op(opcode) || !htp_unary_shapes_supported(src0, dst)) {
+        return false;
+    }
+    htp_unary_kparams kp{};
+    const uint64_t    total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
+    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
+        return false;
+    }
+    if (opcode == HTP_OP_SCALE) {
+        kp.scale = uint32_t(params[0]);
+        kp.bias  = uint32_t(params[1]);
+    }
+    kp.div_ne1 = init_fastdiv(dst.ne[1]);
+    kp.div_ne2 = init_fastdiv(dst.ne[2]);
+    *out       = kp;
+    return true;
+}
+
+} // namespace hexnpu::proto
