@@ -33,8 +33,10 @@ ggml_tensor * case_graph::permuted_input(ggml_type type, shape ne, std::array<in
 }
 
 std::string shape_str(const shape & ne) {
-    return "[" + std::to_string(ne[0]) + "," + std::to_string(ne[1]) + "," + std::to_string(ne[2]) + "," +
-           std::to_string(ne[3]) + "]";
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "[%lld,%lld,%lld,%lld]", (long long) ne[0], (long long) ne[1], (long long) ne[2],
+                  (long long) ne[3]);
+    return buf;
 }
 
 std::string type_str(ggml_type type) { return ggml_type_name(type); }
