@@ -1,0 +1,19 @@
+// The Hexagon NPU backend's public entry points: its devices (one per NPU session, configured by the
+// GGML_HEXAGON_* environment variables) and the trace they collect.
+#pragma once
+
+#include <string>
+
+namespace hexnpu {
+
+// Adds one HTP device per configured session to backend_registry, once per process; register them
+// before the CPU so the scheduler prefers them. Sessions start when first used. collect_trace
+// records the NPU's trace events as GGML_HEXAGON_PROFILE=3 does (without the per-op lines).
+// Throws std::invalid_argument naming a bad variable or list item.
+void register_htp_devices(bool collect_trace = false);
+
+// Writes the batches the registered HTP devices profiled as a Perfetto-loadable JSON trace. Throws
+// std::runtime_error when the file cannot be written.
+void write_htp_trace(const std::string & path);
+
+} // namespace hexnpu

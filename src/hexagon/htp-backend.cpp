@@ -1,0 +1,196 @@
+#include "htp-backend.h"
+
+#include "htp-device.h"
+#include "htp-supports-op.h"
+
+#include "proto/htp-opcodes.h"
+#include "proto/htp-status.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+namespace hexnpu::hexagon {
+namespace {
+
+std::string hex32(uint32_t v) {
+    char text[16];
+    std::snprintf(text, sizeof text, "0x%08x", v);
+    return text;
+}
+
+std::string with_log(std::string message, const std::string & log) {
+    if (!log.empty()) {
+        message += "\nsession log:\n" + log;
+        while (!message.empty() && message.back() == '\n') {
+            message.pop_back();
+        }
+    }
+    return message;
+}
+
+} // namespace
+
+htp_backend::htp_backend(htp_device & device) : device_(device) {}
+
+const char * htp_backend::name() const { return device_.name(); }
+
+backend_device * htp_backend::device() const { return &device_; }
+
+void htp_backend::graph_compute(ggml_cgraph & graph) {
+    std::vector<htp_op> ops;
+    for (const ggml_tensor * node : graph.nodes) {
+        if (is_layout_op(node->op)) {
+            continue;
+        }
+        throw backend_error(std::string(name()) + ": " + ggml_op_desc(node) + " '" + node->name +
+                            "' has no NPU kernel (supports_op is false for it)");
+    }
+    compute_ops(ops);
+}
+
+void htp_backend::compute_ops(std::span<const htp_op> ops) {
+    last_batches_ = 0;
+    if (ops.empty()) {
+        return;
+    }
+    htp_session &         s = device_.session();
+    std::deque<in_flight> pending;
+    std::string           first_error;
+    // Every batch sent gets its response read, whatever fails, so the queue stays in step.
+    auto drain = [&] {
+        while (!pending.empty()) {
+            in_flight   oldest = std::move(pending.front());
+            pending.pop_front();
+            std::string error = finish(s, oldest);
+            if (first_error.empty()) {
+                first_error = std::move(error);
+            }
+        }
+    };
+    try {
+        size_t next = 0;
+        while (next < ops.size() && first_error.empty()) {
+            htp_batch batch(s.limits(), s.pinned_buffers());
+            while (next < ops.size() && batch.add(ops[next], &device_)) {
+                ++next;
+            }
+            if (pending.size() == s.n_slots()) {
+                in_flight oldest = std::move(pending.front());
+                pending.pop_front();
+                first_error = finish(s, oldest);
+                if (!first_error.empty()) {
+                    break;
+                }
+            }
+            for (htp_buffer * b : batch.buffers()) {
+                s.ensure_registered(b->fd(), b->size(), b->pinned());
+            }
+            const uint32_t               id   = next_id_++;
+            const uint32_t               slot = id % s.n_slots();
+            const proto::htp_opbatch_req req  = batch.pack(s.block(slot), id, s.profile());
+            s.send(slot, req, proto::htp_batch_layout_of(req.n_bufs, req.n_tensors, req.n_ops, req.n_traces).total);
+            pending.push_back({req, slot, batch.ops()});
+            ++last_batches_;
+        }
+    } catch (const backend_error &) {
+        if (!s.dead()) {
+            drain();
+        }
+        throw;
+    }
+    drain();
+    if (!first_error.empty()) {
+        throw backend_error(first_error);
+    }
+}
+
+std::string htp_backend::finish(htp_session & s, in_flight & batch) {
+    std::string            log;
+    proto::htp_opbatch_rsp rsp{};
+    try {
+        rsp = s.receive(&log);
+    } catch (const backend_error & e) {
+        // The session died or hung: say which op it was running.
+        std::string message = e.what();
+        const auto  info    = s.exit_info();
+        if (info && info->in_batch && info->batch_id == batch.req.id && info->op < batch.ops.size()) {
+            message += " (running " + htp_op_label(*batch.ops[info->op]) + ")";
+        }
+        throw backend_error(message);
+    }
+    const std::string dev = device_.name();
+    if (rsp.id != batch.req.id) {
+        return dev + ": the NPU answered batch " + std::to_string(rsp.id) + " where batch " +
+               std::to_string(batch.req.id) + " was due";
+    }
+    if (rsp.status != proto::HTP_STATUS_OK) {
+        const std::string status = proto::htp_status_name(rsp.status);
+        if (rsp.failed_op >= batch.ops.size()) {
+            std::string names;
+            for (const htp_op * op : batch.ops) {
+                names += (names.empty() ? "" : ", ") + htp_op_label(*op);
+            }
+            return with_log(dev + ": batch " + std::to_string(batch.req.id) + " (" + names +
+                                ") was rejected by the NPU: " + status,
+                            log);
+        }
+        std::string message = dev + ": " + htp_op_label(*batch.ops[rsp.failed_op]) + " (op " +
+                              std::to_string(rsp.failed_op) + " of batch " + std::to_string(batch.req.id) +
+                              ") failed on the NPU: " + status;
+        if (rsp.status == proto::HTP_STATUS_FAULT) {
+            message += " at NPU address " + hex32(rsp.fault_addr);
+        }
+        return with_log(message, log);
+    }
+    if (s.profile() != 0) {
+        collect_profile(s, batch, rsp);
+    }
+    return {};
+}
+
+void htp_backend::collect_profile(htp_session & s, const in_flight & batch, const proto::htp_opbatch_rsp & rsp) {
+    const proto::htp_opbatch_req & req   = batch.req;
+    const uint8_t *               block  = s.block(batch.slot);
+    const proto::htp_batch_layout layout = proto::htp_batch_layout_of(req.n_bufs, req.n_tensors, req.n_ops, req.n_traces);
+    const auto * prof = reinterpret_cast<const proto::htp_prof_desc *>(block + layout.prof);
+
+    htp_batch_profile record;
+    record.id           = req.id;
+    record.usecs        = rsp.usecs;
+    record.cycles_start = rsp.cycles_start;
+    record.cycles_stop  = rsp.cycles_stop;
+    for (size_t k = 0; k < batch.ops.size(); ++k) {
+        htp_op_profile p;
+        p.label        = htp_op_label(*batch.ops[k]);
+        p.opcode       = prof[k].opcode;
+        p.usecs        = prof[k].usecs;
+        p.cycles_start = prof[k].cycles_start;
+        p.cycles_stop  = prof[k].cycles_stop;
+        if (device_.options().profile != htp_profile_mode::off) {
+            std::fprintf(stderr, "%s: profile-op %s: usec %u cycles %" PRIu64 "\n", device_.name(), p.label.c_str(),
+                         p.usecs, p.cycles_stop - p.cycles_start);
+        }
+        record.ops.push_back(std::move(p));
+    }
+    if (req.n_traces == 0) {
+        return;
+    }
+    const auto * traces = reinterpret_cast<const proto::htp_trace_desc *>(block + layout.traces);
+    for (uint32_t slot = 0; slot < proto::HTP_TRACE_SLOTS; ++slot) {
+        const uint32_t n = std::min(rsp.n_traces[slot], req.n_traces);
+        for (uint32_t i = 0; i < n; ++i) {
+            const proto::htp_trace_desc & e = traces[size_t(slot) * req.n_traces + i];
+            htp_trace_event               ev;
+            ev.cycles = widen_cycles(e.cycles, rsp.cycles_start);
+            ev.slot   = slot;
+            ev.id     = e.id;
+            ev.info   = uint16_t(e.info & ~proto::HTP_TRACE_STOP);
+            ev.stop   = (e.info & proto::HTP_TRACE_STOP) != 0;
+            record.events.push_back(ev);
+        }
+    }
+    device_.profile_log().add(std::move(record));
+}
+
+} // namespace hexnpu::hexagon

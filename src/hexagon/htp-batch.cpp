@@ -1,0 +1,174 @@
+#include "htp-batch.h"
+
+#include "htp-device.h"
+#include "repack.h"
+
+#include "proto/htp-opcodes.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace hexnpu::hexagon {
+namespace {
+
+std::string quoted(const ggml_tensor * t) { return std::string("'") + t->name + "'"; }
+
+} // namespace
+
+std::string htp_op_label(const htp_op & op) {
+    if (op.node == nullptr) {
+        return proto::htp_op_name(op.desc.opcode);
+    }
+    return std::string(ggml_op_desc(op.node)) + " " + quoted(op.node);
+}
+
+size_t htp_batch::tensor_key_hash::operator()(const tensor_key & k) const {
+    uint64_t h = uint64_t(uint32_t(k.fd)) * 0x9e3779b97f4a7c15ull ^ k.offset;
+    for (int i = 0; i < 4; ++i) {
+        h = (h ^ k.ne[i]) * 0x100000001b3ull;
+        h = (h ^ k.nb[i]) * 0x100000001b3ull;
+    }
+    return size_t(h ^ (uint64_t(k.type) << 40) ^ k.flags);
+}
+
+htp_batch::htp_batch(const htp_batch_limits & limits, std::unordered_map<int, uint64_t> resident_pinned)
+    : limits_(limits), resident_(std::move(resident_pinned)) {
+    for (const auto & [fd, size] : resident_) {
+        resident_bytes_ += size;
+    }
+    mapped_ = resident_bytes_;
+}
+
+bool htp_batch::add(const htp_op & op, const backend_device * device) {
+    const std::string label = htp_op_label(op);
+    auto              fail  = [&](const std::string & why) {
+        return backend_error(std::string(device->name()) + ": " + label + " cannot run on the NPU: " + why);
+    };
+
+    // Operands as descriptors, and the buffers they bring in.
+    std::vector<htp_buffer *>      new_buffers;
+    uint64_t                       new_bytes = 0;
+    std::vector<proto::htp_tensor> described;
+    auto                           describe = [&](const ggml_tensor * t) {
+        auto * buf = dynamic_cast<htp_buffer *>(t->buffer);
+        if (buf == nullptr || buf->htp_buft()->device() != device) {
+            throw fail("tensor " + quoted(t) + " lives in " +
+                       (t->buffer != nullptr ? std::string("a ") + t->buffer->buft()->name() + " buffer"
+                                             : std::string("no buffer")) +
+                       ", which this session cannot read");
+        }
+        const bool known = std::find(buffers_.begin(), buffers_.end(), buf) != buffers_.end() ||
+                           std::find(new_buffers.begin(), new_buffers.end(), buf) != new_buffers.end();
+        if (!known) {
+            new_buffers.push_back(buf);
+            if (resident_.count(buf->fd()) == 0) {
+                new_bytes += buf->size();
+            }
+        }
+        proto::htp_tensor d{};
+        d.data  = uint64_t(static_cast<const uint8_t *>(t->data) - static_cast<const uint8_t *>(buf->base()));
+        d.size  = htp_stored_size(t);
+        d.type  = uint32_t(t->type);
+        d.flags = (buf->kind() == htp_buffer_kind::compute ? proto::HTP_TENSOR_COMPUTE : 0) |
+                  (buf->is_tiled(t) ? proto::HTP_TENSOR_TILED : 0);
+        for (int i = 0; i < 4; ++i) {
+            if (t->ne[i] > INT64_C(0xffffffff) || t->nb[i] > 0xffffffffu) {
+                throw fail("tensor " + quoted(t) + " has a dimension or stride beyond 32 bits");
+            }
+            d.ne[i] = uint32_t(t->ne[i]);
+            d.nb[i] = uint32_t(t->nb[i]);
+        }
+        described.push_back(d);
+    };
+    for (const ggml_tensor * t : op.src) {
+        if (t != nullptr) {
+            describe(t);
+        }
+    }
+    for (const ggml_tensor * t : op.dst) {
+        if (t != nullptr) {
+            describe(t);
+        }
+    }
+
+    const bool too_many_bufs = buffers_.size() + new_buffers.size() > limits_.max_bufs;
+    const bool too_big       = mapped_ + new_bytes > limits_.vmem;
+    const bool too_many_ops  = ops_.size() + 1 > limits_.max_ops;
+    // Upper bound before deduplication; exact counting follows once the op is known to fit.
+    const bool too_many_tensors = tensors_.size() + described.size() > limits_.max_tensors;
+    if (too_many_bufs || too_big || too_many_ops || too_many_tensors) {
+        if (!ops_.empty()) {
+            return false;
+        }
+        if (too_big) {
+            throw fail("its buffers need " + std::to_string(new_bytes) + " bytes mapped at once next to " +
+                       std::to_string(resident_bytes_) + " pinned bytes, more than the window budget of " +
+                       std::to_string(limits_.vmem) + " bytes (GGML_HEXAGON_VMEM, the session window)");
+        }
+        throw fail("it has more operands or buffers than one batch holds");
+    }
+
+    for (htp_buffer * buf : new_buffers) {
+        buffers_.push_back(buf);
+        if (resident_.count(buf->fd()) == 0) {
+            mapped_ += buf->size();
+        }
+    }
+    proto::htp_op_desc desc = op.desc;
+    std::fill(std::begin(desc.src), std::end(desc.src), proto::HTP_NO_TENSOR);
+    std::fill(std::begin(desc.dst), std::end(desc.dst), proto::HTP_NO_TENSOR);
+    size_t next = 0;
+    auto   place = [&](const ggml_tensor * t) {
+        proto::htp_tensor d = described[next++];
+        auto *            buf = static_cast<htp_buffer *>(t->buffer);
+        d.bi = uint16_t(std::find(buffers_.begin(), buffers_.end(), buf) - buffers_.begin());
+        tensor_key k{buf->fd(), d.data, d.type, d.flags, {}, {}};
+        std::memcpy(k.ne, d.ne, sizeof k.ne);
+        std::memcpy(k.nb, d.nb, sizeof k.nb);
+        const auto [it, inserted] = index_.try_emplace(k, uint16_t(tensors_.size()));
+        if (inserted) {
+            d.ti = uint16_t(tensors_.size());
+            tensors_.push_back(d);
+        }
+        return it->second;
+    };
+    for (size_t i = 0; i < op.src.size(); ++i) {
+        if (op.src[i] != nullptr) {
+            desc.src[i] = place(op.src[i]);
+        }
+    }
+    for (size_t i = 0; i < op.dst.size(); ++i) {
+        if (op.dst[i] != nullptr) {
+            desc.dst[i] = place(op.dst[i]);
+        }
+    }
+    descs_.push_back(desc);
+    ops_.push_back(&op);
+    return true;
+}
+
+proto::htp_opbatch_req htp_batch::pack(uint8_t * block, uint32_t id, uint32_t profile) const {
+    proto::htp_opbatch_req req{};
+    req.id        = id;
+    req.n_bufs    = uint32_t(buffers_.size());
+    req.n_tensors = uint32_t(tensors_.size());
+    req.n_ops     = uint32_t(descs_.size());
+    req.n_traces  = profile == 3 ? limits_.n_traces : 0;
+    req.profile   = profile;
+    const proto::htp_batch_layout l = proto::htp_batch_layout_of(req.n_bufs, req.n_tensors, req.n_ops, req.n_traces);
+
+    auto * bufs = reinterpret_cast<proto::htp_buf_desc *>(block + l.bufs);
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+        const htp_buffer * b = buffers_[i];
+        bufs[i]              = proto::htp_buf_desc{uint64_t(reinterpret_cast<uintptr_t>(
+                                                       const_cast<htp_buffer *>(b)->base())),
+                                                   uint64_t(b->size()), b->fd(),
+                                                   b->pinned() ? proto::HTP_BUF_PINNED : 0u};
+    }
+    std::memcpy(block + l.tensors, tensors_.data(), tensors_.size() * sizeof(proto::htp_tensor));
+    std::memcpy(block + l.ops, descs_.data(), descs_.size() * sizeof(proto::htp_op_desc));
+    std::memset(block + l.prof, 0, l.total - l.prof);
+    return req;
+}
+
+} // namespace hexnpu::hexagon

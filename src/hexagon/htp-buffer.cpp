@@ -1,0 +1,126 @@
+#include "htp-buffer.h"
+
+#include "htp-device.h"
+#include "repack.h"
+
+#include "vnpu/client/rpcmem.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace hexnpu::hexagon {
+namespace {
+
+// A weight that set_tensor will try to tile: a whole tileable tensor (not a view) whose rows are
+// whole blocks.
+bool tiling_candidate(const ggml_tensor * t) {
+    return t->view_src == nullptr && is_tileable_type(t->type) && t->ne[0] % ggml_blck_size(t->type) == 0 &&
+           ggml_is_contiguous(t);
+}
+
+std::string tensor_label(const ggml_tensor * t) {
+    return std::string("'") + t->name + "' (" + ggml_type_name(t->type) + ")";
+}
+
+} // namespace
+
+size_t htp_stored_size(const ggml_tensor * t) {
+    const auto * buf = dynamic_cast<const htp_buffer *>(t->buffer);
+    return buf != nullptr && buf->is_tiled(t) ? tiled_nbytes(t->type, t->ne) : ggml_nbytes(t);
+}
+
+htp_buffer_type::htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint64_t max_size)
+    : device_(device), kind_(kind), max_size_(max_size),
+      name_(std::string(device->name()) + (kind == htp_buffer_kind::repack ? "-REPACK" : "")) {}
+
+backend_device * htp_buffer_type::device() const { return device_; }
+
+std::unique_ptr<backend_buffer> htp_buffer_type::alloc_buffer(size_t size) {
+    return std::make_unique<htp_buffer>(this, size);
+}
+
+size_t htp_buffer_type::alloc_size(const ggml_tensor * t) const {
+    if (kind_ == htp_buffer_kind::repack && tiling_candidate(t)) {
+        return std::max(tiled_nbytes(t->type, t->ne), ggml_nbytes(t));
+    }
+    return ggml_nbytes(t);
+}
+
+htp_buffer::htp_buffer(htp_buffer_type * buft, size_t size) : backend_buffer(buft, size), kind_(buft->kind()) {
+    // A zero-byte buffer still gets a page: every buffer needs an fd.
+    data_ = vnpu::rpc::rpcmem_alloc(std::max<size_t>(size, 1));
+    if (data_ == nullptr) {
+        throw std::bad_alloc();
+    }
+    fd_ = vnpu::rpc::rpcmem_to_fd(data_);
+}
+
+htp_buffer::~htp_buffer() {
+    htp_buft()->htp()->forget_buffer(fd_);
+    vnpu::rpc::rpcmem_free(data_);
+}
+
+bool htp_buffer::is_tiled(const ggml_tensor * t) const {
+    const auto it = tiled_.find(t->data);
+    return it != tiled_.end() && it->second.type == t->type &&
+           std::equal(std::begin(t->ne), std::end(t->ne), std::begin(it->second.ne));
+}
+
+void htp_buffer::init_tensor(ggml_tensor * t) {
+    if (t->view_src == nullptr) {
+        tiled_.erase(t->data);
+    }
+}
+
+void htp_buffer::set_tensor(ggml_tensor * t, const void * data, size_t offset, size_t size) {
+    uint8_t * dst = static_cast<uint8_t *>(t->data);
+    if (kind_ != htp_buffer_kind::repack || !tiling_candidate(t)) {
+        std::memcpy(dst + offset, data, size);
+        return;
+    }
+    if (offset != 0 || size != ggml_nbytes(t)) {
+        throw std::invalid_argument(std::string(buft()->name()) + ": set_tensor of weight " + tensor_label(t) +
+                                    " must write the whole tensor (it is stored tiled), not bytes [" +
+                                    std::to_string(offset) + ", " + std::to_string(offset + size) + ")");
+    }
+    const int  n_threads = int(std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
+    const auto result    = repack_tensor(t->type, t->ne, data, dst, n_threads);
+    if (result.ok()) {
+        tiled_shape shape{t->type, {t->ne[0], t->ne[1], t->ne[2], t->ne[3]}};
+        tiled_[t->data] = shape;
+        return;
+    }
+    // Not tileable after all (e.g. an fp16 scale product overflows): kept flat, which every
+    // supported op also reads.
+    tiled_.erase(t->data);
+    std::memcpy(dst, data, size);
+}
+
+void htp_buffer::get_tensor(const ggml_tensor * t, void * data, size_t offset, size_t size) {
+    const uint8_t * src = static_cast<const uint8_t *>(t->data);
+    if (!is_tiled(t)) {
+        std::memcpy(data, src + offset, size);
+        return;
+    }
+    if (!is_lossless_tiling(t->type)) {
+        throw std::invalid_argument(std::string(buft()->name()) + ": get_tensor of weight " + tensor_label(t) +
+                                    " is not possible: its tiles keep fp16 scale products, not the original bytes");
+    }
+    std::vector<uint8_t> flat(ggml_nbytes(t));
+    const auto           result = unpack_tensor(t->type, t->ne, src, flat.data());
+    if (!result.ok()) {
+        throw std::runtime_error(std::string(buft()->name()) + ": cannot unpack " + tensor_label(t) + ": " +
+                                 result.error);
+    }
+    std::memcpy(data, flat.data() + offset, size);
+}
+
+void htp_buffer::clear(uint8_t value) {
+    std::memset(data_, value, size());
+    tiled_.clear();
+}
+
+} // namespace hexnpu::hexagon

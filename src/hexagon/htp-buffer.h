@@ -1,0 +1,81 @@
+// The two buffer types of an HTP device. Both hold rpcmem (shared memfd) memory mapped in the host
+// process, so the CPU reads and writes it in place, and hand it to the device's session by fd.
+//   HTPn         compute buffers and the KV cache: host-visible, pinned (mapped once, stays mapped).
+//   HTPn-REPACK  weights: set_tensor of a whole tileable tensor stores it in the tiled format
+//                (repack.h), anything else stays flat; mapped on demand (delayed), so a session's
+//                window slides over models larger than it.
+// get_tensor of a tiled tensor unpacks it for the lossless types; for Q3_K..Q6_K the tiles keep only
+// fp16 scale products, not the original bytes, and get_tensor refuses with an error that says so.
+#pragma once
+
+#include "hexnpu/backend.h"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+namespace hexnpu::hexagon {
+
+class htp_device;
+
+enum class htp_buffer_kind { compute, repack };
+
+class htp_buffer_type final : public backend_buffer_type {
+  public:
+    htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint64_t max_size);
+
+    const char *                    name() const override { return name_.c_str(); }
+    std::unique_ptr<backend_buffer> alloc_buffer(size_t size) override;
+    size_t                          alignment() const override { return 128; }
+    size_t                          max_size() const override { return max_size_; }
+    // Tileable weights take their tiled size in a REPACK buffer (padding rows, scale planes).
+    size_t                          alloc_size(const ggml_tensor * t) const override;
+    bool                            is_host() const override { return kind_ == htp_buffer_kind::compute; }
+    backend_device *                device() const override;
+
+    htp_buffer_kind kind() const { return kind_; }
+    htp_device *    htp() const { return device_; }
+
+  private:
+    htp_device *    device_;
+    htp_buffer_kind kind_;
+    uint64_t        max_size_;
+    std::string     name_;
+};
+
+class htp_buffer final : public backend_buffer {
+  public:
+    htp_buffer(htp_buffer_type * buft, size_t size);
+    ~htp_buffer() override;
+
+    void * base() override { return data_; }
+    // A new tensor at an address forgets whatever tiled data was there before.
+    void   init_tensor(ggml_tensor * t) override;
+    void   set_tensor(ggml_tensor * t, const void * data, size_t offset, size_t size) override;
+    void   get_tensor(const ggml_tensor * t, void * data, size_t offset, size_t size) override;
+    void   clear(uint8_t value) override;
+
+    int                     fd() const { return fd_; }
+    bool                    pinned() const { return kind_ == htp_buffer_kind::compute; }
+    htp_buffer_kind         kind() const { return kind_; }
+    const htp_buffer_type * htp_buft() const { return static_cast<const htp_buffer_type *>(buft()); }
+    // Whether the tensor's bytes here are in the tiled format.
+    bool                    is_tiled(const ggml_tensor * t) const;
+
+  private:
+    void *                            data_ = nullptr;
+    int                               fd_   = -1;
+    htp_buffer_kind                   kind_;
+    // The tensors stored tiled, by data address, with the shape they were tiled with (a view of
+    // the same address with another shape is not tiled data).
+    struct tiled_shape {
+        ggml_type type;
+        int64_t   ne[4];
+    };
+    std::unordered_map<const void *, tiled_shape> tiled_;
+};
+
+// Bytes a tensor occupies in an HTP buffer as stored (its tiled size when tiled).
+size_t htp_stored_size(const ggml_tensor * t);
+
+} // namespace hexnpu::hexagon

@@ -1,0 +1,73 @@
+#include "htp-device.h"
+
+#include "htp-backend.h"
+#include "htp-supports-op.h"
+
+#include "proto/hw-model.h"
+
+namespace hexnpu::hexagon {
+
+htp_device::htp_device(htp_device_spec spec, std::shared_ptr<const htp_options> options,
+                       vnpu::rpc::session_options session_options)
+    : spec_(std::move(spec)), options_(std::move(options)), session_options_(std::move(session_options)),
+      compute_buft_(this, htp_buffer_kind::compute, options_->max_buffer),
+      repack_buft_(this, htp_buffer_kind::repack, options_->max_buffer) {
+    if (options_->arch) {
+        session_options_.arch = *options_->arch;
+    }
+}
+
+htp_device::~htp_device() = default;
+
+std::string htp_device::description() const {
+    return "Hexagon NPU session " + spec_.name + " (virtual NPU, libhexnpu-htp-v" +
+           std::to_string(session_options_.arch) + ".so)";
+}
+
+void htp_device::memory(size_t & free, size_t & total) const {
+    proto::hw_model model{};
+    proto::hw_model_for_arch(session_options_.arch, model);
+    const uint64_t window = session_options_.window_size != 0 ? session_options_.window_size : model.window_size;
+    const uint64_t vmem   = options_->vmem_for_arch(session_options_.arch);
+    total                 = size_t(vmem == 0 ? window : std::min(vmem, window));
+    free                  = total;
+}
+
+std::unique_ptr<backend> htp_device::init_backend() { return std::make_unique<htp_backend>(*this); }
+
+bool htp_device::supports_op(const ggml_tensor * op) const { return htp_supports_op(*options_, op); }
+
+bool htp_device::supports_buft(const backend_buffer_type * buft) const {
+    return buft == &compute_buft_ || buft == &repack_buft_;
+}
+
+htp_session & htp_device::session() {
+    std::lock_guard lock(mutex_);
+    if (session_ && session_->dead()) {
+        // Its buffers' registrations died with it; the new session registers them again on use.
+        session_.reset();
+    }
+    if (!session_) {
+        session_ = std::make_unique<htp_session>(spec_.name, *options_, session_options_);
+    }
+    return *session_;
+}
+
+void htp_device::forget_buffer(int fd) {
+    std::lock_guard lock(mutex_);
+    if (session_) {
+        session_->forget(fd);
+    }
+}
+
+std::vector<std::unique_ptr<htp_device>> make_htp_devices(const htp_options & options,
+                                                          const vnpu::rpc::session_options & session_options) {
+    auto                                     shared = std::make_shared<const htp_options>(options);
+    std::vector<std::unique_ptr<htp_device>> out;
+    for (const htp_device_spec & spec : options.devices) {
+        out.push_back(std::make_unique<htp_device>(spec, shared, session_options));
+    }
+    return out;
+}
+
+} // namespace hexnpu::hexagon

@@ -1,0 +1,61 @@
+// An HTP device: one NPU session (architecture.md §4). The session starts on first use and is
+// started anew after it died; the device offers the HTPn and HTPn-REPACK buffer types and backends
+// that send graphs to its session.
+#pragma once
+
+#include "htp-buffer.h"
+#include "htp-options.h"
+#include "htp-profile.h"
+#include "htp-session.h"
+
+#include "hexnpu/backend.h"
+#include "vnpu/client/remote-session.h"
+
+#include <memory>
+#include <mutex>
+
+namespace hexnpu::hexagon {
+
+class htp_device final : public backend_device {
+  public:
+    htp_device(htp_device_spec spec, std::shared_ptr<const htp_options> options,
+               vnpu::rpc::session_options session_options);
+    ~htp_device() override;
+
+    const char *          name() const override { return spec_.name.c_str(); }
+    std::string           description() const override;
+    backend_device_type   type() const override { return backend_device_type::accel; }
+    // Free and total: the bytes one batch may map at once (the window budget).
+    void                  memory(size_t & free, size_t & total) const override;
+    backend_buffer_type * buffer_type() override { return &compute_buft_; }
+    std::vector<backend_buffer_type *> extra_buffer_types() override { return {&repack_buft_}; }
+    std::unique_ptr<backend>           init_backend() override;
+    bool                               supports_op(const ggml_tensor * op) const override;
+    // Only this device's own buffer types: its session maps no other memory.
+    bool                               supports_buft(const backend_buffer_type * buft) const override;
+
+    const htp_options &                options() const { return *options_; }
+    const vnpu::rpc::session_options & session_options() const { return session_options_; }
+    // The running session, started now if it is not (throws backend_error when it cannot start).
+    htp_session &                      session();
+    // A buffer of this device is being freed.
+    void                               forget_buffer(int fd);
+    // The batches its backends ran while GGML_HEXAGON_PROFILE was on.
+    htp_profile_log &                  profile_log() { return profile_log_; }
+
+  private:
+    htp_device_spec                    spec_;
+    std::shared_ptr<const htp_options> options_;
+    vnpu::rpc::session_options         session_options_;
+    htp_buffer_type                    compute_buft_;
+    htp_buffer_type                    repack_buft_;
+    std::mutex                         mutex_;
+    std::unique_ptr<htp_session>       session_;
+    htp_profile_log                    profile_log_;
+};
+
+// One device per configured session.
+std::vector<std::unique_ptr<htp_device>> make_htp_devices(const htp_options & options,
+                                                          const vnpu::rpc::session_options & session_options);
+
+} // namespace hexnpu::hexagon

@@ -1,0 +1,204 @@
+#include "htp-options.h"
+
+#include "proto/hw-model.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <set>
+#include <stdexcept>
+
+namespace hexnpu::hexagon {
+namespace {
+
+std::invalid_argument bad_value(const char * var, const std::string & value, const std::string & why) {
+    return std::invalid_argument(std::string(var) + "='" + value + "': " + why);
+}
+
+// A whole decimal number (no sign, no trailing text).
+std::optional<uint64_t> parse_number(std::string_view s) {
+    uint64_t v = 0;
+    if (s.empty()) {
+        return std::nullopt;
+    }
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size()) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+uint64_t number_option(const char * var, const std::string & value, uint64_t min, uint64_t max) {
+    const auto v = parse_number(value);
+    if (!v) {
+        throw bad_value(var, value, "not a number");
+    }
+    if (*v < min || *v > max) {
+        throw bad_value(var, value, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+    return *v;
+}
+
+// "HTP<npu>:<session>" -> spec; nullopt when the item does not have that form.
+std::optional<htp_device_spec> parse_device_item(std::string_view item) {
+    if (item.size() < 3 || (item.substr(0, 3) != "HTP" && item.substr(0, 3) != "htp")) {
+        return std::nullopt;
+    }
+    const std::string_view rest  = item.substr(3);
+    const size_t           colon = rest.find(':');
+    if (colon == std::string_view::npos) {
+        return std::nullopt;
+    }
+    const auto npu     = parse_number(rest.substr(0, colon));
+    const auto session = parse_number(rest.substr(colon + 1));
+    if (!npu || !session || *npu > 255 || *session >= HTP_MAX_SESSIONS) {
+        return std::nullopt;
+    }
+    htp_device_spec d;
+    d.npu     = uint32_t(*npu);
+    d.session = uint32_t(*session);
+    d.name    = "HTP" + std::to_string(d.npu) + ":" + std::to_string(d.session);
+    return d;
+}
+
+// The profile modes upstream knows; a list of 8 PMU event ids also selects the PMU mode (the
+// virtual NPU has no PMU: that mode reports what the basic one does).
+htp_profile_mode parse_profile(const std::string & value) {
+    if (value.find(',') != std::string::npos) {
+        size_t n = 1;
+        for (char c : value) {
+            n += c == ',';
+        }
+        if (n != 8) {
+            throw bad_value("GGML_HEXAGON_PROFILE", value, "a PMU event list has 8 comma-separated ids");
+        }
+        return htp_profile_mode::pmu;
+    }
+    const uint64_t mode = number_option("GGML_HEXAGON_PROFILE", value, 0, 3);
+    return static_cast<htp_profile_mode>(mode);
+}
+
+} // namespace
+
+std::vector<htp_device_spec> parse_device_list(const std::string & text) {
+    if (const auto count = parse_number(text)) {
+        if (*count < 1 || *count > HTP_MAX_SESSIONS) {
+            throw bad_value("GGML_HEXAGON_DEVICES", text,
+                            "a device count must be in [1, " + std::to_string(HTP_MAX_SESSIONS) + "]");
+        }
+        std::vector<htp_device_spec> out;
+        for (uint32_t i = 0; i < *count; ++i) {
+            out.push_back({"HTP0:" + std::to_string(i), 0, i});
+        }
+        return out;
+    }
+    std::vector<htp_device_spec> out;
+    std::set<std::string>        seen;
+    size_t                       begin = 0;
+    while (begin <= text.size()) {
+        const size_t      end  = std::min(text.find(',', begin), text.size());
+        const std::string item = text.substr(begin, end - begin);
+        const auto        spec = parse_device_item(item);
+        if (!spec) {
+            throw bad_value("GGML_HEXAGON_DEVICES", text,
+                            "bad item '" + item + "' (expected a count or items HTP<npu>:<session>, session < " +
+                                std::to_string(HTP_MAX_SESSIONS) + ", e.g. HTP0:0,HTP0:1)");
+        }
+        if (!seen.insert(spec->name).second) {
+            throw bad_value("GGML_HEXAGON_DEVICES", text, "item '" + item + "' is listed twice");
+        }
+        out.push_back(*spec);
+        begin = end + 1;
+    }
+    if (out.size() > HTP_MAX_SESSIONS) {
+        throw bad_value("GGML_HEXAGON_DEVICES", text, "more than " + std::to_string(HTP_MAX_SESSIONS) + " devices");
+    }
+    return out;
+}
+
+uint32_t parse_arch(const std::string & text) {
+    const std::string_view digits = !text.empty() && (text[0] == 'v' || text[0] == 'V')
+                                        ? std::string_view(text).substr(1)
+                                        : std::string_view(text);
+    proto::hw_model model{};
+    const auto      arch = parse_number(digits);
+    if (!arch || *arch > UINT32_MAX || !proto::hw_model_for_arch(uint32_t(*arch), model)) {
+        throw bad_value("GGML_HEXAGON_ARCH", text, "expected one of v73, v75, v79, v81 (or 73, 75, 79, 81)");
+    }
+    return uint32_t(*arch);
+}
+
+uint64_t htp_options::vmem_for_arch(uint32_t arch) const {
+    if (vmem) {
+        return *vmem;
+    }
+    return (arch <= 73 ? uint64_t(3000) : uint64_t(3200)) << 20;
+}
+
+bool htp_options::filtered_out(const char * op_desc) const {
+    return op_filter_re && std::regex_match(op_desc, *op_filter_re);
+}
+
+htp_options parse_htp_options(const std::function<const char *(const char *)> & getenv) {
+    auto value = [&](const char * var) -> std::optional<std::string> {
+        const char * v = getenv(var);
+        return v != nullptr && *v != '\0' ? std::optional<std::string>(v) : std::nullopt;
+    };
+    htp_options o;
+    if (auto v = value("GGML_HEXAGON_DEVICES")) {
+        o.devices = parse_device_list(*v);
+    } else if (auto n = value("GGML_HEXAGON_NDEV")) {
+        const uint64_t count = number_option("GGML_HEXAGON_NDEV", *n, 1, HTP_MAX_SESSIONS);
+        for (uint32_t i = 0; i < count; ++i) {
+            o.devices.push_back({"HTP" + std::to_string(i), 0, i});
+        }
+    } else {
+        o.devices.push_back({"HTP0", 0, 0});
+    }
+    if (auto v = value("GGML_HEXAGON_ARCH")) {
+        o.arch = parse_arch(*v);
+    }
+    if (auto v = value("GGML_HEXAGON_NHVX")) {
+        o.n_hvx = uint32_t(number_option("GGML_HEXAGON_NHVX", *v, 0, 64));
+    }
+    if (auto v = value("GGML_HEXAGON_NHMX")) {
+        o.n_hmx = uint32_t(number_option("GGML_HEXAGON_NHMX", *v, 0, 1));
+    } else if (auto alias = value("GGML_HEXAGON_USE_HMX")) {
+        o.n_hmx = uint32_t(number_option("GGML_HEXAGON_USE_HMX", *alias, 0, 1));
+    }
+    if (auto v = value("GGML_HEXAGON_VMEM")) {
+        o.vmem = number_option("GGML_HEXAGON_VMEM", *v, 0, 4096) << 20;
+    }
+    if (auto v = value("GGML_HEXAGON_MBUF")) {
+        o.max_buffer = number_option("GGML_HEXAGON_MBUF", *v, 1, 4096) << 20;
+    }
+    if (auto v = value("GGML_HEXAGON_OPBATCH")) {
+        o.op_batch = uint32_t(number_option("GGML_HEXAGON_OPBATCH", *v, 1, 1024));
+    }
+    if (auto v = value("GGML_HEXAGON_OPQUEUE")) {
+        o.op_queue = uint32_t(number_option("GGML_HEXAGON_OPQUEUE", *v, 1, 64));
+    }
+    if (auto v = value("GGML_HEXAGON_OPTRACE")) {
+        o.op_trace = uint32_t(number_option("GGML_HEXAGON_OPTRACE", *v, 1, 1u << 22));
+    }
+    if (auto v = value("GGML_HEXAGON_VERBOSE")) {
+        o.verbose = uint32_t(number_option("GGML_HEXAGON_VERBOSE", *v, 0, 9));
+    }
+    if (auto v = value("GGML_HEXAGON_PROFILE")) {
+        o.profile = parse_profile(*v);
+    }
+    if (auto v = value("GGML_HEXAGON_OPFILTER")) {
+        try {
+            o.op_filter_re = std::make_shared<const std::regex>(*v, std::regex::ECMAScript | std::regex::icase);
+        } catch (const std::regex_error & e) {
+            throw bad_value("GGML_HEXAGON_OPFILTER", *v, std::string("not a regular expression: ") + e.what());
+        }
+        o.op_filter = *v;
+    }
+    return o;
+}
+
+htp_options htp_options_from_environment() {
+    return parse_htp_options([](const char * var) { return std::getenv(var); });
+}
+
+} // namespace hexnpu::hexagon

@@ -1,0 +1,59 @@
+// The host backend's options, read once from the environment with upstream's GGML_HEXAGON_* names
+// (shared/design/upstream-reference.md §3.10): which sessions become devices, and how every session
+// runs (threads, HMX, window budget, batch limits, logging, profiling, op filter).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace hexnpu::hexagon {
+
+inline constexpr uint32_t HTP_MAX_SESSIONS = 16;
+
+// One device: an NPU session. Named "HTP<npu>:<session>" when listed through GGML_HEXAGON_DEVICES,
+// "HTP<session>" in the legacy GGML_HEXAGON_NDEV naming.
+struct htp_device_spec {
+    std::string name;
+    uint32_t    npu     = 0;
+    uint32_t    session = 0;
+};
+
+enum class htp_profile_mode : uint32_t { off = 0, basic = 1, pmu = 2, trace = 3 };
+
+struct htp_options {
+    std::vector<htp_device_spec> devices;
+    std::optional<uint32_t>      arch;        // GGML_HEXAGON_ARCH: forces libhexnpu-htp-vNN.so
+    uint32_t                     n_hvx   = 0;  // 0: all the session reports
+    uint32_t                     n_hmx   = 1;  // 0 disables the HMX paths
+    std::optional<uint64_t>      vmem;         // bytes mapped per batch; unset: the arch's default; 0: the window
+    uint64_t                     max_buffer = uint64_t(1024) << 20;  // GGML_HEXAGON_MBUF
+    uint32_t                     op_batch   = 1024;                  // ops per batch
+    uint32_t                     op_queue   = 16;                    // batches in flight
+    uint32_t                     op_trace   = 0;                     // trace records per thread; 0: 256 per op
+    uint32_t                     verbose    = 0;
+    htp_profile_mode             profile    = htp_profile_mode::off;
+    bool                         collect_trace = false;  // record trace events whatever the mode (--trace)
+    std::string                  op_filter;    // the regex text, for messages
+    std::shared_ptr<const std::regex> op_filter_re;  // case-insensitive, matched against the whole op desc
+
+    // upstream's defaults: 3000 MiB on v73, 3200 MiB on newer arches.
+    uint64_t vmem_for_arch(uint32_t arch) const;
+    bool     filtered_out(const char * op_desc) const;
+};
+
+// Reads every option through `getenv` (std::getenv by default). Throws std::invalid_argument naming
+// the variable and the bad value or list item.
+htp_options parse_htp_options(const std::function<const char *(const char *)> & getenv);
+htp_options htp_options_from_environment();
+
+// GGML_HEXAGON_DEVICES: a count N (HTP0:0..HTP0:N-1) or a list "HTP0:0,HTP0:1".
+std::vector<htp_device_spec> parse_device_list(const std::string & text);
+// "v79" or "79"; one of the arches the NPU libraries are built for.
+uint32_t parse_arch(const std::string & text);
+
+} // namespace hexnpu::hexagon

@@ -1,0 +1,45 @@
+// The public entry points of include/hexnpu/hexagon.h.
+#include "hexnpu/hexagon.h"
+
+#include "htp-device.h"
+#include "htp-trace-json.h"
+
+#include "hexnpu/backend.h"
+
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+
+namespace hexnpu {
+
+void register_htp_devices(bool collect_trace) {
+    static std::mutex mutex;
+    static bool       done = false;
+    std::lock_guard   lock(mutex);
+    if (done) {
+        return;
+    }
+    hexagon::htp_options options = hexagon::htp_options_from_environment();
+    options.collect_trace        = collect_trace;
+    for (auto & dev : hexagon::make_htp_devices(options, vnpu::rpc::session_options::from_environment())) {
+        backend_registry::get().add(std::move(dev));
+    }
+    done = true;
+}
+
+void write_htp_trace(const std::string & path) {
+    std::vector<hexagon::htp_trace_source> sources;
+    for (backend_device * dev : backend_registry::get().devices()) {
+        if (auto * htp = dynamic_cast<hexagon::htp_device *>(dev)) {
+            sources.push_back({htp->name(), htp->profile_log().batches()});
+        }
+    }
+    std::ofstream out(path);
+    hexagon::write_trace_json(out, sources);
+    out.close();
+    if (!out) {
+        throw std::runtime_error("cannot write the trace file '" + path + "'");
+    }
+}
+
+} // namespace hexnpu

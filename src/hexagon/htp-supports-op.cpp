@@ -1,0 +1,27 @@
+#include "htp-supports-op.h"
+
+namespace hexnpu::hexagon {
+
+bool is_layout_op(ggml_op op) {
+    switch (op) {
+        case GGML_OP_NONE:
+        case GGML_OP_VIEW:
+        case GGML_OP_RESHAPE:
+        case GGML_OP_PERMUTE:
+        case GGML_OP_TRANSPOSE: return true;
+        default: return false;
+    }
+}
+
+bool htp_supports_op(const htp_options & options, const ggml_tensor * op) {
+    if (is_layout_op(op->op)) {
+        return true;
+    }
+    if (options.filtered_out(ggml_op_desc(op))) {
+        return false;
+    }
+    // No compute op has an NPU kernel yet: everything else stays on the CPU.
+    return false;
+}
+
+} // namespace hexnpu::hexagon

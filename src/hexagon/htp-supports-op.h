@@ -1,0 +1,17 @@
+// Which graph nodes an HTP device claims, decided from static tensor properties only (types, shapes,
+// strides, op params) and the options: the spec's supports_op independence rule. Buffers and
+// tiling state are unknown when the scheduler asks.
+#pragma once
+
+#include "htp-options.h"
+
+#include "hexnpu/tensor.h"
+
+namespace hexnpu::hexagon {
+
+// Nodes that only reinterpret memory: the device accepts them and runs nothing for them.
+bool is_layout_op(ggml_op op);
+
+bool htp_supports_op(const htp_options & options, const ggml_tensor * op);
+
+} // namespace hexnpu::hexagon
