@@ -12,9 +12,12 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -134,6 +137,31 @@ struct stream_pair {
 
 // ---- start, hwinfo, overrides
 
+TEST(SessionProcess, OptionsFromTheEnvironment) {
+    const std::pair<const char *, const char *> env[] = {
+        {"HEXNPU_ARCH", "75"},          {"HEXNPU_WINDOW_SIZE", "0x800000"}, {"HEXNPU_VTCM_SIZE", "262144"},
+        {"HEXNPU_HVX_COUNT", "2"},      {"HEXNPU_HOST_THREADS", "3"},       {"HEXNPU_SESSION_TIMEOUT_MS", "1234"},
+        {"HEXNPU_HTPD", "/x/htpd"},     {"HEXNPU_LIB_DIR", "/x/lib"}};
+    for (const auto & [name, value] : env) {
+        setenv(name, value, 1);
+    }
+    const vnpu::rpc::session_options o = vnpu::rpc::session_options::from_environment();
+    for (const auto & [name, value] : env) {
+        unsetenv(name);
+    }
+    EXPECT_EQ(o.arch, 75u);
+    EXPECT_EQ(o.window_size, 8 * MiB);
+    EXPECT_EQ(o.vtcm_size, 256u * 1024);
+    EXPECT_EQ(o.n_hvx, 2u);
+    EXPECT_EQ(o.host_threads, 3u);
+    EXPECT_EQ(o.timeout, 1234ms);
+    EXPECT_EQ(o.htpd_path, "/x/htpd");
+    EXPECT_EQ(o.lib_dir, "/x/lib");
+    const vnpu::rpc::session_options defaults = vnpu::rpc::session_options::from_environment();
+    EXPECT_EQ(defaults.arch, 79u);
+    EXPECT_EQ(defaults.timeout, 30000ms);
+}
+
 TEST(SessionProcess, HwinfoReportsTheArchFromTheEnvironment) {
     setenv("HEXNPU_ARCH", "v73", 1);
     vnpu::rpc::session_options o = vnpu::rpc::session_options::from_environment();
@@ -199,6 +227,59 @@ TEST(SessionProcess, RpcmemBuffersAreSharedFds) {
     EXPECT_EQ(vnpu::rpc::rpcmem_to_fd(&local), -1);
     vnpu::rpc::rpcmem_free(p);
     EXPECT_EQ(vnpu::rpc::rpcmem_to_fd(p), -1);
+}
+
+// A process's state letter ('Z' for a zombie, 0 when it is gone) and CPU time (user + system,
+// clock ticks) from /proc.
+struct proc_stat {
+    char state = 0;
+    long ticks = -1;
+};
+
+proc_stat stat_of(pid_t pid) {
+    proc_stat st;
+    FILE *    f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (f == nullptr) {
+        return st;
+    }
+    char         text[1024] = {};
+    const size_t n          = std::fread(text, 1, sizeof text - 1, f);
+    std::fclose(f);
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const char * p = std::strrchr(text, ')');
+    long utime = 0, stime = 0;
+    if (n != 0 && p != nullptr &&
+        std::sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &st.state, &utime, &stime) == 3) {
+        st.ticks = utime + stime;
+    }
+    return st;
+}
+
+TEST(SessionProcess, IdleSessionSleeps) {
+    npu         n(test_options(), 2);
+    stream_pair c({64, 8, 1, 1}, 1.0f, 4);
+    n.register_buffer(c.src);
+    n.register_buffer(c.dst);
+    packed_batch batch = c.batch(1);
+    ASSERT_EQ(n.run(batch).status, proto::HTP_STATUS_OK);
+    // 300 ms idle with a queue thread and two HVX workers: spinning would cost ~30 ticks.
+    const long before = stat_of(n.session->pid()).ticks;
+    std::this_thread::sleep_for(300ms);
+    const long after = stat_of(n.session->pid()).ticks;
+    ASSERT_GE(before, 0);
+    EXPECT_LE(after - before, 2);
+}
+
+TEST(SessionProcess, SessionOutlivesTheThreadThatOpenedIt) {
+    std::unique_ptr<npu> n;
+    std::thread([&] { n = std::make_unique<npu>(test_options(), 1); }).join();
+    std::this_thread::sleep_for(20ms);
+    stream_pair c({16, 2, 1, 1}, 2.0f, 5);
+    n->register_buffer(c.src);
+    n->register_buffer(c.dst);
+    packed_batch batch = c.batch(1, 1);
+    EXPECT_EQ(n->run(batch).status, proto::HTP_STATUS_OK);
+    EXPECT_TRUE(c.exact());
 }
 
 // ---- batches end to end
@@ -443,8 +524,9 @@ void expect_new_session_works() {
     EXPECT_TRUE(c.exact());
 }
 
-// [TEST_STREAM, <opcode> with params[0] = param] as batch 5 on a session with a 4 MiB window.
-vnpu::rpc::rpc_status run_failing_batch(npu & n, uint32_t opcode, uint32_t param) {
+// Sends [TEST_STREAM, <opcode> with params[0] = param] as batch 5 (the session keeps its own
+// reference to the work buffer).
+vnpu::rpc::rpc_status send_failing_batch(npu & n, uint32_t opcode, uint32_t param) {
     static const std::array<uint32_t, 4> ne{64, 4, 1, 1};
     shared_buffer                        work(64 * 1024);
     n.register_buffer(work);
@@ -454,10 +536,13 @@ vnpu::rpc::rpc_status run_failing_batch(npu & n, uint32_t opcode, uint32_t param
     proto::htp_op_desc op = batch_builder::op(opcode, {}, {});
     op.params[0]          = int32_t(param);
     b.add_op(op);
-    packed_batch           batch = b.pack(5, 1, 0);
+    return n.send(b.pack(5, 1, 0), 0);
+}
+
+vnpu::rpc::rpc_status run_failing_batch(npu & n, uint32_t opcode, uint32_t param) {
     proto::htp_opbatch_rsp rsp{};
     std::string            log;
-    vnpu::rpc::rpc_status  st = n.send(batch, 0);
+    vnpu::rpc::rpc_status  st = send_failing_batch(n, opcode, param);
     return st ? n.receive(&rsp, &log) : st;
 }
 
@@ -527,6 +612,37 @@ TEST(SessionFailure, AProcessKilledFromOutsideIsNoticedAtOnce) {
         EXPECT_NE(st.message.find("was killed by SIGKILL"), std::string::npos) << st.message;
     }
     expect_new_session_works();
+}
+
+TEST(SessionFailure, SessionEndsWhenItsClientDiesEvenInAHungBatch) {
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    const pid_t client = fork();
+    if (client == 0) {
+        // A client that dies without closing its session, while the session is stuck in a batch.
+        npu         n(test_options(), 1);
+        const pid_t session = send_failing_batch(n, proto::HTP_OP_TEST_HANG, 0).ok() ? n.session->pid() : -1;
+        std::this_thread::sleep_for(20ms);
+        (void) !write(fds[1], &session, sizeof session);
+        kill(getpid(), SIGKILL);
+    }
+    close(fds[1]);
+    pid_t session = -1;
+    ASSERT_EQ(read(fds[0], &session, sizeof session), ssize_t(sizeof session));
+    close(fds[0]);
+    waitpid(client, nullptr, 0);
+    ASSERT_GT(session, 0);
+    // Orphaned, the session exits (it may linger as a zombie where nothing reaps orphans).
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; ++i) {
+        const char state = stat_of(session).state;
+        gone             = state == 0 || state == 'Z';
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_TRUE(gone) << "session " << session << " outlived its client";
+    if (!gone) {
+        kill(session, SIGKILL);
+    }
 }
 
 } // namespace

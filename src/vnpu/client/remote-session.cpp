@@ -16,7 +16,6 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -186,14 +185,10 @@ rpc_status remote_session::spawn() {
     }
     argv.push_back(nullptr);
 
-    const pid_t parent = getpid();
-    pid_               = fork();
+    // The session ends itself when this end of the control socket closes (even if this process is
+    // killed), so it cannot outlive its client.
+    pid_ = fork();
     if (pid_ == 0) {
-        // The session must not outlive its client, even one killed without a chance to close it.
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) {
-            _exit(127);
-        }
         // Out of the way of fds 3 and 4 first, so neither dup2 overwrites the other's source.
         const int control = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
         const int status  = fcntl(page_fd, F_DUPFD_CLOEXEC, 10);

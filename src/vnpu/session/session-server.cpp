@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 #include <dlfcn.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -120,6 +122,14 @@ int session_server::run(const server_options & options) {
     const proto::hw_model & hw = platform_->table().hw;
     reply(wire::control_request{uint32_t(wire::control_op::ready), 0, -1, 0, 0, 0, 0, 0}, 0, {},
           {hw.arch, platform_->table().vtcm_size, hw.n_hvx, 0});
+    // A session whose client is gone has no one to answer to, even if a batch or a control request
+    // is stuck: the watchdog ends the process as soon as the client's end of the socket closes.
+    std::thread([fd = control_fd_] {
+        pollfd p{fd, POLLRDHUP, 0};
+        while (poll(&p, 1, -1) < 0 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) == 0) {
+        }
+        std::_Exit(0);
+    }).detach();
     for (;;) {
         wire::control_request req{};
         int                   fd = -1;
