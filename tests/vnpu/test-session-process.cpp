@@ -491,6 +491,40 @@ TEST(SessionWindow, ExhaustionAndRemappingInAFourMiBWindow) {
     EXPECT_EQ(n.run(fits).status, proto::HTP_STATUS_OK);
 }
 
+TEST(SessionWindow, ExplicitPinnedMappingsHoldWindowSpaceUntilUnmapped) {
+    constexpr uint64_t BUF = 1280 * 1024;
+    npu                n(test_options(4 * MiB), 1);
+    const std::array<uint32_t, 4> ne{320, 1024, 1, 1};
+    shared_buffer                 a(BUF), b(BUF), c(BUF), d(BUF);
+    for (const shared_buffer * buf : {&a, &b, &c, &d}) {
+        n.register_buffer(*buf);
+    }
+    shared_buffer unknown(BUF);
+    const auto    st = n.session->mmap(unknown.fd(), BUF, true);
+    EXPECT_EQ(st.code, rpc_errc::remote_error);
+    EXPECT_NE(st.message.find("is not registered"), std::string::npos) << st.message;
+
+    // a and b pinned: 2.5 MiB of the 4 MiB window, so c -> d (2.5 MiB) cannot be mapped.
+    npu::expect_ok(n.session->mmap(a.fd(), BUF, true));
+    npu::expect_ok(n.session->mmap(b.fd(), BUF, true));
+    auto copy = [&](uint32_t id) {
+        batch_builder bb;
+        bb.add_buffer(c, false);
+        bb.add_buffer(d, false);
+        bb.add_op(stream_op(bb.add_f32(0, 0, ne), bb.add_f32(1, 0, ne), ne, {}));
+        packed_batch batch = bb.pack(id, 1, 0);
+        return n.run(batch).status;
+    };
+    EXPECT_EQ(copy(1), proto::HTP_STATUS_NO_WINDOW);
+    npu::expect_ok(n.session->munmap(a.fd()));
+    EXPECT_EQ(copy(2), proto::HTP_STATUS_OK);
+    // Unregistering drops the window mapping too (b), and the buffer is unknown afterwards.
+    npu::expect_ok(n.session->fastrpc_munmap(b.fd()));
+    npu::expect_ok(n.session->mmap(a.fd(), BUF, true));
+    EXPECT_EQ(copy(3), proto::HTP_STATUS_OK);
+    EXPECT_EQ(n.session->fastrpc_munmap(b.fd()).code, rpc_errc::remote_error);
+}
+
 TEST(SessionStrict, ViolationComesBackWithItsMessage) {
     npu         n(test_options(), 1);
     stream_pair c({64, 4, 1, 1}, 1.0f, 3);
