@@ -1,7 +1,9 @@
 // fp32 (sf) vector arithmetic for the kernels, one source for every arch. v79 and later use the IEEE
-// sf instructions; v73/v75 go through qf32 and convert back at once. Deviation: the device's qf32
-// keeps a few more mantissa bits inside an operation, so on v73/v75 a result may differ from the
-// IEEE one in the last bit; the x86 emulator computes qf32 as IEEE, so there both paths agree.
+// sf instructions when the compiler offers them (clang: -mhvx-ieee-fp, which defines
+// __HVX_IEEE_FP__); otherwise, and always on v73/v75, the ops go through qf32 and convert back at
+// once. Deviation: the device's qf32 keeps a few more mantissa bits inside an operation, so there
+// a result may differ from the IEEE one in the last bit; the x86 emulator computes qf32 as IEEE,
+// so on x86 both paths agree.
 #pragma once
 
 #include "vnpu/hvx/hvx.h"
@@ -10,7 +12,7 @@
 
 namespace hexnpu::htp {
 
-#if defined(HTP_ARCH) && HTP_ARCH < 79
+#if defined(HTP_ARCH) && (HTP_ARCH < 79 || (defined(__hexagon__) && !defined(__HVX_IEEE_FP__)))
 inline HVX_Vector hvx_sf_add(HVX_Vector a, HVX_Vector b) { return Q6_Vsf_equals_Vqf32(Q6_Vqf32_vadd_VsfVsf(a, b)); }
 inline HVX_Vector hvx_sf_sub(HVX_Vector a, HVX_Vector b) { return Q6_Vsf_equals_Vqf32(Q6_Vqf32_vsub_VsfVsf(a, b)); }
 inline HVX_Vector hvx_sf_mul(HVX_Vector a, HVX_Vector b) { return Q6_Vsf_equals_Vqf32(Q6_Vqf32_vmpy_VsfVsf(a, b)); }

@@ -106,8 +106,10 @@ constexpr bool htp_binary_shapes_supported(const htp_tensor & src0, const htp_te
     if (dst.ne[0] > UINT32_MAX / 4 || !htp_same_shape(src0, dst) || src1.ne[0] != dst.ne[0]) {
         return false;
     }
+    // The remainder by fastdiv: Hexagon has no divide instruction, and the NPU library does not
+    // import the runtime's modulo helper.
     for (int d = 1; d < 4; ++d) {
-        if (src1.ne[d] == 0 || dst.ne[d] % src1.ne[d] != 0) {
+        if (src1.ne[d] == 0 || fastmodulo(dst.ne[d], init_fastdiv(src1.ne[d])) != 0) {
             return false;
         }
     }
