@@ -113,15 +113,15 @@ void session_server::reply(const wire::control_request & req, int32_t status, st
 }
 
 int session_server::run(const server_options & options) {
+    wire::control_request ready{};
+    ready.op = uint32_t(wire::control_op::ready);
     std::string error;
     if (!open_session(options, &error)) {
-        reply(wire::control_request{uint32_t(wire::control_op::ready), 0, -1, 0, 0, 0, 0, 0},
-              proto::HTP_STATUS_INTERNAL_ERR, error);
+        reply(ready, proto::HTP_STATUS_INTERNAL_ERR, error);
         return 1;
     }
     const proto::hw_model & hw = platform_->table().hw;
-    reply(wire::control_request{uint32_t(wire::control_op::ready), 0, -1, 0, 0, 0, 0, 0}, 0, {},
-          {hw.arch, platform_->table().vtcm_size, hw.n_hvx, 0});
+    reply(ready, 0, {}, {hw.arch, platform_->table().vtcm_size, hw.n_hvx, 0});
     // A session whose client is gone has no one to answer to, even if a batch or a control request
     // is stuck: the watchdog ends the process as soon as the client's end of the socket closes.
     std::thread([fd = control_fd_] {
@@ -161,6 +161,7 @@ void session_server::handle(const wire::control_request & req, int fd) {
     switch (wire::control_op(req.op)) {
         case wire::control_op::start:
             status = do_start(req, fd, &error);
+            fd     = -1;  // closed by do_start (the queue keeps its own)
             break;
         case wire::control_op::stop:
             if (!started_) {
@@ -200,8 +201,8 @@ void session_server::handle(const wire::control_request & req, int fd) {
             error  = "unknown control request " + std::to_string(req.op);
             break;
     }
-    if (fd >= 0 && wire::control_op(req.op) != wire::control_op::start) {
-        ::close(fd);
+    if (fd >= 0) {
+        ::close(fd);  // a fd the request did not need
     }
     reply(req, status, std::move(error), values);
 }
