@@ -3,8 +3,6 @@
 #include "htp-device.h"
 #include "repack.h"
 
-#include "vnpu/client/rpcmem.h"
-
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -49,19 +47,11 @@ size_t htp_buffer_type::alloc_size(const ggml_tensor * t) const {
     return ggml_nbytes(t);
 }
 
-htp_buffer::htp_buffer(htp_buffer_type * buft, size_t size) : backend_buffer(buft, size), kind_(buft->kind()) {
-    // A zero-byte buffer still gets a page: every buffer needs an fd.
-    data_ = vnpu::rpc::rpcmem_alloc(std::max<size_t>(size, 1));
-    if (data_ == nullptr) {
-        throw std::bad_alloc();
-    }
-    fd_ = vnpu::rpc::rpcmem_to_fd(data_);
-}
+// A zero-byte buffer still gets memory: every buffer needs an fd.
+htp_buffer::htp_buffer(htp_buffer_type * buft, size_t size)
+    : backend_buffer(buft, size), memory_(std::max<size_t>(size, 1)), kind_(buft->kind()) {}
 
-htp_buffer::~htp_buffer() {
-    htp_buft()->htp()->forget_buffer(fd_);
-    vnpu::rpc::rpcmem_free(data_);
-}
+htp_buffer::~htp_buffer() { htp_buft()->htp()->forget_buffer(memory_.fd()); }
 
 bool htp_buffer::is_tiled(const ggml_tensor * t) const {
     const auto it = tiled_.find(t->data);
@@ -119,7 +109,7 @@ void htp_buffer::get_tensor(const ggml_tensor * t, void * data, size_t offset, s
 }
 
 void htp_buffer::clear(uint8_t value) {
-    std::memset(data_, value, size());
+    std::memset(memory_.data(), value, size());
     tiled_.clear();
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "hexnpu/backend.h"
+#include "vnpu/platform/shared-buffer.h"
 
 #include <cstdint>
 #include <string>
@@ -48,14 +49,14 @@ class htp_buffer final : public backend_buffer {
     htp_buffer(htp_buffer_type * buft, size_t size);
     ~htp_buffer() override;
 
-    void * base() override { return data_; }
+    void * base() override { return memory_.data(); }
     // A new tensor at an address forgets whatever tiled data was there before.
     void   init_tensor(ggml_tensor * t) override;
     void   set_tensor(ggml_tensor * t, const void * data, size_t offset, size_t size) override;
     void   get_tensor(const ggml_tensor * t, void * data, size_t offset, size_t size) override;
     void   clear(uint8_t value) override;
 
-    int                     fd() const { return fd_; }
+    int                     fd() const { return memory_.fd(); }
     bool                    pinned() const { return kind_ == htp_buffer_kind::compute; }
     htp_buffer_kind         kind() const { return kind_; }
     const htp_buffer_type * htp_buft() const { return static_cast<const htp_buffer_type *>(buft()); }
@@ -63,8 +64,7 @@ class htp_buffer final : public backend_buffer {
     bool                    is_tiled(const ggml_tensor * t) const;
 
   private:
-    void *                            data_ = nullptr;
-    int                               fd_   = -1;
+    vnpu::shared_buffer               memory_;
     htp_buffer_kind                   kind_;
     // The tensors stored tiled, by data address, with the shape they were tiled with (a view of
     // the same address with another shape is not tiled data).

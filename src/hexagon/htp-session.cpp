@@ -2,10 +2,10 @@
 
 #include "hexnpu/backend.h"
 #include "proto/hw-model.h"
-#include "vnpu/client/rpcmem.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <system_error>
 
 namespace hexnpu::hexagon {
 namespace {
@@ -73,15 +73,13 @@ htp_session::htp_session(const std::string & device_name, const htp_options & op
     if (rpc_status st = session_->hwinfo(&hw_); !st) {
         fail("hwinfo failed", st);
     }
-    opqueue_ = vnpu::rpc::rpcmem_alloc(block_size_ * n_slots_);
-    if (opqueue_ == nullptr) {
+    try {
+        opqueue_ = std::make_unique<vnpu::shared_buffer>(block_size_ * n_slots_);
+    } catch (const std::system_error & e) {
         throw backend_error(name_ + ": cannot allocate the " + std::to_string(block_size_ * n_slots_) +
-                            "-byte op queue buffer");
+                            "-byte op queue buffer: " + e.what());
     }
-    if (rpc_status st = session_->fastrpc_mmap(vnpu::rpc::rpcmem_to_fd(opqueue_), block_size_ * n_slots_,
-                                               vnpu::rpc::map_mode::pinned);
-        !st) {
-        vnpu::rpc::rpcmem_free(opqueue_);
+    if (rpc_status st = session_->fastrpc_mmap(opqueue_->fd(), opqueue_->size(), vnpu::rpc::map_mode::pinned); !st) {
         fail("cannot map the op queue buffer", st);
     }
 }
@@ -89,7 +87,6 @@ htp_session::htp_session(const std::string & device_name, const htp_options & op
 htp_session::~htp_session() {
     queue_.reset();
     session_.reset();
-    vnpu::rpc::rpcmem_free(opqueue_);
 }
 
 void htp_session::fail(const std::string & what, const rpc_status & st) {
@@ -132,7 +129,7 @@ void htp_session::forget(int fd) {
 }
 
 void htp_session::send(uint32_t slot, const proto::htp_opbatch_req & req, size_t bytes) {
-    const vnpu::rpc::queue_buffer where{vnpu::rpc::rpcmem_to_fd(opqueue_), 0, uint64_t(slot) * block_size_, bytes};
+    const vnpu::rpc::queue_buffer where{opqueue_->fd(), 0, uint64_t(slot) * block_size_, bytes};
     if (rpc_status st = vnpu::rpc::write_batch(*queue_, req, where); !st) {
         fail("cannot send batch " + std::to_string(req.id), st);
     }

@@ -9,6 +9,7 @@
 #include "proto/htp-msg.h"
 #include "vnpu/client/dspqueue.h"
 #include "vnpu/client/remote-session.h"
+#include "vnpu/platform/shared-buffer.h"
 
 #include <cstdint>
 #include <memory>
@@ -52,7 +53,7 @@ class htp_session {
     // The buffer is being freed: the session drops its mapping.
     void forget(int fd);
 
-    uint8_t * block(uint32_t slot) { return static_cast<uint8_t *>(opqueue_) + size_t(slot) * block_size_; }
+    uint8_t * block(uint32_t slot) { return opqueue_->data() + size_t(slot) * block_size_; }
     size_t    block_size() const { return block_size_; }
 
     // Sends the batch that was written into block `slot`.
@@ -78,7 +79,7 @@ class htp_session {
     uint32_t                                   profile_ = 0;
     uint32_t                                   n_slots_ = 0;
     size_t                                     block_size_ = 0;
-    void *                                     opqueue_ = nullptr;
+    std::unique_ptr<vnpu::shared_buffer>       opqueue_;
     bool                                       dead_    = false;
 
     mutable std::mutex                        mutex_;  // the registry below

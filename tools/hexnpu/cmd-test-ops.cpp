@@ -1,4 +1,4 @@
-// hexnpu test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf]: runs the op case catalog on a backend and
+// hexnpu test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf] [--trace FILE]: runs the op case catalog on a backend and
 // compares every result with the CPU backend's (or, for -b CPU, with a float64 evaluation).
 #include "cli-util.h"
 #include "commands.h"
@@ -6,6 +6,7 @@
 #include "core/strings.h"
 
 #include "cpu/cpu-backend.h"
+#include "hexnpu/hexagon.h"
 #include "testing/runner.h"
 
 #include <cstdio>
@@ -15,13 +16,14 @@ namespace hexnpu::cli {
 namespace {
 
 const char * kUsage =
-    "usage: hexnpu test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf]\n"
+    "usage: hexnpu test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf] [--trace FILE]\n"
     "  Runs every op case of the catalog on BACKEND (default CPU) and compares it with the CPU backend;\n"
     "  -b CPU compares the CPU backend with an independent float64 evaluation. One line per case, then\n"
     "  'N passed, M failed' (', K skipped' for cases the backend does not support).\n"
     "  -o OP     only cases of this op (MUL_MAT, SOFT_MAX, UNARY or a unary/GLU name such as SILU)\n"
     "  -t TYPE   only cases with a tensor of this type (q4_0, f16, ...)\n"
-    "  --perf    time each supported case on BACKEND instead (us per run, GB/s, GFLOP/s)\n";
+    "  --perf    time each supported case on BACKEND instead (us per run, GB/s, GFLOP/s)\n"
+    "  --trace FILE  write the HTP devices' NPU trace (Perfetto UI / Chrome trace JSON) to FILE\n";
 
 
 // The CPU device, registered on first use: it is every other backend's reference.
@@ -106,6 +108,7 @@ int cmd_test_ops(args a) {
     optest::case_filter filter;
     std::string_view    backend_name = "CPU";
     bool                perf         = false;
+    std::string         trace_path;
     for (size_t i = 0; i < a.size(); ++i) {
         const bool has_value = i + 1 < a.size();
         if (a[i] == "--help" || a[i] == "-h") {
@@ -113,10 +116,12 @@ int cmd_test_ops(args a) {
             return 0;
         } else if (a[i] == "--perf") {
             perf = true;
-        } else if ((a[i] == "-o" || a[i] == "-b" || a[i] == "-t") && !has_value) {
+        } else if ((a[i] == "-o" || a[i] == "-b" || a[i] == "-t" || a[i] == "--trace") && !has_value) {
             return fail("%.*s needs a value", int(a[i].size()), a[i].data());
         } else if (a[i] == "-o") {
             filter.op = std::string(a[++i]);
+        } else if (a[i] == "--trace") {
+            trace_path = std::string(a[++i]);
         } else if (a[i] == "-b") {
             backend_name = a[++i];
         } else if (a[i] == "-t") {
@@ -128,6 +133,8 @@ int cmd_test_ops(args a) {
             return fail("unexpected argument '%.*s'\n%s", int(a[i].size()), a[i].data(), kUsage);
         }
     }
+    // Accelerators first: the registry's order is the scheduler's priority order.
+    register_htp_devices(!trace_path.empty());
     backend_device & cpu    = cpu_device();
     backend_device * target = find_device(backend_name);
     if (!target) {
@@ -141,7 +148,11 @@ int cmd_test_ops(args a) {
         }
     }
     optest::case_runner runner(*target, target == &cpu ? nullptr : &cpu);
-    return perf ? time_cases(runner, selected) : check_cases(runner, selected);
+    const int           status = perf ? time_cases(runner, selected) : check_cases(runner, selected);
+    if (!trace_path.empty()) {
+        write_htp_trace(trace_path);
+    }
+    return status;
 }
 
 } // namespace hexnpu::cli

@@ -13,5 +13,6 @@ int cmd_quantize(args a);
 int cmd_synth(args a);
 int cmd_tile(args a);
 int cmd_test_ops(args a);
+int cmd_devices(args a);
 
 } // namespace hexnpu::cli

@@ -20,6 +20,7 @@ const command kCommands[] = {
     {"quantize", hexnpu::cli::cmd_quantize, "quantize a GGUF model: quantize IN.gguf OUT.gguf TYPE"},
     {"synth", hexnpu::cli::cmd_synth, "write a small llama GGUF with deterministic weights"},
     {"tile", hexnpu::cli::cmd_tile, "dump or verify NPU tiled weights: tile IN.gguf --tensor NAME -o OUT.bin | --check"},
+    {"devices", hexnpu::cli::cmd_devices, "list the backend devices (HTP sessions: arch, NPU library, VTCM, threads)"},
     {"test-ops", hexnpu::cli::cmd_test_ops, "check every op on a backend: test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf]"},
 };
 

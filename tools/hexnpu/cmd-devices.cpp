@@ -1,0 +1,68 @@
+// hexnpu devices: the backend devices in priority order. HTP devices start their sessions to report
+// what the NPU says about itself (arch, library, VTCM, threads, HMX) and the window they map into.
+#include "cli-util.h"
+#include "commands.h"
+
+#include "cpu/cpu-backend.h"
+#include "hexagon/htp-device.h"
+#include "hexnpu/hexagon.h"
+
+#include <cstdio>
+#include <exception>
+
+namespace hexnpu::cli {
+namespace {
+
+const char * kUsage =
+    "usage: hexnpu devices\n"
+    "  Lists the backend devices in priority order. HTP devices come from GGML_HEXAGON_DEVICES (a count or\n"
+    "  HTP0:0,HTP0:1,...) or GGML_HEXAGON_NDEV; each starts its NPU session to report the arch, the NPU\n"
+    "  library, VTCM, HVX threads, HMX, the window budget and its buffer types.\n";
+
+std::string buffer_types(backend_device & dev) {
+    std::string names = dev.buffer_type()->name();
+    for (backend_buffer_type * b : dev.extra_buffer_types()) {
+        names += std::string(", ") + b->name();
+    }
+    return names;
+}
+
+} // namespace
+
+int cmd_devices(args a) {
+    if (!a.empty()) {
+        if (a[0] == "--help" || a[0] == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+        return fail("unexpected argument '%.*s'\n%s", int(a[0].size()), a[0].data(), kUsage);
+    }
+    register_htp_devices();
+    backend_registry & registry = backend_registry::get();
+    if (!registry.find("CPU")) {
+        registry.add(make_cpu_device());
+    }
+    table t({"device", "arch", "NPU library", "VTCM", "HVX threads", "HMX", "window budget", "buffer types"},
+            {false, false, false, true, true, true, true, false});
+    int status = 0;
+    for (backend_device * dev : registry.devices()) {
+        auto * htp = dynamic_cast<hexagon::htp_device *>(dev);
+        if (htp == nullptr) {
+            t.add({dev->name(), "", dev->description(), "", "", "", "", buffer_types(*dev)});
+            continue;
+        }
+        try {
+            const hexagon::htp_session & s = htp->session();
+            t.add({htp->name(), format("v%u", s.hw().arch), s.library(), human_bytes(s.hw().vtcm_size),
+                   std::to_string(s.hw().n_threads), std::to_string(s.hw().n_hmx), human_bytes(s.limits().vmem),
+                   buffer_types(*htp)});
+        } catch (const std::exception & e) {
+            t.add({htp->name(), "", std::string("unavailable: ") + e.what(), "", "", "", "", buffer_types(*htp)});
+            status = 1;
+        }
+    }
+    t.print(stdout);
+    return status;
+}
+
+} // namespace hexnpu::cli
