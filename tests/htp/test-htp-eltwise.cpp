@@ -289,9 +289,9 @@ TEST(HtpEltwiseKparams, UnsupportedShapesAndTypesAreRejected) {
 
 // ---- whole batches
 
-vnpu::platform_config quiet_config(uint32_t vtcm_size = 0) {
+vnpu::platform_config quiet_config(uint32_t vtcm_size = 0, uint32_t arch = 79) {
     vnpu::platform_config cfg;
-    cfg.arch         = 79;
+    cfg.arch         = arch;
     cfg.host_threads = 4;
     cfg.window_size  = 64 * MiB;
     cfg.vtcm_size    = vtcm_size;
@@ -552,6 +552,23 @@ TEST(HtpEltwiseBatch, TracesEveryBlockOnItsThread) {
         EXPECT_EQ(starts, stops) << "thread " << slot;
     }
     EXPECT_EQ(computed, expected);
+}
+
+// Rows of 68000 bytes exceed v73's 16-bit DMA descriptor fields: the transfers still land whole.
+TEST(HtpEltwiseBatch, WideRowsOnV73) {
+    in_process_session s(quiet_config(0, 73), 2);
+    tensor_buf         a({17000, 3, 1, 1}, 0, 0, 1), b({17000, 1, 1, 1}, 0, 0, 2), d({17000, 3, 1, 1}, 0, 0, 3);
+    std::memset(d.buf.data(), 0x77, d.buf.size());
+    ASSERT_EQ(run_op(s, binary_op(proto::HTP_OP_SUB, a, b, d, 2), {&a, &b, &d}).rsp.status, proto::HTP_STATUS_OK)
+        << s.platform().last_violation();
+    EXPECT_TRUE(matches(d, [&](uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3) {
+        return reference{a.get(i0, i1, i2, i3) - b.get(i0, 0, 0, 0), 0};
+    }));
+    tensor_buf e({17000, 3, 1, 1}, 0, 0, 4);
+    ASSERT_EQ(run_op(s, unary_op(proto::HTP_OP_NEG, a, e, 2), {&a, &e}).rsp.status, proto::HTP_STATUS_OK);
+    EXPECT_TRUE(matches(e, [&](uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3) {
+        return reference{-a.get(i0, i1, i2, i3), 0};
+    }));
 }
 
 TEST(HtpEltwiseBatch, LayoutBeyondSessionVtcmIsVtcmTooSmall) {
