@@ -38,7 +38,6 @@ struct htp_eltwise_pipeline {
 
 struct htp_binary_kparams {
     htp_eltwise_pipeline pipe;
-    uint32_t             pad[2];
     fastdiv_values       div_ne1;   // flat dst row -> (i1, i2, i3)
     fastdiv_values       div_ne2;
     fastdiv_values       div_ne11;  // dst coordinates -> src1's: i11 = i1 % ne11, ...
