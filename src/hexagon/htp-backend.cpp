@@ -1,6 +1,7 @@
 #include "htp-backend.h"
 
 #include "htp-device.h"
+#include "htp-op-prep.h"
 #include "htp-supports-op.h"
 
 #include "proto/htp-opcodes.h"
@@ -39,12 +40,21 @@ backend_device * htp_backend::device() const { return &device_; }
 
 void htp_backend::graph_compute(ggml_cgraph & graph) {
     std::vector<htp_op> ops;
+    htp_op_target       target{};
     for (const ggml_tensor * node : graph.nodes) {
         if (is_layout_op(node->op)) {
             continue;
         }
-        throw backend_error(std::string(name()) + ": " + ggml_op_desc(node) + " '" + node->name +
-                            "' has no NPU kernel (supports_op is false for it)");
+        if (ops.empty()) {
+            const htp_session & s = device_.session();
+            target                = {s.hw().n_threads, s.hw().vtcm_size};
+        }
+        auto op = prepare_htp_op(node, target);
+        if (!op) {
+            throw backend_error(std::string(name()) + ": " + ggml_op_desc(node) + " '" + node->name +
+                                "' cannot run on the NPU (supports_op is false for it)");
+        }
+        ops.push_back(*op);
     }
     compute_ops(ops);
 }

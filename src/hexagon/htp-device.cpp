@@ -3,7 +3,10 @@
 #include "htp-backend.h"
 #include "htp-supports-op.h"
 
+#include "proto/htp-msg.h"
 #include "proto/hw-model.h"
+
+#include <algorithm>
 
 namespace hexnpu::hexagon {
 
@@ -15,6 +18,14 @@ htp_device::htp_device(htp_device_spec spec, std::shared_ptr<const htp_options> 
     if (options_->arch) {
         session_options_.arch = *options_->arch;
     }
+    proto::hw_model model{};
+    proto::hw_model_for_arch(session_options_.arch, model);
+    uint32_t threads = session_options_.n_hvx != 0 ? session_options_.n_hvx : model.n_hvx;
+    if (options_->n_hvx != 0) {
+        threads = std::min(threads, options_->n_hvx);
+    }
+    static_target_.n_threads = std::min(threads, proto::HTP_MAX_NTHREADS);
+    static_target_.vtcm_size = session_options_.vtcm_size != 0 ? session_options_.vtcm_size : model.vtcm_size;
 }
 
 htp_device::~htp_device() = default;
@@ -35,7 +46,7 @@ void htp_device::memory(size_t & free, size_t & total) const {
 
 std::unique_ptr<backend> htp_device::init_backend() { return std::make_unique<htp_backend>(*this); }
 
-bool htp_device::supports_op(const ggml_tensor * op) const { return htp_supports_op(*options_, op); }
+bool htp_device::supports_op(const ggml_tensor * op) const { return htp_supports_op(*options_, static_target_, op); }
 
 bool htp_device::supports_buft(const backend_buffer_type * buft) const {
     return buft == &compute_buft_ || buft == &repack_buft_;

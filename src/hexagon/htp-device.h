@@ -4,6 +4,7 @@
 #pragma once
 
 #include "htp-buffer.h"
+#include "htp-op-prep.h"
 #include "htp-options.h"
 #include "htp-profile.h"
 #include "htp-session.h"
@@ -38,6 +39,9 @@ class htp_device final : public backend_device {
     const vnpu::rpc::session_options & session_options() const { return session_options_; }
     // The running session, started now if it is not (throws backend_error when it cannot start).
     htp_session &                      session();
+    // The threads and VTCM supports_op plans for, known before the session starts: the most the
+    // session can have (a session with fewer threads needs less VTCM).
+    htp_op_target                      static_target() const { return static_target_; }
     // A buffer of this device is being freed.
     void                               forget_buffer(int fd);
     // The batches its backends ran while GGML_HEXAGON_PROFILE was on.
@@ -47,6 +51,7 @@ class htp_device final : public backend_device {
     htp_device_spec                    spec_;
     std::shared_ptr<const htp_options> options_;
     vnpu::rpc::session_options         session_options_;
+    htp_op_target                      static_target_{};
     htp_buffer_type                    compute_buft_;
     htp_buffer_type                    repack_buft_;
     std::mutex                         mutex_;

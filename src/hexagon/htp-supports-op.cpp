@@ -13,15 +13,14 @@ bool is_layout_op(ggml_op op) {
     }
 }
 
-bool htp_supports_op(const htp_options & options, const ggml_tensor * op) {
+bool htp_supports_op(const htp_options & options, const htp_op_target & target, const ggml_tensor * op) {
     if (is_layout_op(op->op)) {
         return true;
     }
     if (options.filtered_out(ggml_op_desc(op))) {
         return false;
     }
-    // No compute op has an NPU kernel yet: everything else stays on the CPU.
-    return false;
+    return prepare_htp_op(op, target).has_value();
 }
 
 } // namespace hexnpu::hexagon

@@ -3,6 +3,7 @@
 // tiling state are unknown when the scheduler asks.
 #pragma once
 
+#include "htp-op-prep.h"
 #include "htp-options.h"
 
 #include "hexnpu/tensor.h"
@@ -12,6 +13,7 @@ namespace hexnpu::hexagon {
 // Nodes that only reinterpret memory: the device accepts them and runs nothing for them.
 bool is_layout_op(ggml_op op);
 
-bool htp_supports_op(const htp_options & options, const ggml_tensor * op);
+// Layout nodes always; other nodes unless OPFILTER matches them, when they prepare for `target`.
+bool htp_supports_op(const htp_options & options, const htp_op_target & target, const ggml_tensor * op);
 
 } // namespace hexnpu::hexagon

@@ -134,13 +134,16 @@ TEST(HtpOptions, OpFilterIsACaseInsensitiveFullMatch) {
 }
 
 TEST(HtpOptions, LayoutNodesAreClaimedEvenWhenFiltered) {
-    const htp_options o = parse({{"GGML_HEXAGON_OPFILTER", "view|reshape|add"}});
-    ggml_context      ctx;
-    ggml_tensor *     a = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 8, 4);
-    EXPECT_TRUE(htp_supports_op(o, ggml_reshape_1d(&ctx, a, 32)));
-    EXPECT_TRUE(htp_supports_op(o, ggml_view_1d(&ctx, a, 8, 0)));
-    EXPECT_TRUE(htp_supports_op(o, ggml_transpose(&ctx, a)));
-    EXPECT_FALSE(htp_supports_op(o, ggml_add(&ctx, a, a)));
+    const htp_options   o = parse({{"GGML_HEXAGON_OPFILTER", "view|reshape|add"}});
+    const htp_op_target target{4, 8 << 20};
+    ggml_context        ctx;
+    ggml_tensor *       a = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 8, 4);
+    EXPECT_TRUE(htp_supports_op(o, target, ggml_reshape_1d(&ctx, a, 32)));
+    EXPECT_TRUE(htp_supports_op(o, target, ggml_view_1d(&ctx, a, 8, 0)));
+    EXPECT_TRUE(htp_supports_op(o, target, ggml_transpose(&ctx, a)));
+    EXPECT_FALSE(htp_supports_op(o, target, ggml_add(&ctx, a, a)));
+    EXPECT_TRUE(htp_supports_op(o, target, ggml_mul(&ctx, a, a))) << "MUL is not filtered";
+    EXPECT_TRUE(htp_supports_op(parse({}), target, ggml_add(&ctx, a, a)));
 }
 
 } // namespace

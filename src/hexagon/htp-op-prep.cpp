@@ -1,0 +1,86 @@
+#include "htp-op-prep.h"
+
+#include "proto/htp-kparams.h"
+#include "proto/htp-opcodes.h"
+
+#include <cstring>
+
+namespace hexnpu::hexagon {
+namespace {
+
+// The NPU opcode of a node, HTP_OP_NONE when it has no kernel.
+uint32_t opcode_of(const ggml_tensor * node) {
+    switch (node->op) {
+        case GGML_OP_ADD: return proto::HTP_OP_ADD;
+        case GGML_OP_SUB: return proto::HTP_OP_SUB;
+        case GGML_OP_MUL: return proto::HTP_OP_MUL;
+        case GGML_OP_DIV: return proto::HTP_OP_DIV;
+        case GGML_OP_SCALE: return proto::HTP_OP_SCALE;
+        case GGML_OP_SQR: return proto::HTP_OP_SQR;
+        case GGML_OP_SQRT: return proto::HTP_OP_SQRT;
+        case GGML_OP_UNARY:
+            switch (ggml_get_op_param<int32_t>(node, 0)) {
+                case GGML_UNARY_OP_NEG: return proto::HTP_OP_NEG;
+                case GGML_UNARY_OP_SILU: return proto::HTP_OP_SILU;
+                default: return proto::HTP_OP_NONE;
+            }
+        default: return proto::HTP_OP_NONE;
+    }
+}
+
+// The descriptor the NPU will see, from static properties: the buffer offset is not known yet
+// and no kernel parameter depends on it.
+std::optional<proto::htp_tensor> static_descriptor(const ggml_tensor * t) {
+    proto::htp_tensor d{};
+    d.size = ggml_nbytes(t);
+    d.type = uint32_t(t->type);
+    for (int i = 0; i < 4; ++i) {
+        if (t->ne[i] < 0 || t->ne[i] > INT64_C(0xffffffff) || t->nb[i] > 0xffffffffu) {
+            return std::nullopt;
+        }
+        d.ne[i] = uint32_t(t->ne[i]);
+        d.nb[i] = uint32_t(t->nb[i]);
+    }
+    return d;
+}
+
+} // namespace
+
+std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_target & target) {
+    const uint32_t opcode = opcode_of(node);
+    if (opcode == proto::HTP_OP_NONE) {
+        return std::nullopt;
+    }
+    htp_op op;
+    op.desc.opcode = opcode;
+    op.node        = node;
+    op.dst[0]      = node;
+    static_assert(sizeof op.desc.params == sizeof node->op_params);
+    std::memcpy(op.desc.params, node->op_params, sizeof op.desc.params);
+
+    const auto dst  = static_descriptor(node);
+    const auto src0 = static_descriptor(node->src[0]);
+    if (!dst || !src0) {
+        return std::nullopt;
+    }
+    op.src[0] = node->src[0];
+    if (proto::htp_is_binary_op(opcode)) {
+        const auto src1 = static_descriptor(node->src[1]);
+        proto::htp_binary_kparams kp{};
+        if (!src1 || !proto::prepare_binary_kparams(opcode, *src0, *src1, *dst, target.n_threads, target.vtcm_size,
+                                                    &kp)) {
+            return std::nullopt;
+        }
+        op.src[1] = node->src[1];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
+    proto::htp_unary_kparams kp{};
+    if (!proto::prepare_unary_kparams(opcode, *src0, *dst, op.desc.params, target.n_threads, target.vtcm_size, &kp)) {
+        return std::nullopt;
+    }
+    std::memcpy(op.desc.kparams, &kp, sizeof kp);
+    return op;
+}
+
+} // namespace hexnpu::hexagon

@@ -1,0 +1,26 @@
+// Host-side op preparation: which NPU op a graph node becomes, and its kernel_params, computed by
+// the shared prepare functions (proto/htp-kparams.h) that the kernels check against. The same code
+// answers supports_op (from static tensor properties, before any buffer exists) and prepares the
+// ops graph_compute sends, so a claimed node always has its kernel_params.
+#pragma once
+
+#include "htp-batch.h"
+
+#include "hexnpu/tensor.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace hexnpu::hexagon {
+
+// What the preparation plans for: the threads and VTCM of the session the op runs on.
+struct htp_op_target {
+    uint32_t n_threads;
+    uint32_t vtcm_size;
+};
+
+// The NPU op for the node (operands, params, kernel_params), or nullopt when the node has no NPU
+// kernel or its shapes, strides or VTCM needs rule it out.
+std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_target & target);
+
+} // namespace hexnpu::hexagon

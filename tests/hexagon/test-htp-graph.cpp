@@ -1,0 +1,133 @@
+// Graphs on the NPU: a graph mixing NPU and CPU ops through the scheduler, against the same graph
+// on the CPU alone, and supports_op's static decisions (types, broadcast shapes, VTCM fit, OPFILTER).
+#include "hexagon/htp-backend.h"
+#include "hexagon/htp-device.h"
+
+#include "cpu/cpu-backend.h"
+#include "hexnpu/graph.h"
+#include "hexnpu/sched.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+namespace {
+
+using namespace hexnpu;
+using namespace hexnpu::hexagon;
+using namespace std::chrono_literals;
+
+vnpu::rpc::session_options test_session() {
+    vnpu::rpc::session_options o;
+    o.window_size  = 64 << 20;
+    o.host_threads = 2;
+    o.timeout      = 10s;
+    return o;
+}
+
+htp_options test_options() {
+    htp_options o;
+    o.devices = {{"HTP0", 0, 0}};
+    o.op_batch = 3;  // several batches per split
+    o.op_queue = 2;
+    o.n_hvx    = 2;
+    return o;
+}
+
+// x + y -> sqr -> log (CPU) -> * w (broadcast rows) -> silu -> scale.
+struct mixed_graph {
+    ggml_context  ctx;
+    ggml_tensor * x = ggml_new_tensor_3d(&ctx, GGML_TYPE_F32, 96, 5, 3);
+    ggml_tensor * y = ggml_new_tensor_3d(&ctx, GGML_TYPE_F32, 96, 5, 3);
+    ggml_tensor * w = ggml_new_tensor_3d(&ctx, GGML_TYPE_F32, 96, 1, 3);
+    ggml_tensor * sum = ggml_add(&ctx, x, y);
+    ggml_tensor * sq  = ggml_sqr(&ctx, sum);
+    ggml_tensor * lg  = ggml_log(&ctx, sq);
+    ggml_tensor * mul = ggml_mul(&ctx, lg, w);
+    ggml_tensor * act = ggml_unary(&ctx, mul, GGML_UNARY_OP_SILU);
+    ggml_tensor * out = ggml_scale(&ctx, act, 0.25f);
+    ggml_cgraph   graph;
+
+    mixed_graph() {
+        // Outputs keep their memory: the results checked below.
+        for (ggml_tensor * t : {sum, sq, lg, out}) {
+            t->flags |= GGML_TENSOR_FLAG_OUTPUT;
+        }
+        ggml_build_forward_expand(graph, out);
+    }
+    void set_inputs() {
+        std::mt19937                          rng(42);
+        std::uniform_real_distribution<float> d(-3.0f, 3.0f);
+        for (ggml_tensor * t : {x, y, w}) {
+            std::vector<float> v(size_t(ggml_nelements(t)));
+            for (float & e : v) {
+                e = d(rng);
+            }
+            tensor_set(t, v.data(), 0, v.size() * 4);
+        }
+    }
+    std::vector<float> values(const ggml_tensor * t) const {
+        std::vector<float> v(size_t(ggml_nelements(t)));
+        tensor_get(t, v.data(), 0, v.size() * 4);
+        return v;
+    }
+};
+
+TEST(HtpGraph, MixedNpuAndCpuOpsThroughTheScheduler) {
+    auto                     devices = make_htp_devices(test_options(), test_session());
+    auto                     cpu_dev = make_cpu_device();
+    std::unique_ptr<backend> npu     = devices[0]->init_backend();
+    std::unique_ptr<backend> cpu     = cpu_dev->init_backend();
+
+    mixed_graph   g;
+    backend_sched sched({npu.get(), cpu.get()});
+    sched.alloc_graph(g.graph);
+    EXPECT_EQ(sched.backend_of(g.sum), npu.get());
+    EXPECT_EQ(sched.backend_of(g.sq), npu.get());
+    EXPECT_EQ(sched.backend_of(g.lg), cpu.get());
+    EXPECT_EQ(sched.backend_of(g.mul), npu.get());
+    EXPECT_EQ(sched.backend_of(g.act), npu.get());
+    EXPECT_EQ(sched.backend_of(g.out), npu.get());
+    g.set_inputs();
+    sched.graph_compute(g.graph);
+
+    mixed_graph   ref;
+    backend_sched cpu_only({cpu.get()});
+    cpu_only.alloc_graph(ref.graph);
+    ref.set_inputs();
+    cpu_only.graph_compute(ref.graph);
+
+    // ADD, SQR, MUL and SCALE round like the CPU; SILU's exp may differ in the last bits.
+    for (auto [got, want] : {std::pair{g.sum, ref.sum}, std::pair{g.sq, ref.sq}, std::pair{g.lg, ref.lg}}) {
+        EXPECT_EQ(g.values(got), ref.values(want)) << got->name;
+    }
+    const auto out = g.values(g.out), expect = ref.values(ref.out);
+    for (size_t i = 0; i < out.size(); ++i) {
+        ASSERT_NEAR(out[i], expect[i], 1e-6f * std::max(1.0f, std::fabs(expect[i]))) << i;
+    }
+}
+
+TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
+    htp_options o = test_options();
+    auto        small_vtcm = test_session();
+    small_vtcm.vtcm_size   = 64 * 1024;
+    auto          devices  = make_htp_devices(o, small_vtcm);
+    htp_device &  dev      = *devices[0];
+    ggml_context  ctx;
+    ggml_tensor * a   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 8);
+    ggml_tensor * row = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 1);
+    ggml_tensor * h   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F16, 64, 8);
+    EXPECT_TRUE(dev.supports_op(ggml_add(&ctx, a, row))) << "src1 rows broadcast";
+    EXPECT_FALSE(dev.supports_op(ggml_add(&ctx, h, h))) << "F32 only";
+    EXPECT_FALSE(dev.supports_op(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU))) << "no kernel";
+    EXPECT_FALSE(dev.supports_op(ggml_sqrt(&ctx, ggml_transpose(&ctx, a)))) << "permuted rows";
+    // A row of 16 Ki floats, double buffered over three streams, needs more than 64 KiB of VTCM.
+    ggml_tensor * wide = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 16384, 2);
+    EXPECT_FALSE(dev.supports_op(ggml_mul(&ctx, wide, wide)));
+    EXPECT_TRUE(dev.supports_op(ggml_mul(&ctx, a, a)));
+    EXPECT_EQ(dev.static_target().vtcm_size, 64u * 1024);
+}
+
+} // namespace
