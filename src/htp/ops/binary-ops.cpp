@@ -143,17 +143,17 @@ void push_sources(dma_queue * q, uint8_t * s0, uint8_t * s1, dma_addr_t src0_bas
 }
 
 void binary_thread(uint32_t, uint32_t i, void * data) {
-    const binary_job &           job = *static_cast<const binary_job *>(data);
+    const binary_job &                  job  = *static_cast<const binary_job *>(data);
     const proto::htp_eltwise_pipeline & pipe = job.kp.pipe;
-    const uint32_t               ir0 = job.row_start + i * job.rows_per_thread;
-    const uint32_t               end = job.row_start + job.nrows;
-    const uint32_t               ir1 = ir0 + job.rows_per_thread < end ? ir0 + job.rows_per_thread : end;
+    const uint32_t                      ir0  = job.row_start + i * job.rows_per_thread;
+    const uint32_t                      end  = job.row_start + job.nrows;
+    const uint32_t                      ir1  = ir0 + job.rows_per_thread < end ? ir0 + job.rows_per_thread : end;
     if (ir0 >= ir1) {
         return;
     }
-    dma_queue *      q         = &job.octx->dma[i];
-    trace_buf *      tr        = &job.octx->trace[i];
-    const uint32_t   area      = pipe.n_slots * job.slot_bytes;
+    dma_queue *      q          = &job.octx->dma[i];
+    trace_buf *      tr         = &job.octx->trace[i];
+    const uint32_t   area       = pipe.n_slots * job.slot_bytes;
     uint8_t *        src0_slots = job.vtcm + size_t(i) * BINARY_STREAMS * area;
     uint8_t *        src1_slots = src0_slots + area;
     uint8_t *        dst_slots  = src1_slots + area;
