@@ -19,7 +19,8 @@ std::string htp_op_label(const htp_op & op) {
     if (op.node == nullptr) {
         return proto::htp_op_name(op.desc.opcode);
     }
-    return std::string(ggml_op_desc(op.node)) + " " + quoted(op.node);
+    const std::string desc = ggml_op_desc(op.node);
+    return op.node->name[0] == '\0' ? desc : desc + " " + quoted(op.node);
 }
 
 size_t htp_batch::tensor_key_hash::operator()(const tensor_key & k) const {

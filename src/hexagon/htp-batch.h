@@ -27,7 +27,8 @@ struct htp_op {
     const ggml_tensor *                                          node = nullptr;  // for messages
 };
 
-// "ADD 'ffn_out-3'" (the GGML op description and node name), or the NPU op name without a node.
+// "ADD 'ffn_out-3'" (the GGML op description and node name, if it has one), or the NPU op name
+// without a node.
 std::string htp_op_label(const htp_op & op);
 
 class htp_batch {

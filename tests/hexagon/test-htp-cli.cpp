@@ -1,0 +1,91 @@
+// The HTP devices through the CLI: `hexnpu devices` (device lists, arch forcing, bad lists) and
+// `hexnpu test-ops -b HTP0` (every supported catalog case on the virtual NPU against the CPU, the
+// op filter, --trace).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct command_result {
+    int         exit_code;
+    std::string output;  // stdout and stderr
+};
+
+// Runs `env hexnpu args` (env: VAR=value assignments, or empty).
+command_result run(const std::string & env, const std::string & args) {
+    const std::string command = env + " " HEXNPU_BIN_DIR "/hexnpu " + args + " 2>&1";
+    FILE *            pipe    = popen(command.c_str(), "r");
+    if (!pipe) {
+        return {-1, "popen failed"};
+    }
+    std::string output;
+    char        buf[4096];
+    while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) {
+        output.append(buf, n);
+    }
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+bool has_line(const std::string & output, const std::string & pattern) {
+    return std::regex_search(output, std::regex(pattern, std::regex::multiline));
+}
+
+TEST(HtpCli, DevicesListsEverySessionWithWhatItReports) {
+    const auto r = run("GGML_HEXAGON_DEVICES=2 HEXNPU_HOST_THREADS=2", "devices");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(has_line(r.output, "^HTP0:0 +v79 +libhexnpu-htp-v79\\.so +8\\.00 MiB +2 +1 +3\\.12 GiB +HTP0:0, HTP0:0-REPACK"))
+        << r.output;
+    EXPECT_TRUE(has_line(r.output, "^HTP0:1 +v79 .*HTP0:1, HTP0:1-REPACK")) << r.output;
+    EXPECT_TRUE(has_line(r.output, "^CPU ")) << r.output;
+
+    const auto forced = run("GGML_HEXAGON_NDEV=1 GGML_HEXAGON_ARCH=v73 GGML_HEXAGON_VMEM=512", "devices");
+    ASSERT_EQ(forced.exit_code, 0) << forced.output;
+    EXPECT_TRUE(has_line(forced.output, "^HTP0 +v73 +libhexnpu-htp-v73\\.so .* 512\\.00 MiB +HTP0, HTP0-REPACK"))
+        << forced.output;
+
+    const auto bad = run("GGML_HEXAGON_DEVICES=HTP0:0,HTPx", "devices");
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_NE(bad.output.find("bad item 'HTPx'"), std::string::npos) << bad.output;
+}
+
+TEST(HtpCli, TestOpsRunsEverySupportedCaseOnTheNpu) {
+    const auto r = run("", "test-ops -b HTP0");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(has_line(r.output, "^[1-9][0-9]* passed, 0 failed")) << r.output;
+    for (const char * op : {"ADD", "SUB", "MUL", "DIV", "SCALE", "SQR", "SQRT", "NEG", "SILU"}) {
+        EXPECT_TRUE(has_line(r.output, std::string("^") + op + "\\(type[^\\n]*\\): NMSE=[^ ]+ OK$")) << op;
+    }
+    EXPECT_TRUE(has_line(r.output, "^MUL_MAT\\(.*not supported by HTP0$"));
+}
+
+TEST(HtpCli, OpFilterKeepsMatchingOpsOffTheNpu) {
+    const auto r = run("GGML_HEXAGON_OPFILTER='add|sq.*'", "test-ops -b HTP0 -o ADD");
+    EXPECT_EQ(r.exit_code, 1) << "nothing ran: " << r.output;
+    EXPECT_TRUE(has_line(r.output, "^0 passed, 0 failed, [1-9][0-9]* skipped$")) << r.output;
+    const auto sub = run("GGML_HEXAGON_OPFILTER='add|sq.*'", "test-ops -b HTP0 -o SUB");
+    EXPECT_EQ(sub.exit_code, 0) << sub.output;
+}
+
+TEST(HtpCli, TraceFileHoldsTheOpsAndKernelEvents) {
+    const std::filesystem::path file = std::filesystem::temp_directory_path() / "hexnpu-test-htp-cli-trace.json";
+    const auto                  r    = run("", "test-ops -b HTP0 -o SCALE --trace " + file.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream     in(file);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::filesystem::remove(file);
+    EXPECT_EQ(text.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0), 0u);
+    EXPECT_NE(text.find("\"name\":\"SCALE\""), std::string::npos);
+    EXPECT_NE(text.find("\"name\":\"HVX_COMP\""), std::string::npos);
+    EXPECT_NE(text.find("\"args\":{\"name\":\"HTP0\"}"), std::string::npos);
+    EXPECT_EQ(r.output.find("profile-op"), std::string::npos) << "--trace alone prints no profile lines";
+}
+
+} // namespace
