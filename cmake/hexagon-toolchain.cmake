@@ -21,6 +21,11 @@ set(CMAKE_CXX_COMPILER_TARGET hexagon)
 # still import is resolved by the device's loader. -O2 sits here, not in a build type, because
 # CMake appends its own -O3 to any CMAKE_<LANG>_FLAGS_RELEASE_INIT: the presets set no build type.
 set(hexagon_flags "-mv${HEXNPU_HEXAGON_ARCH} -mhvx -mhvx-length=128b -O2 -ffreestanding")
+# v79+ kernels use native IEEE sf/hf HVX arithmetic (v73/v75 go through qf32); clang enables it
+# only with -mhvx-ieee-fp.
+if(HEXNPU_HEXAGON_ARCH GREATER_EQUAL 79)
+  string(APPEND hexagon_flags " -mhvx-ieee-fp")
+endif()
 set(CMAKE_C_FLAGS_INIT "${hexagon_flags}")
 set(CMAKE_CXX_FLAGS_INIT "${hexagon_flags} -fno-exceptions -fno-rtti")
 set(CMAKE_SHARED_LINKER_FLAGS_INIT "-fuse-ld=lld -nostdlib")
