@@ -65,6 +65,8 @@ void htp_backend::compute_ops(std::span<const htp_op> ops) {
         return;
     }
     htp_session &         s = device_.session();
+    // One graph at a time per session: responses come back in the order batches were sent.
+    std::lock_guard       lock(s.compute_mutex());
     std::deque<in_flight> pending;
     std::string           first_error;
     // Every batch sent gets its response read, whatever fails, so the queue stays in step.
@@ -98,6 +100,9 @@ void htp_backend::compute_ops(std::span<const htp_op> ops) {
             }
             const uint32_t               id   = next_id_++;
             const uint32_t               slot = id % s.n_slots();
+            if (device_.options().verbose > 0) {
+                std::fputs(batch.describe(name(), id, device_.options().verbose > 1).c_str(), stderr);
+            }
             const proto::htp_opbatch_req req  = batch.pack(s.block(slot), id, s.profile());
             s.send(slot, req, proto::htp_batch_layout_of(req.n_bufs, req.n_tensors, req.n_ops, req.n_traces).total);
             pending.push_back({req, slot, batch.ops()});

@@ -6,6 +6,7 @@
 #include "proto/htp-opcodes.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace hexnpu::hexagon {
@@ -146,6 +147,48 @@ bool htp_batch::add(const htp_op & op, const backend_device * device) {
     descs_.push_back(desc);
     ops_.push_back(&op);
     return true;
+}
+
+std::string htp_batch::describe(const char * device_name, uint32_t id, bool tables) const {
+    const std::string dev = device_name;
+    std::string       out = dev + ": batch " + std::to_string(id) + ": " + std::to_string(ops_.size()) + " ops, " +
+                      std::to_string(tensors_.size()) + " tensors, " + std::to_string(buffers_.size()) +
+                      " buffers, " + std::to_string(mapped_) + " bytes mapped\n";
+    auto indices = [](const uint16_t * idx, size_t n) {
+        std::string text;
+        for (size_t i = 0; i < n; ++i) {
+            if (idx[i] != proto::HTP_NO_TENSOR) {
+                if (!text.empty()) {
+                    text += ',';
+                }
+                text += std::to_string(idx[i]);
+            }
+        }
+        return text;
+    };
+    for (size_t i = 0; i < ops_.size(); ++i) {
+        const proto::htp_op_desc & d = descs_[i];
+        out.append(dev).append(":   op ").append(std::to_string(i)).append(" ").append(htp_op_label(*ops_[i]));
+        out.append(" src [").append(indices(d.src, proto::HTP_OP_MAX_INPUTS)).append("] dst [");
+        out.append(indices(d.dst, proto::HTP_OP_MAX_OUTPUTS)).append("]\n");
+    }
+    if (!tables) {
+        return out;
+    }
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+        out += dev + ":   buffer " + std::to_string(i) + " fd " + std::to_string(buffers_[i]->fd()) + " size " +
+               std::to_string(buffers_[i]->size()) + (buffers_[i]->pinned() ? " pinned" : " delayed") + "\n";
+    }
+    for (const proto::htp_tensor & t : tensors_) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      ":   tensor %u buffer %u offset %llu size %llu type %s flags %u ne [%u,%u,%u,%u] nb [%u,%u,%u,%u]\n",
+                      unsigned(t.ti), unsigned(t.bi), (unsigned long long) t.data, (unsigned long long) t.size,
+                      ggml_type_name(ggml_type(t.type)), t.flags, t.ne[0], t.ne[1], t.ne[2], t.ne[3], t.nb[0], t.nb[1],
+                      t.nb[2], t.nb[3]);
+        out += dev + line;
+    }
+    return out;
 }
 
 proto::htp_opbatch_req htp_batch::pack(uint8_t * block, uint32_t id, uint32_t profile) const {

@@ -47,6 +47,9 @@ class htp_batch {
     const std::vector<htp_buffer *> & buffers() const { return buffers_; }
     uint64_t                          mapped_bytes() const { return mapped_; }
 
+    // GGML_HEXAGON_VERBOSE: a line per op, and with tables the buffers and tensors of the batch.
+    std::string describe(const char * device_name, uint32_t id, bool tables) const;
+
     // Writes the block and returns the request that goes with it.
     proto::htp_opbatch_req pack(uint8_t * block, uint32_t id, uint32_t profile) const;
 

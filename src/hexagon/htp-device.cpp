@@ -7,6 +7,7 @@
 #include "proto/hw-model.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace hexnpu::hexagon {
 
@@ -46,7 +47,13 @@ void htp_device::memory(size_t & free, size_t & total) const {
 
 std::unique_ptr<backend> htp_device::init_backend() { return std::make_unique<htp_backend>(*this); }
 
-bool htp_device::supports_op(const ggml_tensor * op) const { return htp_supports_op(*options_, static_target_, op); }
+bool htp_device::supports_op(const ggml_tensor * op) const {
+    const bool yes = htp_supports_op(*options_, static_target_, op);
+    if (options_->verbose > 0 && !is_layout_op(op->op)) {
+        std::fprintf(stderr, "%s: supports_op %s '%s': %s\n", name(), ggml_op_desc(op), op->name, yes ? "yes" : "no");
+    }
+    return yes;
+}
 
 bool htp_device::supports_buft(const backend_buffer_type * buft) const {
     return buft == &compute_buft_ || buft == &repack_buft_;

@@ -61,6 +61,9 @@ class htp_session {
     // Waits for the next response (they come in order).
     proto::htp_opbatch_rsp receive(std::string * log);
 
+    // Held while a backend has batches in flight on this session.
+    std::mutex & compute_mutex() { return compute_mutex_; }
+
     // The session died or missed a deadline: every later call fails at once.
     bool dead() const { return dead_; }
     // How the session process ended (the op it was running, a fault address), once it has.
@@ -82,6 +85,7 @@ class htp_session {
     std::unique_ptr<vnpu::shared_buffer>       opqueue_;
     bool                                       dead_    = false;
 
+    std::mutex                                compute_mutex_;
     mutable std::mutex                        mutex_;  // the registry below
     std::unordered_map<int, bool>             registered_;  // fd -> pinned
     std::unordered_map<int, uint64_t>         pinned_sizes_;

@@ -437,3 +437,33 @@ TEST(HtpProfile, BasicModePrintsOneLinePerOp) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(HtpProfile, VerboseTwoDumpsTheBatchTables) {
+    htp_options o = test_options();
+    o.verbose     = 2;
+    fixture       f(o);
+    ggml_context  ctx;
+    ggml_tensor * src = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 8);
+    ggml_tensor * dst = ggml_dup_tensor(&ctx, src);
+    auto          buf = alloc_ctx_tensors(ctx, f.dev().buffer_type());
+    fill(src, 12);
+    htp_backend  be(f.dev());
+    const htp_op ops[] = {stream_op(src, dst, 2.0f), stream_op(src, dst, 4.0f)};
+    ::testing::internal::CaptureStderr();
+    be.compute_ops(ops);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("HTP0:0: batch 0: 2 ops, 2 tensors, 1 buffers"), std::string::npos) << err;
+    EXPECT_NE(err.find("HTP0:0:   op 1 TEST_STREAM src [0] dst [1]"), std::string::npos) << err;
+    EXPECT_NE(err.find("HTP0:0:   buffer 0 fd " + std::to_string(static_cast<htp_buffer *>(buf.get())->fd()) +
+                       " size " + std::to_string(buf->size()) + " pinned"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("HTP0:0:   tensor 1 buffer 0 offset 2048 size 2048 type f32 flags 1 ne [64,8,1,1] nb [4,256,2048,2048]"),
+              std::string::npos)
+        << err;
+    EXPECT_TRUE(scaled_exactly(values(src), values(dst), {4.0f}));
+}
+
+} // namespace
