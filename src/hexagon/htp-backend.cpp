@@ -98,7 +98,7 @@ void htp_backend::compute_ops(std::span<const htp_op> ops) {
             for (htp_buffer * b : batch.buffers()) {
                 s.ensure_registered(b->fd(), b->size(), b->pinned());
             }
-            const uint32_t               id   = next_id_++;
+            const uint32_t               id   = s.next_batch_id();
             const uint32_t               slot = id % s.n_slots();
             if (device_.options().verbose > 0) {
                 std::fputs(batch.describe(name(), id, device_.options().verbose > 1).c_str(), stderr);

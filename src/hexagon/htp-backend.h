@@ -45,7 +45,6 @@ class htp_backend final : public backend {
     void        collect_profile(htp_session & s, const in_flight & batch, const proto::htp_opbatch_rsp & rsp);
 
     htp_device & device_;
-    uint32_t     next_id_      = 0;
     uint32_t     last_batches_ = 0;
 };
 

@@ -203,11 +203,9 @@ proto::htp_opbatch_req htp_batch::pack(uint8_t * block, uint32_t id, uint32_t pr
 
     auto * bufs = reinterpret_cast<proto::htp_buf_desc *>(block + l.bufs);
     for (size_t i = 0; i < buffers_.size(); ++i) {
-        const htp_buffer * b = buffers_[i];
-        bufs[i]              = proto::htp_buf_desc{uint64_t(reinterpret_cast<uintptr_t>(
-                                                       const_cast<htp_buffer *>(b)->base())),
-                                                   uint64_t(b->size()), b->fd(),
-                                                   b->pinned() ? proto::HTP_BUF_PINNED : 0u};
+        htp_buffer * b = buffers_[i];
+        bufs[i]        = proto::htp_buf_desc{uint64_t(reinterpret_cast<uintptr_t>(b->base())), uint64_t(b->size()),
+                                             b->fd(), b->pinned() ? proto::HTP_BUF_PINNED : 0u};
     }
     std::memcpy(block + l.tensors, tensors_.data(), tensors_.size() * sizeof(proto::htp_tensor));
     std::memcpy(block + l.ops, descs_.data(), descs_.size() * sizeof(proto::htp_op_desc));

@@ -61,6 +61,9 @@ class htp_session {
     // Waits for the next response (they come in order).
     proto::htp_opbatch_rsp receive(std::string * log);
 
+    // Batch ids run on per session (messages and the session's own reports name them).
+    uint32_t next_batch_id() { return next_batch_id_++; }
+
     // Held while a backend has batches in flight on this session.
     std::mutex & compute_mutex() { return compute_mutex_; }
 
@@ -84,6 +87,7 @@ class htp_session {
     size_t                                     block_size_ = 0;
     std::unique_ptr<vnpu::shared_buffer>       opqueue_;
     bool                                       dead_    = false;
+    uint32_t                                   next_batch_id_ = 0;
 
     std::mutex                                compute_mutex_;
     mutable std::mutex                        mutex_;  // the registry below
