@@ -33,10 +33,7 @@ uint32_t wire_profile(htp_profile_mode mode) {
 htp_session::htp_session(const std::string & device_name, const htp_options & options,
                          const vnpu::rpc::session_options & session_options)
     : name_(device_name) {
-    vnpu::rpc::session_options so = session_options;
-    if (options.arch) {
-        so.arch = *options.arch;
-    }
+    const vnpu::rpc::session_options & so = session_options;
     if (rpc_status st = vnpu::rpc::remote_session::open(so, &session_); !st) {
         fail("cannot open the NPU session", st);
     }

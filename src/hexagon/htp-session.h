@@ -31,8 +31,8 @@ struct htp_batch_limits {
 
 class htp_session {
   public:
-    // Starts the session process, its NPU library (arch from options or the virtual hardware)
-    // and the batch queue. Throws backend_error when it cannot.
+    // Starts the session process, its NPU library (the arch of session_options) and the batch
+    // queue. Throws backend_error when it cannot.
     htp_session(const std::string & device_name, const htp_options & options,
                 const vnpu::rpc::session_options & session_options);
     ~htp_session();
