@@ -55,16 +55,16 @@ struct hw_info {
 
 // How a session process ended, read from its exit status and the status page it shared.
 struct session_exit {
-    int         signal    = 0;  // killed by this signal, else 0
-    int         exit_code = 0;
+    int         signal              = 0;  // killed by this signal, else 0
+    int         exit_code           = 0;
     bool        killed_for_deadline = false;
-    bool        in_batch  = false;  // a batch was running: batch_id and op are valid
-    uint32_t    batch_id  = 0;
-    uint32_t    op        = 0;
-    bool        fault     = false;  // a SIGSEGV/SIGBUS the session recorded
-    bool        fault_in_window = false;
-    uint32_t    fault_npu_addr  = 0;
-    uint64_t    fault_host_addr = 0;
+    bool        in_batch            = false;  // a batch was running: batch_id and op are valid
+    uint32_t    batch_id            = 0;
+    uint32_t    op                  = 0;
+    bool        fault               = false;  // a SIGSEGV/SIGBUS the session recorded
+    bool        fault_in_window     = false;
+    uint32_t    fault_npu_addr      = 0;
+    uint64_t    fault_host_addr     = 0;
     std::string message;
 };
 
@@ -91,9 +91,10 @@ class remote_session {
     rpc_status mmap(int fd, uint64_t size, bool pinned);
     rpc_status munmap(int fd);
 
-    pid_t                     pid() const { return pid_; }
-    const session_options &   options() const { return options_; }
-    uint32_t                  reported_hvx() const { return reported_hvx_; }
+    pid_t                   pid() const { return pid_; }
+    const session_options & options() const { return options_; }
+    uint32_t                reported_hvx() const { return reported_hvx_; }
+    // Set once the process has ended (and was reaped).
     std::optional<session_exit> exit_info() const;
 
   private:
@@ -113,24 +114,24 @@ class remote_session {
     void       attach(wire::shared_queue * queue);
     void       detach(wire::shared_queue * queue);
 
-    session_options options_;
-    pid_t           pid_        = -1;
-    int             pidfd_      = -1;
-    int             control_fd_ = -1;
-    int             stop_fd_    = -1;  // eventfd that ends the watcher
-    wire::status_page * page_   = nullptr;
-    uint32_t        reported_hvx_ = 0;
-    uint32_t        seq_          = 0;
-    bool            closed_       = false;
+    session_options     options_;
+    pid_t               pid_          = -1;
+    int                 pidfd_        = -1;
+    int                 control_fd_   = -1;
+    int                 stop_fd_      = -1;  // eventfd that ends the watcher
+    wire::status_page * page_         = nullptr;
+    uint32_t            reported_hvx_ = 0;
+    uint32_t            seq_          = 0;
+    bool                closed_       = false;
 
     std::mutex call_mutex_;  // one control call at a time
 
-    mutable std::mutex                 state_mutex_;
-    std::condition_variable            exited_cv_;
-    std::optional<session_exit>        exit_;
-    bool                               deadline_kill_ = false;
-    std::set<wire::shared_queue *>     queues_;
-    std::thread                        watcher_;
+    mutable std::mutex             state_mutex_;
+    std::condition_variable        exited_cv_;
+    std::optional<session_exit>    exit_;
+    bool                           deadline_kill_ = false;
+    std::set<wire::shared_queue *> queues_;  // closed when the process dies
+    std::thread                    watcher_;  // waits on the pidfd
 };
 
 } // namespace hexnpu::vnpu::rpc

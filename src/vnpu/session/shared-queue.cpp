@@ -67,12 +67,6 @@ void ring_bell(std::atomic<uint32_t> & bell, std::atomic<uint32_t> & sleeping) {
     }
 }
 
-struct shared_queue_geometry {
-    size_t   header_size;
-    uint32_t n_slots;
-    uint32_t slot_size;
-};
-
 } // namespace
 
 struct shared_queue::header {
@@ -155,14 +149,11 @@ shared_queue::header * shared_queue::head() const { return static_cast<header *>
 
 uint32_t shared_queue::max_message() const { return head()->max_message; }
 
-namespace {
-
-slot_header * slot_at(void * region, const shared_queue_geometry & g, queue_direction dir, uint32_t index) {
-    uint8_t * slots = static_cast<uint8_t *>(region) + round_up(g.header_size, LINE);
-    return reinterpret_cast<slot_header *>(slots + (size_t(dir) * g.n_slots + index % g.n_slots) * g.slot_size);
+void * shared_queue::slot(queue_direction dir, uint32_t index) const {
+    const header * h     = head();
+    uint8_t *      slots = static_cast<uint8_t *>(region_) + round_up(sizeof(header), LINE);
+    return slots + (size_t(dir) * h->n_slots + index % h->n_slots) * h->slot_size;
 }
-
-} // namespace
 
 queue_result shared_queue::write(queue_direction dir, const queue_message_view & message, deadline until) {
     header * h = head();
@@ -188,11 +179,11 @@ queue_result shared_queue::write(queue_direction dir, const queue_message_view &
         r.writer_sleeping.store(0);
     }
     const uint32_t index = r.head.load(std::memory_order_relaxed);
-    slot_header *  slot  = slot_at(region_, {sizeof(header), h->n_slots, h->slot_size}, dir, index);
-    slot->size           = message.size;
-    slot->n_buffers      = message.n_buffers;
-    std::memcpy(slot->buffers, message.buffers, message.n_buffers * sizeof(queue_buffer));
-    std::memcpy(slot + 1, message.data, message.size);
+    auto *         s     = static_cast<slot_header *>(slot(dir, index));
+    s->size              = message.size;
+    s->n_buffers         = message.n_buffers;
+    std::memcpy(s->buffers, message.buffers, message.n_buffers * sizeof(queue_buffer));
+    std::memcpy(s + 1, message.data, message.size);
     r.head.store(index + 1, std::memory_order_release);
     ring_bell(r.data_bell, r.reader_sleeping);
     return queue_result::ok;
@@ -220,15 +211,15 @@ queue_result shared_queue::read(queue_direction dir, void * data, uint32_t capac
         r.reader_sleeping.store(0);
     }
     const uint32_t      index = r.tail.load(std::memory_order_relaxed);
-    const slot_header * slot  = slot_at(region_, {sizeof(header), h->n_slots, h->slot_size}, dir, index);
+    const auto *        s     = static_cast<const slot_header *>(slot(dir, index));
     // The other process wrote the slot: check it before trusting its sizes.
-    const uint32_t msg_size = slot->size;
-    const uint32_t n_bufs   = slot->n_buffers;
+    const uint32_t msg_size = s->size;
+    const uint32_t n_bufs   = s->n_buffers;
     if (msg_size > capacity || msg_size > h->max_message || n_bufs > QUEUE_MAX_BUFFERS) {
         return queue_result::too_large;
     }
-    std::memcpy(data, slot + 1, msg_size);
-    std::memcpy(buffers, slot->buffers, n_bufs * sizeof(queue_buffer));
+    std::memcpy(data, s + 1, msg_size);
+    std::memcpy(buffers, s->buffers, n_bufs * sizeof(queue_buffer));
     *size      = msg_size;
     *n_buffers = n_bufs;
     r.tail.store(index + 1, std::memory_order_release);

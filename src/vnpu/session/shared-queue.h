@@ -63,6 +63,8 @@ class shared_queue {
     struct header;
     shared_queue(int fd, void * region, size_t region_size);
     header * head() const;
+    // Slot `index` (mod n_slots) of the ring of dir.
+    void * slot(queue_direction dir, uint32_t index) const;
 
     int    fd_;
     void * region_;
