@@ -317,6 +317,28 @@ TEST(SessionBatch, StreamExactWithTracesAndProfile) {
     EXPECT_EQ(batch.traces(0)[rsp.n_traces[0] - 1].id, proto::HTP_TRACE_EVT_L2FLUSH);
 }
 
+TEST(SessionBatch, ProfilerTurnsTracingOnForTheSession) {
+    npu         n(test_options(), 1);
+    stream_pair c({64, 8, 1, 1}, 1.5f, 6);
+    n.register_buffer(c.src);
+    n.register_buffer(c.dst);
+    auto traced_events = [&](uint32_t id) {
+        packed_batch batch = c.batch(id, 1, 1, 128);  // timing only, with trace room
+        const auto   rsp   = n.run(batch);
+        EXPECT_EQ(rsp.status, proto::HTP_STATUS_OK);
+        EXPECT_TRUE(c.exact());
+        return rsp.n_traces[0];
+    };
+    EXPECT_EQ(traced_events(1), 0u);
+    npu::expect_ok(n.session->profiler(3));
+    EXPECT_GT(traced_events(2), 0u);
+    npu::expect_ok(n.session->profiler(0));
+    EXPECT_EQ(traced_events(3), 0u);
+    const auto st = n.session->profiler(2);
+    EXPECT_EQ(st.code, rpc_errc::remote_error);
+    EXPECT_EQ(st.remote_status, int32_t(proto::HTP_STATUS_INVAL_PARAMS));
+}
+
 TEST(SessionBatch, UnregisteredBufferIsRejectedWithAMessage) {
     npu         n(test_options(), 1);
     stream_pair c({32, 4, 1, 1}, 1.0f, 2);

@@ -521,4 +521,13 @@ rpc_status remote_session::munmap(int fd) {
     return st ? reply_status(reply, "munmap") : st;
 }
 
+rpc_status remote_session::profiler(uint32_t mode) {
+    wire::control_request req{};
+    req.op    = uint32_t(wire::control_op::profiler);
+    req.flags = mode;
+    wire::control_reply reply{};
+    rpc_status          st = call(req, -1, &reply);
+    return st ? reply_status(reply, "profiler") : st;
+}
+
 } // namespace hexnpu::vnpu::rpc

@@ -90,6 +90,9 @@ class remote_session {
     rpc_status hwinfo(hw_info * info);
     rpc_status mmap(int fd, uint64_t size, bool pinned);
     rpc_status munmap(int fd);
+    // Profiles every batch at least at mode (0 off, 1 per-op timing, 3 timing and trace events,
+    // recorded where the batch has trace room).
+    rpc_status profiler(uint32_t mode);
 
     pid_t                   pid() const { return pid_; }
     const session_options & options() const { return options_; }

@@ -23,6 +23,7 @@ enum class control_op : uint32_t {
     htp_munmap,  // host_fd: drop the NPU window mapping
     map_fd,      // fd: a DDR buffer; host_fd (the client's fd number, the id batches use), size, flags
     unmap_fd,    // host_fd
+    profiler,    // flags: the profile mode every batch gets at least (0 off, 1 timing, 3 trace)
     close,
 };
 

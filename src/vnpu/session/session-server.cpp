@@ -196,6 +196,16 @@ void session_server::handle(const wire::control_request & req, int fd) {
         case wire::control_op::unmap_fd:
             status = do_unmap_fd(req, &error);
             break;
+        case wire::control_op::profiler: {
+            if (req.flags != 0 && req.flags != 1 && req.flags != 3) {
+                status = proto::HTP_STATUS_INVAL_PARAMS;
+                error  = "profiler modes are 0 (off), 1 (timing) and 3 (timing and trace events)";
+                break;
+            }
+            std::lock_guard lock(npu_mutex_);
+            profiler_mode_ = req.flags;
+            break;
+        }
         default:
             status = wire::SESSION_ERR_BAD_REQUEST;
             error  = "unknown control request " + std::to_string(req.op);
@@ -379,10 +389,15 @@ void session_server::run_batch(const proto::htp_opbatch_req & req, const wire::q
         }
         descs[i].fd = known->second.local_fd;
     }
+    // The profiler raises valid modes (an invalid one stays for the runtime to reject).
+    proto::htp_opbatch_req run = req;
+    if (run.profile == 0 || run.profile == 1) {
+        run.profile = std::max(run.profile, profiler_mode_);
+    }
     page_->batch_id.store(req.id);
     page_->current_op = 0;
     page_->busy.store(1);
-    lib_.process_batch(session_, &req, block, where.size, rsp, &page_->current_op);
+    lib_.process_batch(session_, &run, block, where.size, rsp, &page_->current_op);
     page_->busy.store(0);
     restore_fds(n_descs);
 }

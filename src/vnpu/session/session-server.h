@@ -80,6 +80,7 @@ class session_server {
     // Held across every call into the NPU library: batches and control requests take turns.
     std::mutex                           npu_mutex_;
     std::map<int32_t, registered_buffer> buffers_;  // by the client's fd number
+    uint32_t                             profiler_mode_ = 0;
 
     std::unique_ptr<wire::shared_queue> queue_;
     std::thread                         queue_thread_;
