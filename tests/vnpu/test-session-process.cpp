@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -215,6 +216,19 @@ TEST(SessionProcess, StartFailuresAreCleanErrors) {
     st        = vnpu::rpc::remote_session::open(o, &s);
     EXPECT_EQ(st.code, rpc_errc::spawn_failed);
     EXPECT_NE(st.message.find("cannot load the NPU library"), std::string::npos) << st.message;
+
+    // A library built for another arch refuses the platform, and says why.
+    const auto mismatched = std::filesystem::temp_directory_path() / ("hexnpu-lib-" + std::to_string(getpid()));
+    std::filesystem::create_directories(mismatched);
+    const auto lib_dir = std::filesystem::read_symlink("/proc/self/exe").parent_path() / ".." / "lib";
+    std::filesystem::create_symlink(lib_dir / "libhexnpu-htp-v73.so", mismatched / "libhexnpu-htp-v79.so");
+    o         = test_options();
+    o.lib_dir = mismatched.string();
+    st        = vnpu::rpc::remote_session::open(o, &s);
+    std::filesystem::remove_all(mismatched);
+    EXPECT_EQ(st.code, rpc_errc::spawn_failed);
+    EXPECT_NE(st.message.find("htp_iface_open failed: NO_SUPPORT"), std::string::npos) << st.message;
+    EXPECT_NE(st.message.find("built for another arch"), std::string::npos) << st.message;
 }
 
 TEST(SessionProcess, RpcmemBuffersAreSharedFds) {
