@@ -650,21 +650,36 @@ TEST(SessionFailure, CrashNamesTheSignal) {
 
 TEST(SessionFailure, HangMissesTheDeadlineAndIsKilled) {
     {
-        vnpu::rpc::session_options o = test_options();
-        o.timeout                    = 300ms;
-        npu        n(o, 1);
-        const auto t0 = std::chrono::steady_clock::now();
-        const auto st = run_failing_batch(n, proto::HTP_OP_TEST_HANG, 0);
-        const auto waited = std::chrono::steady_clock::now() - t0;
+        npu n(test_options(), 1);
+        ASSERT_TRUE(send_failing_batch(n, proto::HTP_OP_TEST_HANG, 0).ok());
+        proto::htp_opbatch_rsp rsp{};
+        std::string            log;
+        const auto             t0     = std::chrono::steady_clock::now();
+        const auto             st     = vnpu::rpc::read_batch_response(*n.queue, &rsp, &log, 300ms);
+        const auto             waited = std::chrono::steady_clock::now() - t0;
         EXPECT_EQ(st.code, rpc_errc::timeout);
-        EXPECT_NE(st.message.find("missed its deadline of 300 ms while running op 1 of batch 5 and was killed"),
+        EXPECT_NE(st.message.find("missed a deadline of 300 ms waiting for a response while running op 1 of batch 5 "
+                                  "and was killed"),
                   std::string::npos)
             << st.message;
         EXPECT_GE(waited, 300ms);
         EXPECT_LT(waited, 5s);
         const auto info = n.session->exit_info();
         ASSERT_TRUE(info.has_value());
+        EXPECT_TRUE(info->killed_for_deadline);
         EXPECT_EQ(info->signal, SIGKILL);
+    }
+    {
+        // The session-wide deadline applies where no other is given (here: a control call).
+        vnpu::rpc::session_options o = test_options();
+        o.timeout                    = 1000ms;
+        npu n(o, 1);
+        ASSERT_TRUE(send_failing_batch(n, proto::HTP_OP_TEST_HANG, 0).ok());
+        std::this_thread::sleep_for(20ms);
+        const auto st = n.session->mmap(vnpu::rpc::rpcmem_to_fd(n.opqueue), QUEUE_SLOT, false);
+        EXPECT_EQ(st.code, rpc_errc::timeout);
+        EXPECT_NE(st.message.find("missed a deadline of 1000 ms answering control request"), std::string::npos)
+            << st.message;
     }
     expect_new_session_works();
 }

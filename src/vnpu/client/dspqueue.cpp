@@ -51,7 +51,7 @@ rpc_status dspqueue::write(const void * message, uint32_t size, std::span<const 
         case wire::queue_result::closed: return closed_status();
         case wire::queue_result::timeout: break;
     }
-    return session_.expire("the request queue stayed full");
+    return session_.expire("waiting for room in the request queue", timeout);
 }
 
 rpc_status dspqueue::read(void * message, uint32_t capacity, uint32_t * size, queue_buffer * buffers,
@@ -69,7 +69,7 @@ rpc_status dspqueue::read(void * message, uint32_t capacity, uint32_t * size, qu
         case wire::queue_result::closed: return closed_status();
         case wire::queue_result::timeout: break;
     }
-    return session_.expire("waiting for a response");
+    return session_.expire("waiting for a response", timeout);
 }
 
 rpc_status write_batch(dspqueue & queue, const proto::htp_opbatch_req & req, const queue_buffer & block) {

@@ -222,7 +222,7 @@ rpc_status remote_session::spawn() {
     }
     rpc_status failure;
     if (rc == ETIMEDOUT) {
-        failure = expire("starting");
+        failure = expire("starting", options_.timeout);
     } else if (rc == 0) {
         failure = rpc_error(rpc_errc::spawn_failed, "the session could not open: " + std::string(ready.message),
                             ready.status);
@@ -280,12 +280,14 @@ void remote_session::record_exit(int wait_status) {
     }
     std::string where = e.in_batch ? " in op " + std::to_string(e.op) + " of batch " + std::to_string(e.batch_id) : "";
     std::string text  = "session process " + std::to_string(pid_);
+    std::string missed;
     {
         std::lock_guard lock(state_mutex_);
-        e.killed_for_deadline = deadline_kill_;
+        e.killed_for_deadline = deadline_missed_.has_value();
+        missed                = deadline_missed_.value_or("");
     }
     if (e.killed_for_deadline) {
-        text += " missed its deadline of " + std::to_string(options_.timeout.count()) + " ms" +
+        text += " missed " + missed +
                 (e.in_batch ? " while running op " + std::to_string(e.op) + " of batch " + std::to_string(e.batch_id)
                             : std::string()) +
                 " and was killed";
@@ -330,18 +332,17 @@ rpc_status remote_session::died_status() {
     return rpc_error(info->killed_for_deadline ? rpc_errc::timeout : rpc_errc::session_died, info->message);
 }
 
-rpc_status remote_session::expire(const std::string & what) {
+rpc_status remote_session::expire(const std::string & what, std::chrono::milliseconds limit) {
     {
         std::lock_guard lock(state_mutex_);
         if (!exit_) {
-            deadline_kill_ = true;
+            deadline_missed_ = "a deadline of " + std::to_string(limit.count()) + " ms " + what;
         }
     }
     kill(pid_, SIGKILL);
     wait_for_exit(clock::time_point::max());
     const auto info = exit_info();
-    return rpc_error(info->killed_for_deadline ? rpc_errc::timeout : rpc_errc::session_died,
-                     info->message + (info->killed_for_deadline ? " (" + what + ")" : std::string()));
+    return rpc_error(info->killed_for_deadline ? rpc_errc::timeout : rpc_errc::session_died, info->message);
 }
 
 void remote_session::attach(wire::shared_queue * queue) {
@@ -375,7 +376,7 @@ rpc_status remote_session::call(wire::control_request req, int fd, wire::control
     }
     const int got = wire::receive_message(control_fd_, reply, sizeof *reply, clock::now() + options_.timeout);
     if (got == ETIMEDOUT) {
-        return expire("control request " + std::to_string(req.op));
+        return expire("answering control request " + std::to_string(req.op), options_.timeout);
     }
     if (got == EPIPE) {
         return died_status();
@@ -417,7 +418,7 @@ rpc_status remote_session::close() {
             result = reply_status(reply, "close");
         }
         if (!wait_for_exit(clock::now() + options_.timeout)) {
-            result = expire("closing");
+            result = expire("closing", options_.timeout);
         }
     }
     std::lock_guard lock(call_mutex_);

@@ -110,8 +110,9 @@ class remote_session {
     rpc_status reply_status(const wire::control_reply & reply, const char * what);
     void       watch();
     void       record_exit(int wait_status);
-    // The session missed a deadline while doing `what`: kill it and say so.
-    rpc_status expire(const std::string & what);
+    // The session missed a deadline of `limit` while `what` ("waiting for a response"): kill it
+    // and say so.
+    rpc_status expire(const std::string & what, std::chrono::milliseconds limit);
     rpc_status died_status();
     bool       wait_for_exit(std::chrono::steady_clock::time_point until);
     void       attach(wire::shared_queue * queue);
@@ -132,7 +133,7 @@ class remote_session {
     mutable std::mutex             state_mutex_;
     std::condition_variable        exited_cv_;
     std::optional<session_exit>    exit_;
-    bool                           deadline_kill_ = false;
+    std::optional<std::string>     deadline_missed_;  // set before a deadline kill: which one
     std::set<wire::shared_queue *> queues_;  // closed when the process dies
     std::thread                    watcher_;  // waits on the pidfd
 };
