@@ -109,6 +109,47 @@ TEST(HtpGraph, MixedNpuAndCpuOpsThroughTheScheduler) {
     }
 }
 
+TEST(HtpGraph, WeightsInARepackBufferPinTheirOpsToTheNpu) {
+    auto                     devices = make_htp_devices(test_options(), test_session());
+    auto                     cpu_dev = make_cpu_device();
+    std::unique_ptr<backend> npu     = devices[0]->init_backend();
+    std::unique_ptr<backend> cpu     = cpu_dev->init_backend();
+
+    ggml_context  weights;
+    ggml_tensor * w   = ggml_new_tensor_2d(&weights, GGML_TYPE_F32, 40, 1);
+    auto          wbuf = alloc_ctx_tensors(weights, devices[0]->extra_buffer_types()[0]);
+    std::vector<float> wv(40);
+    for (int i = 0; i < 40; ++i) {
+        wv[size_t(i)] = 0.5f + float(i) / 8.0f;
+    }
+    tensor_set(w, wv.data(), 0, wv.size() * 4);
+
+    ggml_context  ctx;
+    ggml_tensor * x   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 40, 6);
+    ggml_tensor * lg  = ggml_log(&ctx, x);  // on the CPU
+    ggml_tensor * out = ggml_mul(&ctx, lg, w);  // with the weight, on the NPU
+    lg->flags |= GGML_TENSOR_FLAG_OUTPUT;
+    out->flags |= GGML_TENSOR_FLAG_OUTPUT;
+    ggml_cgraph graph;
+    ggml_build_forward_expand(graph, out);
+    backend_sched sched({cpu.get(), npu.get()});  // the CPU first: only the weight pulls MUL to the NPU
+    sched.alloc_graph(graph);
+    EXPECT_EQ(sched.backend_of(out), npu.get());
+    EXPECT_EQ(sched.backend_of(lg), cpu.get());
+    std::vector<float> xv(240);
+    for (size_t i = 0; i < xv.size(); ++i) {
+        xv[i] = 0.25f + float(i) * 0.125f;
+    }
+    tensor_set(x, xv.data(), 0, xv.size() * 4);
+    sched.graph_compute(graph);
+    std::vector<float> got(240), logs(240);
+    tensor_get(out, got.data(), 0, got.size() * 4);
+    tensor_get(lg, logs.data(), 0, logs.size() * 4);
+    for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], logs[i] * wv[i % 40]) << i;
+    }
+}
+
 TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     htp_options o = test_options();
     auto        small_vtcm = test_session();
