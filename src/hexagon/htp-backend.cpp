@@ -167,7 +167,8 @@ std::string htp_backend::finish(htp_session & s, in_flight & batch) {
 void htp_backend::collect_profile(htp_session & s, const in_flight & batch, const proto::htp_opbatch_rsp & rsp) {
     const proto::htp_opbatch_req & req   = batch.req;
     const uint8_t *               block  = s.block(batch.slot);
-    const proto::htp_batch_layout layout = proto::htp_batch_layout_of(req.n_bufs, req.n_tensors, req.n_ops, req.n_traces);
+    const proto::htp_batch_layout layout =
+        proto::htp_batch_layout_of(req.n_bufs, req.n_tensors, req.n_ops, req.n_traces);
     const auto * prof = reinterpret_cast<const proto::htp_prof_desc *>(block + layout.prof);
 
     htp_batch_profile record;

@@ -182,7 +182,8 @@ std::string htp_batch::describe(const char * device_name, uint32_t id, bool tabl
     for (const proto::htp_tensor & t : tensors_) {
         char line[256];
         std::snprintf(line, sizeof line,
-                      ":   tensor %u buffer %u offset %llu size %llu type %s flags %u ne [%u,%u,%u,%u] nb [%u,%u,%u,%u]\n",
+                      ":   tensor %u buffer %u offset %llu size %llu type %s flags %u"
+                      " ne [%u,%u,%u,%u] nb [%u,%u,%u,%u]\n",
                       unsigned(t.ti), unsigned(t.bi), (unsigned long long) t.data, (unsigned long long) t.size,
                       ggml_type_name(ggml_type(t.type)), t.flags, t.ne[0], t.ne[1], t.ne[2], t.ne[3], t.nb[0], t.nb[1],
                       t.nb[2], t.nb[3]);

@@ -41,7 +41,8 @@ bool has_line(const std::string & output, const std::string & pattern) {
 TEST(HtpCli, DevicesListsEverySessionWithWhatItReports) {
     const auto r = run("GGML_HEXAGON_DEVICES=2 HEXNPU_HOST_THREADS=2", "devices");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_TRUE(has_line(r.output, "^HTP0:0 +v79 +libhexnpu-htp-v79\\.so +8\\.00 MiB +2 +1 +3\\.12 GiB +HTP0:0, HTP0:0-REPACK"))
+    EXPECT_TRUE(has_line(r.output,
+                         "^HTP0:0 +v79 +libhexnpu-htp-v79\\.so +8\\.00 MiB +2 +1 +3\\.12 GiB +HTP0:0, HTP0:0-REPACK"))
         << r.output;
     EXPECT_TRUE(has_line(r.output, "^HTP0:1 +v79 .*HTP0:1, HTP0:1-REPACK")) << r.output;
     EXPECT_TRUE(has_line(r.output, "^CPU ")) << r.output;

@@ -460,7 +460,8 @@ TEST(HtpProfile, VerboseTwoDumpsTheBatchTables) {
                        " size " + std::to_string(buf->size()) + " pinned"),
               std::string::npos)
         << err;
-    EXPECT_NE(err.find("HTP0:0:   tensor 1 buffer 0 offset 2048 size 2048 type f32 flags 1 ne [64,8,1,1] nb [4,256,2048,2048]"),
+    EXPECT_NE(err.find("HTP0:0:   tensor 1 buffer 0 offset 2048 size 2048 type f32 flags 1"
+                       " ne [64,8,1,1] nb [4,256,2048,2048]"),
               std::string::npos)
         << err;
     EXPECT_TRUE(scaled_exactly(values(src), values(dst), {4.0f}));

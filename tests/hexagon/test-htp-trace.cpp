@@ -54,7 +54,9 @@ class json_reader {
     }
 
   private:
-    [[noreturn]] void fail(const char * what) { throw std::runtime_error(std::string(what) + " at " + std::to_string(p_)); }
+    [[noreturn]] void fail(const char * what) {
+        throw std::runtime_error(std::string(what) + " at " + std::to_string(p_));
+    }
     void space() {
         while (p_ < s_.size() && (s_[p_] == ' ' || s_[p_] == '\n' || s_[p_] == '\r' || s_[p_] == '\t')) {
             ++p_;
