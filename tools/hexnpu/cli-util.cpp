@@ -44,6 +44,17 @@ std::string human_bytes(uint64_t bytes) {
     return format("%.2f %s", v, units[u]);
 }
 
+std::string shape_string(const int64_t * ne, uint32_t n_dims, const char * sep) {
+    std::string s;
+    for (uint32_t d = 0; d < n_dims; ++d) {
+        if (d) {
+            s.append(sep);
+        }
+        s.append(std::to_string(ne[d]));
+    }
+    return s;
+}
+
 table::table(std::vector<std::string> header, std::vector<bool> right_align)
     : header_(std::move(header)), right_(std::move(right_align)) {
     right_.resize(header_.size(), false);

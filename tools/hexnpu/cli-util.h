@@ -17,6 +17,9 @@ std::string format(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
 // "1.50 MiB", "512 B" ...
 std::string human_bytes(uint64_t bytes);
 
+// The first n_dims of ne joined by sep: "4096 x 32000" (sep " x ") or "4096x32000".
+std::string shape_string(const int64_t * ne, uint32_t n_dims, const char * sep = " x ");
+
 // Columns are left-aligned unless marked right-aligned (numbers).
 class table {
   public:

@@ -11,14 +11,6 @@
 namespace hexnpu::cli {
 namespace {
 
-std::string shape_string(const gguf::tensor_info & t) {
-    std::string s;
-    for (uint32_t d = 0; d < t.n_dims; ++d) {
-        s += (d ? " x " : "") + std::to_string(t.ne[d]);
-    }
-    return s;
-}
-
 std::string value_type_string(const gguf::value & v) {
     if (v.type() == gguf::value_type::ARRAY) {
         return format("array[%s,%llu]", gguf::value_type_name(v.elem_type()), (unsigned long long) v.array_size());
@@ -46,7 +38,8 @@ int gguf_info(const std::string & path) {
     std::map<std::string, size_t>  per_type;
     for (size_t i = 0; i < r.tensors().size(); ++i) {
         const auto & t = r.tensors()[i];
-        tensors.add({std::to_string(i), t.name, ggml_type_name(t.type), shape_string(t), std::to_string(t.offset),
+        tensors.add({std::to_string(i), t.name, ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims),
+                     std::to_string(t.offset),
                      std::to_string(t.nbytes)});
         total_bytes += t.nbytes;
         total_elems += uint64_t(t.nelements());

@@ -20,14 +20,6 @@ const char * kUsage =
     "  are copied unchanged. TYPE f32, f16 or bf16 also converts quantized tensors back. Metadata is kept.\n"
     "  TYPE (case-insensitive): f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 q1_0 q2_0 q2_K q3_K q4_K q5_K q6_K\n";
 
-std::string shape_string(const gguf::tensor_info & t) {
-    std::string s;
-    for (uint32_t d = 0; d < t.n_dims; ++d) {
-        s += (d ? "x" : "") + std::to_string(t.ne[d]);
-    }
-    return s;
-}
-
 } // namespace
 
 int cmd_quantize(args a) {
@@ -93,8 +85,8 @@ int cmd_quantize(args a) {
         } else {
             ++changed;
         }
-        tab.add({std::to_string(p.index), t.name, shape_string(t), ggml_type_name(t.type), "->",
-                 ggml_type_name(p.out_type), std::to_string(t.nbytes), std::to_string(p.out_nbytes), action});
+        tab.add({std::to_string(p.index), t.name, shape_string(t.ne.data(), t.n_dims, "x"), ggml_type_name(t.type),
+                 "->", ggml_type_name(p.out_type), std::to_string(t.nbytes), std::to_string(p.out_nbytes), action});
         in_bytes += t.nbytes;
         out_bytes += p.out_nbytes;
     }

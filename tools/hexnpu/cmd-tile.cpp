@@ -28,17 +28,6 @@ const char * kUsage =
     "  prints flat and tiled sizes, whether the tiling is lossless, and the largest difference between the\n"
     "  flat and the tiled dequantization; lossless tensors must also unpack to their exact flat bytes.\n";
 
-std::string shape_string(const gguf::tensor_info & t) {
-    std::string s;
-    for (uint32_t d = 0; d < t.n_dims; ++d) {
-        if (d) {
-            s += 'x';
-        }
-        s += std::to_string(t.ne[d]);
-    }
-    return s;
-}
-
 // Repacks a tensor into `tiled`; empty on success, else why it stays flat.
 std::string repack(const gguf::reader & r, const gguf::tensor_info & t, std::vector<uint8_t> & tiled, int n_threads) {
     if (!hexagon::is_tileable_type(t.type)) {
@@ -98,8 +87,8 @@ int write_tensor(const std::string & in_path, std::string_view name, const std::
         return fail("cannot write %s: %s", out_path.c_str(), std::strerror(errno));
     }
     std::printf("%s: %s %s, %llu flat -> %llu tiled bytes, written to %s\n", t->name.c_str(), ggml_type_name(t->type),
-                shape_string(*t).c_str(), (unsigned long long) t->nbytes, (unsigned long long) tiled.size(),
-                out_path.c_str());
+                shape_string(t->ne.data(), t->n_dims, "x").c_str(), (unsigned long long) t->nbytes,
+                (unsigned long long) tiled.size(), out_path.c_str());
     return 0;
 }
 
@@ -116,7 +105,7 @@ int check(const std::string & in_path, int n_threads) {
         const gguf::tensor_info & t = r.tensors()[i];
         bar.update(i, t.name);
         if (const std::string error = repack(r, t, tiled, n_threads); !error.empty()) {
-            flat_table.add({t.name, ggml_type_name(t.type), shape_string(t), error});
+            flat_table.add({t.name, ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims, "x"), error});
             continue;
         }
         const bool   lossless = hexagon::is_lossless_tiling(t.type);
@@ -132,8 +121,8 @@ int check(const std::string & in_path, int n_threads) {
             verdict += " (MISMATCH)";
             ++n_mismatch;
         }
-        tiled_table.add({t.name, ggml_type_name(t.type), shape_string(t), std::to_string(t.nbytes),
-                         std::to_string(tiled.size()), verdict, format("%.6g", diff)});
+        tiled_table.add({t.name, ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims, "x"),
+                         std::to_string(t.nbytes), std::to_string(tiled.size()), verdict, format("%.6g", diff)});
         flat_total += t.nbytes;
         tiled_total += tiled.size();
         ++n_tiled;
