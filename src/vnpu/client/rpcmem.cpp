@@ -15,9 +15,10 @@ struct registry {
     std::map<void *, shared_buffer> buffers;
 };
 
+// Never destroyed: buffers may be freed from other static destructors at exit.
 registry & buffers() {
-    static registry r;
-    return r;
+    static registry * r = new registry;
+    return *r;
 }
 
 } // namespace
