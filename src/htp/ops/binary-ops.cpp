@@ -6,6 +6,7 @@
 #include "hvx-arith.h"
 #include "hvx-div.h"
 #include "ops.h"
+#include "row-walk.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
@@ -50,7 +51,7 @@ binary_rows_fn rows_fn_of(uint32_t opcode) {
 }
 
 // A flat dst row, its coordinates, and src1's (i11, i12, i13) = (i1 % ne11, i2 % ne12, i3 % ne13).
-struct row_cursor {
+struct bcast_cursor {
     uint32_t row, i1, i2, i3;
     uint32_t i11, i12, i13;
 };
@@ -79,16 +80,12 @@ struct binary_job {
     uint8_t *              vtcm;  // thread i's areas start at i * BINARY_STREAMS * n_slots * slot_bytes
 };
 
-uint32_t offset_of(const htp_tensor * t, uint32_t i1, uint32_t i2, uint32_t i3) {
-    return i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
-}
-
-row_cursor cursor_at(uint32_t row, const htp_binary_kparams & kp) {
+bcast_cursor cursor_at(uint32_t row, const htp_binary_kparams & kp) {
     const uint32_t i23 = proto::fastdiv(row, kp.div_ne1);
     const uint32_t i1  = row - i23 * kp.div_ne1.d;
     const uint32_t i3  = proto::fastdiv(i23, kp.div_ne2);
     const uint32_t i2  = i23 - i3 * kp.div_ne2.d;
-    return row_cursor{row,
+    return bcast_cursor{row,
                       i1,
                       i2,
                       i3,
@@ -98,7 +95,7 @@ row_cursor cursor_at(uint32_t row, const htp_binary_kparams & kp) {
 }
 
 // The next block before row end, and the cursor moved past it.
-binary_block take_block(row_cursor & c, uint32_t end, const binary_job & job) {
+binary_block take_block(bcast_cursor & c, uint32_t end, const binary_job & job) {
     const htp_binary_kparams & kp   = job.kp;
     const uint32_t             ne1  = kp.div_ne1.d;
     const uint32_t             ne11 = kp.div_ne11.d;
@@ -110,10 +107,10 @@ binary_block take_block(row_cursor & c, uint32_t end, const binary_job & job) {
     }
     const binary_block b{c.row,
                          n,
-                         offset_of(job.src0, c.i1, c.i2, c.i3),
-                         offset_of(job.src1, c.i11, c.i12, c.i13),
+                         row_offset(job.src0, c.i1, c.i2, c.i3),
+                         row_offset(job.src1, c.i11, c.i12, c.i13),
                          ne11 > 1 ? n : 1,
-                         offset_of(job.dst, c.i1, c.i2, c.i3)};
+                         row_offset(job.dst, c.i1, c.i2, c.i3)};
     c.row += n;
     c.i1 += n;
     if (ne11 > 1 && (c.i11 += n) == ne11) {
@@ -162,7 +159,7 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
     const dma_addr_t dst_base   = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t   n_vectors  = pipe.vtcm_row_stride / 128;
 
-    row_cursor   next = cursor_at(ir0, job.kp);
+    bcast_cursor next = cursor_at(ir0, job.kp);
     binary_block blocks[proto::HTP_ELTWISE_MAX_SLOTS];
 
     // Prologue: a token stands in for each destination slot's "previous writeback", and the first
@@ -206,12 +203,6 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
     for (uint32_t j = 0; j < primed; ++j) {
         dma_queue_pop(q);
     }
-}
-
-// Wrong magic would send rows outside their tensor; checking it costs a few cycles per op.
-bool same_fastdiv(const proto::fastdiv_values & v, uint32_t d) {
-    const proto::fastdiv_values want = proto::init_fastdiv(d);
-    return v.d == d && v.mp == want.mp && v.l == want.l;
 }
 
 bool valid_binary_op(const htp_op_context * octx, const htp_binary_kparams & kp) {

@@ -4,6 +4,7 @@
 #include "dma-queue.h"
 #include "htp-tensor.h"
 #include "ops.h"
+#include "row-walk.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
 #include "proto/htp-trace.h"
@@ -19,11 +20,6 @@ using proto::htp_tensor;
 using proto::htp_test_stream_kparams;
 
 constexpr uint32_t STREAM_MAX_SLOTS = 16;
-
-// A flat row index and its coordinates (i1, i2, i3).
-struct row_cursor {
-    uint32_t row, i1, i2, i3;
-};
 
 // One DMA block: nrows rows from row on, all in one (i2, i3) slice.
 struct stream_block {
@@ -46,31 +42,11 @@ struct stream_job {
     uint8_t *               vtcm_dst;
 };
 
-row_cursor cursor_at(uint32_t row, const htp_test_stream_kparams & kp) {
-    const uint32_t i23 = proto::fastdiv(row, kp.div_ne1);
-    return row_cursor{row, row - i23 * kp.div_ne1.d, proto::fastmodulo(i23, kp.div_ne2), proto::fastdiv(i23, kp.div_ne2)};
-}
-
-uint32_t offset_of(const htp_tensor * t, const row_cursor & c) {
-    return c.i1 * t->nb[1] + c.i2 * t->nb[2] + c.i3 * t->nb[3];
-}
-
 // The next block before row end, and the cursor moved past it.
 stream_block take_block(row_cursor & c, uint32_t end, const stream_job & job) {
-    const uint32_t ne1 = job.src->ne[1];
-    uint32_t       n   = job.kp.block_rows;
-    n                  = n < ne1 - c.i1 ? n : ne1 - c.i1;
-    n                  = n < end - c.row ? n : end - c.row;
-    const stream_block b{c.row, n, offset_of(job.src, c), offset_of(job.dst, c)};
-    c.row += n;
-    c.i1 += n;
-    if (c.i1 == ne1) {
-        c.i1 = 0;
-        if (++c.i2 == job.src->ne[2]) {
-            c.i2 = 0;
-            ++c.i3;
-        }
-    }
+    const uint32_t     n = block_rows_at(c, job.kp.block_rows, end, job.src->ne[1]);
+    const stream_block b{c.row, n, row_offset(job.src, c.i1, c.i2, c.i3), row_offset(job.dst, c.i1, c.i2, c.i3)};
+    row_cursor_advance(c, n, job.src->ne[1], job.src->ne[2]);
     return b;
 }
 
@@ -101,7 +77,7 @@ void stream_thread(uint32_t n, uint32_t i, void * data) {
     const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t   stride    = kp.vtcm_row_stride;
 
-    row_cursor   next = cursor_at(ir0, kp);
+    row_cursor   next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
     stream_block blocks[STREAM_MAX_SLOTS];
 
     // Prologue: a token stands in for each destination slot's "previous writeback", and the first
@@ -163,12 +139,6 @@ bool valid_stream_tensor(const htp_tensor * t, uint32_t row_size) {
     return t->type == HTP_TYPE_F32 && t->nb[0] == 4 && t->nb[1] >= row_size &&
            t->nb[2] >= uint64_t(t->ne[1]) * t->nb[1] && t->nb[3] >= uint64_t(t->ne[2]) * t->nb[2] &&
            htp_tensor_extent(t, 4) <= t->size;
-}
-
-// Wrong magic would send rows outside their tensor; checking it costs a few cycles per op.
-bool same_fastdiv(const proto::fastdiv_values & v, uint32_t d) {
-    const proto::fastdiv_values want = proto::init_fastdiv(d);
-    return v.d == d && v.mp == want.mp && v.l == want.l;
 }
 
 bool valid_stream_op(const htp_op_context * octx, const htp_test_stream_kparams & kp) {

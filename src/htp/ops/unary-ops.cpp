@@ -6,6 +6,7 @@
 #include "hvx-sigmoid.h"
 #include "hvx-sqrt.h"
 #include "ops.h"
+#include "row-walk.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
@@ -64,11 +65,6 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
     }
 }
 
-// A flat row index and its coordinates (i1, i2, i3).
-struct row_cursor {
-    uint32_t row, i1, i2, i3;
-};
-
 // One DMA block: nrows rows from row on, all in one (i2, i3) slice.
 struct unary_block {
     uint32_t row;
@@ -90,31 +86,11 @@ struct unary_job {
     uint8_t *              vtcm;  // thread i's areas start at i * UNARY_STREAMS * n_slots * slot_bytes
 };
 
-uint32_t offset_of(const htp_tensor * t, const row_cursor & c) {
-    return c.i1 * t->nb[1] + c.i2 * t->nb[2] + c.i3 * t->nb[3];
-}
-
-row_cursor cursor_at(uint32_t row, const htp_unary_kparams & kp) {
-    const uint32_t i23 = proto::fastdiv(row, kp.div_ne1);
-    return row_cursor{row, row - i23 * kp.div_ne1.d, proto::fastmodulo(i23, kp.div_ne2), proto::fastdiv(i23, kp.div_ne2)};
-}
-
 // The next block before row end, and the cursor moved past it.
 unary_block take_block(row_cursor & c, uint32_t end, const unary_job & job) {
-    const uint32_t ne1 = job.kp.div_ne1.d;
-    uint32_t       n   = job.kp.pipe.block_rows;
-    n                  = n < ne1 - c.i1 ? n : ne1 - c.i1;
-    n                  = n < end - c.row ? n : end - c.row;
-    const unary_block b{c.row, n, offset_of(job.src, c), offset_of(job.dst, c)};
-    c.row += n;
-    c.i1 += n;
-    if (c.i1 == ne1) {
-        c.i1 = 0;
-        if (++c.i2 == job.kp.div_ne2.d) {
-            c.i2 = 0;
-            ++c.i3;
-        }
-    }
+    const uint32_t    n = block_rows_at(c, job.kp.pipe.block_rows, end, job.kp.div_ne1.d);
+    const unary_block b{c.row, n, row_offset(job.src, c.i1, c.i2, c.i3), row_offset(job.dst, c.i1, c.i2, c.i3)};
+    row_cursor_advance(c, n, job.kp.div_ne1.d, job.kp.div_ne2.d);
     return b;
 }
 
@@ -136,7 +112,7 @@ void unary_thread(uint32_t, uint32_t i, void * data) {
     const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t   stride    = pipe.vtcm_row_stride;
 
-    row_cursor  next = cursor_at(ir0, job.kp);
+    row_cursor  next = row_cursor_at(ir0, job.kp.div_ne1, job.kp.div_ne2);
     unary_block blocks[proto::HTP_ELTWISE_MAX_SLOTS];
 
     // Prologue: a token stands in for each destination slot's "previous writeback", and the first
@@ -181,12 +157,6 @@ void unary_thread(uint32_t, uint32_t i, void * data) {
     for (uint32_t j = 0; j < primed; ++j) {
         dma_queue_pop(q);
     }
-}
-
-// Wrong magic would send rows outside their tensor; checking it costs a few cycles per op.
-bool same_fastdiv(const proto::fastdiv_values & v, uint32_t d) {
-    const proto::fastdiv_values want = proto::init_fastdiv(d);
-    return v.d == d && v.mp == want.mp && v.l == want.l;
 }
 
 bool valid_unary_op(const htp_op_context * octx, const htp_unary_kparams & kp) {
