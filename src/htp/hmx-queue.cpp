@@ -6,12 +6,17 @@ static void hmx_owner_main(void * arg) {
     hmx_queue *      q    = static_cast<hmx_queue *>(arg);
     const platform * plat = q->plat;
     uint32_t         next = q->done.load_relaxed();
+    // This thread is the HMX unit's only user for its lifetime.
+    const bool held = plat->hmx_acquire != nullptr && plat->hmx_acquire(plat->ctx) == 0;
     for (;;) {
         while (q->pushed.load_acquire() == next) {
             futex_wait(plat, q->pushed, next);
         }
         const hmx_job job = q->ring[next % HMX_QUEUE_CAPACITY];
         if (job.fn == nullptr) {
+            if (held) {
+                plat->hmx_release(plat->ctx);
+            }
             return;
         }
         job.fn(job.data);

@@ -62,6 +62,15 @@ struct platform {
     // starts from empty queues. A device port without strict checks returns OK.
     uint32_t (*op_done)(void * ctx);
 
+    // The session's HMX unit: an opaque handle kernels pass to the htp/hmx.h calls (the virtual
+    // NPU's emulated unit). hmx_acquire makes the calling thread its only user and hmx_release gives
+    // it back: the HMX queue thread holds it for its lifetime (HAP_compute_res_hmx_lock on a
+    // device). A broken HMX rule (operand outside VTCM, misalignment, wrong thread) is reported by
+    // the next op_done as HTP_STATUS_STRICT.
+    void * hmx_unit;
+    int (*hmx_acquire)(void * ctx);
+    void (*hmx_release)(void * ctx);
+
     // Runtime state (session, queues): not used by kernels, which allocate nothing.
     void * (*mem_alloc)(void * ctx, size_t size, size_t align);
     void (*mem_free)(void * ctx, void * p);

@@ -1,12 +1,15 @@
 // Runtime building blocks: fastdiv, the work queue, the HMX queue, trace buffers, VTCM layout,
 // tensor/mdev helpers and the dirty-range bookkeeping, each against an independent reference.
 #include "htp/dcache.h"
+#include "core/fp16.h"
 #include "htp/hmx-queue.h"
+#include "htp/hmx.h"
 #include "htp/htp-tensor.h"
 #include "htp/trace.h"
 #include "htp/vtcm.h"
 #include "htp/work-queue.h"
 #include "proto/fastdiv.h"
+#include "proto/htp-status.h"
 #include "proto/htp-trace.h"
 #include "vnpu/platform/session-platform.h"
 
@@ -221,6 +224,72 @@ TEST(HtpHmxQueue, RunsJobsInOrderOnOneOwnerThread) {
     }
     EXPECT_EQ(log.threads.size(), 1u);
     EXPECT_EQ(log.threads.count(std::this_thread::get_id()), 0u) << "jobs run on the owner thread";
+}
+
+// The HMX queue thread owns the session's HMX unit: its jobs multiply tiles in VTCM; the same call
+// from any other thread breaks a hardware rule, which the next op_done reports as STRICT.
+struct hmx_matmul_job {
+    htp::hmx_unit * unit;
+    const void *    act;
+    const void *    wt;
+    const void *    scale_bias;
+    void *          out;
+    htp::hmx_status status[3];
+};
+
+void hmx_matmul(void * data) {
+    hmx_matmul_job * j = static_cast<hmx_matmul_job *>(data);
+    j->status[0]       = htp::hmx_set_scale_bias(j->unit, j->scale_bias);
+    j->status[1]       = htp::hmx_mac_fp16(j->unit, j->act, j->wt, 1);
+    j->status[2]       = htp::hmx_store_fp16(j->unit, j->out);
+}
+
+TEST(HtpHmxQueue, OwnsTheSessionsHmxUnit) {
+    auto                  plat = make_platform(2, 2);
+    const htp::platform & t    = plat->table();
+    ASSERT_NE(t.hmx_unit, nullptr);
+    htp::hmx_queue q;
+    ASSERT_TRUE(htp::hmx_queue_start(&q, &t));
+
+    // A[m][k] = (m + k) % 5 - 2 and W = 2 * identity, so C = 2 * A exactly (tiles at VTCM offsets
+    // 0, 2048, 8192; the scale/bias block at 4096: scale 1.0, bias 0, reserved half zero).
+    auto * act = reinterpret_cast<uint16_t *>(t.vtcm_base);
+    auto * wt  = reinterpret_cast<uint16_t *>(t.vtcm_base + 2048);
+    auto * sb  = reinterpret_cast<uint32_t *>(t.vtcm_base + 4096);
+    auto * out = reinterpret_cast<uint16_t *>(t.vtcm_base + 8192);
+    for (uint32_t i = 0; i < 32; ++i) {
+        for (uint32_t j = 0; j < 32; ++j) {
+            act[htp::hmx_act_index(i, j)] = fp32_to_fp16(float(int((i + j) % 5) - 2));
+            wt[htp::hmx_wt_index(i, j)]   = fp32_to_fp16(i == j ? 2.0f : 0.0f);
+        }
+        sb[i]      = htp::hmx_scale_bias_word(0x3C00, 0);
+        sb[32 + i] = 0;
+    }
+    hmx_matmul_job job{static_cast<htp::hmx_unit *>(t.hmx_unit), act, wt, sb, out, {}};
+    ASSERT_TRUE(htp::hmx_queue_push(&q, hmx_matmul, &job));
+    ASSERT_TRUE(htp::hmx_queue_pop(&q));
+    for (htp::hmx_status st : job.status) {
+        EXPECT_EQ(st, htp::HMX_OK);
+    }
+    for (uint32_t m = 0; m < 32; ++m) {
+        for (uint32_t n = 0; n < 32; ++n) {
+            ASSERT_EQ(fp16_to_fp32(out[htp::hmx_out_index(m, n)]), 2.0f * float(int((m + n) % 5) - 2)) << m << "," << n;
+        }
+    }
+    EXPECT_EQ(t.op_done(t.ctx), proto::HTP_STATUS_OK);
+
+    // The test thread is not the owner: the call does nothing and the next op_done says why.
+    EXPECT_EQ(htp::hmx_mac_fp16(job.unit, act, wt, 1), htp::HMX_ERR_NOT_OWNER);
+    EXPECT_EQ(t.op_done(t.ctx), proto::HTP_STATUS_STRICT);
+    EXPECT_NE(plat->last_violation().find("does not hold"), std::string::npos) << plat->last_violation();
+
+    // op_done reset the unit: the owner's next job works again.
+    job.status[0] = job.status[1] = job.status[2] = htp::HMX_ERR_FAULTED;
+    ASSERT_TRUE(htp::hmx_queue_push(&q, hmx_matmul, &job));
+    ASSERT_TRUE(htp::hmx_queue_pop(&q));
+    EXPECT_EQ(job.status[2], htp::HMX_OK);
+    EXPECT_EQ(t.op_done(t.ctx), proto::HTP_STATUS_OK);
+    htp::hmx_queue_stop(&q);
 }
 
 // ---- trace buffers

@@ -96,6 +96,11 @@ session_platform::session_platform(const platform_config & config, const proto::
     table_.log              = cb_log;
 
     dma_ = std::make_unique<dma_engine>(hw, table_.vtcm_base, table_.vtcm_size, *window_);
+    hmx_ = std::make_unique<htp::hmx_unit>();
+    htp::hmx_unit_init(hmx_.get(), table_.vtcm_base, table_.vtcm_size);
+    table_.hmx_unit    = hmx_.get();
+    table_.hmx_acquire = cb_hmx_acquire;
+    table_.hmx_release = cb_hmx_release;
 }
 
 session_platform::~session_platform() { munmap(vtcm_region_, vtcm_region_size_); }
@@ -134,7 +139,12 @@ int session_platform::cb_dma_wait(void * ctx, uint32_t queue, uint64_t ticket) {
 uint32_t session_platform::cb_op_done(void * ctx) {
     session_platform & p = self(ctx);
     std::string        message;
-    const uint32_t     status = p.dma_->op_done(&message);
+    uint32_t           status = p.dma_->op_done(&message);
+    if (const char * hmx_fault = htp::hmx_fault(p.hmx_.get())) {
+        message += std::string(message.empty() ? "" : "; ") + hmx_fault;
+        htp::hmx_reset(p.hmx_.get());  // between ops the HMX queue is idle
+        status = proto::HTP_STATUS_STRICT;
+    }
     if (status != proto::HTP_STATUS_OK) {
         p.log(0, message);
         std::lock_guard lock(p.violation_mutex_);
@@ -142,6 +152,12 @@ uint32_t session_platform::cb_op_done(void * ctx) {
     }
     return status;
 }
+
+int session_platform::cb_hmx_acquire(void * ctx) {
+    return htp::hmx_lock(self(ctx).hmx_.get()) == htp::HMX_OK ? 0 : -1;
+}
+
+void session_platform::cb_hmx_release(void * ctx) { htp::hmx_unlock(self(ctx).hmx_.get()); }
 
 void * session_platform::cb_mem_alloc(void *, size_t size, size_t align) {
     return std::aligned_alloc(align, (size + align - 1) / align * align);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "dma-engine.h"
+#include "htp/hmx.h"
 #include "htp/platform.h"
 #include "proto/hw-model.h"
 #include "session-window.h"
@@ -77,12 +78,15 @@ class session_platform {
     static void     cb_dcache_flush(void * ctx, const void * addr, size_t size);
     static void     cb_dcache_flush_all(void * ctx);
     static void     cb_log(void * ctx, int level, const char * msg);
+    static int      cb_hmx_acquire(void * ctx);
+    static void     cb_hmx_release(void * ctx);
 
     platform_config                 config_;
     std::unique_ptr<session_window> window_;
     uint8_t *                       vtcm_region_;  // VTCM between two inaccessible guard pages
     uint64_t                        vtcm_region_size_;
     std::unique_ptr<dma_engine>     dma_;
+    std::unique_ptr<htp::hmx_unit>  hmx_;
     htp::platform                   table_{};
 
     mutable std::mutex    violation_mutex_;
