@@ -7,10 +7,10 @@
 #include "hvx-div.h"
 #include "ops.h"
 #include "row-walk.h"
+#include "stream-pipeline.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
-#include "proto/htp-trace.h"
 #include "vnpu/hvx/hvx.h"
 #include "vtcm.h"
 
@@ -149,7 +149,6 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
         return;
     }
     dma_queue *      q          = &job.octx->dma[i];
-    trace_buf *      tr         = &job.octx->trace[i];
     const uint32_t   area       = pipe.n_slots * job.slot_bytes;
     uint8_t *        src0_slots = job.vtcm + size_t(i) * BINARY_STREAMS * area;
     uint8_t *        src1_slots = src0_slots + area;
@@ -158,51 +157,35 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
     const dma_addr_t src1_base  = htp_tensor_dma_addr(job.octx->plat, job.src1);
     const dma_addr_t dst_base   = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t   n_vectors  = pipe.vtcm_row_stride / 128;
+    auto slot = [&](uint8_t * slots, uint32_t k) { return slots + size_t(k) * job.slot_bytes; };
 
     bcast_cursor next = cursor_at(ir0, job.kp);
-    binary_block blocks[proto::HTP_ELTWISE_MAX_SLOTS];
-
-    // Prologue: a token stands in for each destination slot's "previous writeback", and the first
-    // source blocks start flowing in.
-    uint32_t primed = 0;
-    for (; primed < pipe.n_slots && next.row < ir1; ++primed) {
-        const binary_block & b = blocks[primed] = take_block(next, ir1, job);
-        uint8_t *            d = dst_slots + size_t(primed) * job.slot_bytes;
-        dma_queue_push(q, dma_ptr_pair{dma_addr_of(d), dma_addr_of(d)}, 0, 0, 0, 0, uint16_t(b.row));
-        push_sources(q, src0_slots + size_t(primed) * job.slot_bytes, src1_slots + size_t(primed) * job.slot_bytes,
-                     src0_base, src1_base, b, job);
-    }
-
-    // Block by block, slot k = block % n_slots: wait for the slot, compute, write back, prefetch.
-    uint32_t in_flight = primed;
-    for (uint32_t k = 0; in_flight > 0; k = k + 1 == pipe.n_slots ? 0 : k + 1) {
-        binary_block & b  = blocks[k];
-        uint8_t *      s0 = src0_slots + size_t(k) * job.slot_bytes;
-        uint8_t *      s1 = src1_slots + size_t(k) * job.slot_bytes;
-        uint8_t *      d  = dst_slots + size_t(k) * job.slot_bytes;
-
-        dma_queue_pop(q);  // d is free: its previous writeback (or the token) is done
-        dma_queue_pop(q);  // src0 rows landed
-        dma_queue_pop(q);  // src1 rows landed
-        trace_event_start(tr, proto::HTP_TRACE_EVT_HVX_COMP, uint16_t(b.row));
-        job.rows(reinterpret_cast<HVX_Vector *>(d), reinterpret_cast<const HVX_Vector *>(s0),
-                 reinterpret_cast<const HVX_Vector *>(s1), b.nrows, n_vectors, b.src1_rows > 1 ? n_vectors : 0);
-        trace_event_stop(tr, proto::HTP_TRACE_EVT_HVX_COMP, uint16_t(b.row));
-
-        dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(d), job.dst->nb[1],
-                                   pipe.vtcm_row_stride, pipe.row_size, b.nrows, uint16_t(b.row));
-        --in_flight;
-        if (next.row < ir1) {
+    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, binary_block>(
+        q, &job.octx->trace[i], pipe.n_slots, 2,
+        [&](binary_block & b) {
+            if (next.row >= ir1) {
+                return false;
+            }
             b = take_block(next, ir1, job);
-            push_sources(q, s0, s1, src0_base, src1_base, b, job);
-            ++in_flight;
-        }
-    }
-
-    // Epilogue: the last writebacks.
-    for (uint32_t j = 0; j < primed; ++j) {
-        dma_queue_pop(q);
-    }
+            return true;
+        },
+        [&](uint32_t k, const binary_block & b) {
+            uint8_t * d = slot(dst_slots, k);
+            dma_queue_push(q, dma_ptr_pair{dma_addr_of(d), dma_addr_of(d)}, 0, 0, 0, 0, uint16_t(b.row));
+        },
+        [&](uint32_t k, const binary_block & b) {
+            push_sources(q, slot(src0_slots, k), slot(src1_slots, k), src0_base, src1_base, b, job);
+        },
+        [&](uint32_t k, const binary_block & b) {
+            job.rows(reinterpret_cast<HVX_Vector *>(slot(dst_slots, k)),
+                     reinterpret_cast<const HVX_Vector *>(slot(src0_slots, k)),
+                     reinterpret_cast<const HVX_Vector *>(slot(src1_slots, k)), b.nrows, n_vectors,
+                     b.src1_rows > 1 ? n_vectors : 0);
+        },
+        [&](uint32_t k, const binary_block & b) {
+            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(slot(dst_slots, k)),
+                                       job.dst->nb[1], pipe.vtcm_row_stride, pipe.row_size, b.nrows, uint16_t(b.row));
+        });
 }
 
 bool valid_binary_op(const htp_op_context * octx, const htp_binary_kparams & kp) {

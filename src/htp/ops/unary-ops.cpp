@@ -7,10 +7,10 @@
 #include "hvx-sqrt.h"
 #include "ops.h"
 #include "row-walk.h"
+#include "stream-pipeline.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
-#include "proto/htp-trace.h"
 #include "vnpu/hvx/hvx.h"
 #include "vtcm.h"
 
@@ -104,59 +104,42 @@ void unary_thread(uint32_t, uint32_t i, void * data) {
         return;
     }
     dma_queue *      q         = &job.octx->dma[i];
-    trace_buf *      tr        = &job.octx->trace[i];
     const uint32_t   area      = pipe.n_slots * job.slot_bytes;
     uint8_t *        src_slots = job.vtcm + size_t(i) * UNARY_STREAMS * area;
     uint8_t *        dst_slots = src_slots + area;
     const dma_addr_t src_base  = htp_tensor_dma_addr(job.octx->plat, job.src);
     const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t   stride    = pipe.vtcm_row_stride;
+    auto src_slot = [&](uint32_t k) { return src_slots + size_t(k) * job.slot_bytes; };
+    auto dst_slot = [&](uint32_t k) { return dst_slots + size_t(k) * job.slot_bytes; };
 
-    row_cursor  next = row_cursor_at(ir0, job.kp.div_ne1, job.kp.div_ne2);
-    unary_block blocks[proto::HTP_ELTWISE_MAX_SLOTS];
-
-    // Prologue: a token stands in for each destination slot's "previous writeback", and the first
-    // source blocks start flowing in.
-    uint32_t primed = 0;
-    for (; primed < pipe.n_slots && next.row < ir1; ++primed) {
-        const unary_block & b = blocks[primed] = take_block(next, ir1, job);
-        uint8_t *           d = dst_slots + size_t(primed) * job.slot_bytes;
-        dma_queue_push(q, dma_ptr_pair{dma_addr_of(d), dma_addr_of(d)}, 0, 0, 0, 0, uint16_t(b.row));
-        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(src_slots + size_t(primed) * job.slot_bytes),
-                                   dma_addr_at(src_base, b.src_offset), stride, job.src->nb[1], pipe.row_size,
-                                   b.nrows, uint16_t(b.row));
-    }
-
-    // Block by block, slot k = block % n_slots: wait for the slot, compute, write back, prefetch.
-    // The rows are computed whole, pad lanes included: only row_size bytes of each go back out.
-    uint32_t in_flight = primed;
-    for (uint32_t k = 0; in_flight > 0; k = k + 1 == pipe.n_slots ? 0 : k + 1) {
-        unary_block & b = blocks[k];
-        uint8_t *     s = src_slots + size_t(k) * job.slot_bytes;
-        uint8_t *     d = dst_slots + size_t(k) * job.slot_bytes;
-
-        dma_queue_pop(q);  // d is free: its previous writeback (or the token) is done
-        dma_queue_pop(q);  // the rows of s have landed
-        trace_event_start(tr, proto::HTP_TRACE_EVT_HVX_COMP, uint16_t(b.row));
-        job.vectors(reinterpret_cast<HVX_Vector *>(d), reinterpret_cast<const HVX_Vector *>(s),
-                    b.nrows * (stride / 128), job.kp);
-        trace_event_stop(tr, proto::HTP_TRACE_EVT_HVX_COMP, uint16_t(b.row));
-
-        dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(d), job.dst->nb[1], stride,
-                                   pipe.row_size, b.nrows, uint16_t(b.row));
-        --in_flight;
-        if (next.row < ir1) {
+    row_cursor next = row_cursor_at(ir0, job.kp.div_ne1, job.kp.div_ne2);
+    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, unary_block>(
+        q, &job.octx->trace[i], pipe.n_slots, 1,
+        [&](unary_block & b) {
+            if (next.row >= ir1) {
+                return false;
+            }
             b = take_block(next, ir1, job);
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s), dma_addr_at(src_base, b.src_offset), stride,
+            return true;
+        },
+        [&](uint32_t k, const unary_block & b) {
+            dma_queue_push(q, dma_ptr_pair{dma_addr_of(dst_slot(k)), dma_addr_of(dst_slot(k))}, 0, 0, 0, 0,
+                           uint16_t(b.row));
+        },
+        [&](uint32_t k, const unary_block & b) {
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(src_slot(k)), dma_addr_at(src_base, b.src_offset), stride,
                                        job.src->nb[1], pipe.row_size, b.nrows, uint16_t(b.row));
-            ++in_flight;
-        }
-    }
-
-    // Epilogue: the last writebacks.
-    for (uint32_t j = 0; j < primed; ++j) {
-        dma_queue_pop(q);
-    }
+        },
+        // The rows are computed whole, pad lanes included: only row_size bytes of each go back out.
+        [&](uint32_t k, const unary_block & b) {
+            job.vectors(reinterpret_cast<HVX_Vector *>(dst_slot(k)), reinterpret_cast<const HVX_Vector *>(src_slot(k)),
+                        b.nrows * (stride / 128), job.kp);
+        },
+        [&](uint32_t k, const unary_block & b) {
+            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(dst_slot(k)),
+                                       job.dst->nb[1], stride, pipe.row_size, b.nrows, uint16_t(b.row));
+        });
 }
 
 bool valid_unary_op(const htp_op_context * octx, const htp_unary_kparams & kp) {
