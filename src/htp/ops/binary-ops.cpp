@@ -2,6 +2,7 @@
 // Each thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots
 // slots per stream: a block's src0 and src1 rows come in while earlier blocks compute and go out.
 #include "dma-queue.h"
+#include "eltwise-rows.h"
 #include "htp-tensor.h"
 #include "hvx-arith.h"
 #include "hvx-div.h"
@@ -12,7 +13,6 @@
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
 #include "vnpu/hvx/hvx.h"
-#include "vtcm.h"
 
 namespace hexnpu::htp {
 
@@ -73,11 +73,7 @@ struct binary_job {
     const htp_tensor *     src0;
     const htp_tensor *     src1;
     const htp_tensor *     dst;
-    uint32_t               row_start;
-    uint32_t               nrows;
-    uint32_t               rows_per_thread;
-    uint32_t               slot_bytes;
-    uint8_t *              vtcm;  // thread i's areas start at i * BINARY_STREAMS * n_slots * slot_bytes
+    eltwise_rows           rows_plan;
 };
 
 bcast_cursor cursor_at(uint32_t row, const htp_binary_kparams & kp) {
@@ -142,22 +138,20 @@ void push_sources(dma_queue * q, uint8_t * s0, uint8_t * s1, dma_addr_t src0_bas
 void binary_thread(uint32_t, uint32_t i, void * data) {
     const binary_job &                  job  = *static_cast<const binary_job *>(data);
     const proto::htp_eltwise_pipeline & pipe = job.kp.pipe;
-    const uint32_t                      ir0  = job.row_start + i * job.rows_per_thread;
-    const uint32_t                      end  = job.row_start + job.nrows;
-    const uint32_t                      ir1  = ir0 + job.rows_per_thread < end ? ir0 + job.rows_per_thread : end;
-    if (ir0 >= ir1) {
+    uint32_t                            ir0, ir1;
+    if (!job.rows_plan.thread_range(i, &ir0, &ir1)) {
         return;
     }
     dma_queue *      q          = &job.octx->dma[i];
-    const uint32_t   area       = pipe.n_slots * job.slot_bytes;
-    uint8_t *        src0_slots = job.vtcm + size_t(i) * BINARY_STREAMS * area;
+    const uint32_t   area       = pipe.n_slots * job.rows_plan.slot_bytes;
+    uint8_t *        src0_slots = job.rows_plan.vtcm + size_t(i) * BINARY_STREAMS * area;
     uint8_t *        src1_slots = src0_slots + area;
     uint8_t *        dst_slots  = src1_slots + area;
     const dma_addr_t src0_base  = htp_tensor_dma_addr(job.octx->plat, job.src0);
     const dma_addr_t src1_base  = htp_tensor_dma_addr(job.octx->plat, job.src1);
     const dma_addr_t dst_base   = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t   n_vectors  = pipe.vtcm_row_stride / 128;
-    auto slot = [&](uint8_t * slots, uint32_t k) { return slots + size_t(k) * job.slot_bytes; };
+    auto slot = [&](uint8_t * slots, uint32_t k) { return slots + size_t(k) * job.rows_plan.slot_bytes; };
 
     bcast_cursor next = cursor_at(ir0, job.kp);
     stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, binary_block>(
@@ -218,22 +212,10 @@ uint32_t op_binary(htp_op_context * octx) {
     job.src1 = octx->src[1];
     job.dst  = octx->dst[0];
 
-    // Rows fit in 32 bits: each takes at least 4 of the tensor's (window-bounded) bytes.
-    job.row_start = 0;
-    job.nrows     = uint32_t(htp_tensor_nrows(job.dst));
-    // Multi-device row split (spec "Row-Partitioned Operators") goes here, inside
-    // `if (mdev.count > 1)`, once the runtime carries mdev state: it narrows [row_start, +nrows).
-    if (job.nrows == 0) {
-        return proto::HTP_STATUS_OK;
+    const uint32_t status = plan_eltwise_rows(octx, job.dst, job.kp.pipe, &job.rows_plan);
+    if (status != proto::HTP_STATUS_OK || job.rows_plan.nrows == 0) {
+        return status;
     }
-    job.rows_per_thread = (job.nrows + job.kp.pipe.n_threads - 1) / job.kp.pipe.n_threads;
-
-    vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
-    job.vtcm = vtcm.take(job.kp.pipe.vtcm_size);
-    if (!vtcm.ok()) {
-        return proto::HTP_STATUS_VTCM_TOO_SMALL;
-    }
-    job.slot_bytes = uint32_t(proto::htp_eltwise_slot_bytes(job.kp.pipe));
 
     work_queue_run(octx->work, binary_thread, &job, job.kp.pipe.n_threads);
     return proto::HTP_STATUS_OK;

@@ -1,6 +1,7 @@
 // SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU on F32 (proto/htp-kparams.h). Each thread streams
 // its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per stream.
 #include "dma-queue.h"
+#include "eltwise-rows.h"
 #include "htp-tensor.h"
 #include "hvx-arith.h"
 #include "hvx-sigmoid.h"
@@ -12,7 +13,6 @@
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
 #include "vnpu/hvx/hvx.h"
-#include "vtcm.h"
 
 namespace hexnpu::htp {
 
@@ -79,11 +79,7 @@ struct unary_job {
     unary_vectors_fn       vectors;
     const htp_tensor *     src;
     const htp_tensor *     dst;
-    uint32_t               row_start;
-    uint32_t               nrows;
-    uint32_t               rows_per_thread;
-    uint32_t               slot_bytes;
-    uint8_t *              vtcm;  // thread i's areas start at i * UNARY_STREAMS * n_slots * slot_bytes
+    eltwise_rows           rows_plan;
 };
 
 // The next block before row end, and the cursor moved past it.
@@ -97,21 +93,19 @@ unary_block take_block(row_cursor & c, uint32_t end, const unary_job & job) {
 void unary_thread(uint32_t, uint32_t i, void * data) {
     const unary_job &                   job  = *static_cast<const unary_job *>(data);
     const proto::htp_eltwise_pipeline & pipe = job.kp.pipe;
-    const uint32_t                      ir0  = job.row_start + i * job.rows_per_thread;
-    const uint32_t                      end  = job.row_start + job.nrows;
-    const uint32_t                      ir1  = ir0 + job.rows_per_thread < end ? ir0 + job.rows_per_thread : end;
-    if (ir0 >= ir1) {
+    uint32_t                            ir0, ir1;
+    if (!job.rows_plan.thread_range(i, &ir0, &ir1)) {
         return;
     }
     dma_queue *      q         = &job.octx->dma[i];
-    const uint32_t   area      = pipe.n_slots * job.slot_bytes;
-    uint8_t *        src_slots = job.vtcm + size_t(i) * UNARY_STREAMS * area;
+    const uint32_t   area      = pipe.n_slots * job.rows_plan.slot_bytes;
+    uint8_t *        src_slots = job.rows_plan.vtcm + size_t(i) * UNARY_STREAMS * area;
     uint8_t *        dst_slots = src_slots + area;
     const dma_addr_t src_base  = htp_tensor_dma_addr(job.octx->plat, job.src);
     const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t   stride    = pipe.vtcm_row_stride;
-    auto src_slot = [&](uint32_t k) { return src_slots + size_t(k) * job.slot_bytes; };
-    auto dst_slot = [&](uint32_t k) { return dst_slots + size_t(k) * job.slot_bytes; };
+    auto src_slot = [&](uint32_t k) { return src_slots + size_t(k) * job.rows_plan.slot_bytes; };
+    auto dst_slot = [&](uint32_t k) { return dst_slots + size_t(k) * job.rows_plan.slot_bytes; };
 
     row_cursor next = row_cursor_at(ir0, job.kp.div_ne1, job.kp.div_ne2);
     stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, unary_block>(
@@ -171,22 +165,10 @@ uint32_t op_unary(htp_op_context * octx) {
     job.src     = octx->src[0];
     job.dst     = octx->dst[0];
 
-    // Rows fit in 32 bits: each takes at least 4 of the tensor's (window-bounded) bytes.
-    job.row_start = 0;
-    job.nrows     = uint32_t(htp_tensor_nrows(job.dst));
-    // Multi-device row split (spec "Row-Partitioned Operators") goes here, inside
-    // `if (mdev.count > 1)`, once the runtime carries mdev state: it narrows [row_start, +nrows).
-    if (job.nrows == 0) {
-        return proto::HTP_STATUS_OK;
+    const uint32_t status = plan_eltwise_rows(octx, job.dst, job.kp.pipe, &job.rows_plan);
+    if (status != proto::HTP_STATUS_OK || job.rows_plan.nrows == 0) {
+        return status;
     }
-    job.rows_per_thread = (job.nrows + job.kp.pipe.n_threads - 1) / job.kp.pipe.n_threads;
-
-    vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
-    job.vtcm = vtcm.take(job.kp.pipe.vtcm_size);
-    if (!vtcm.ok()) {
-        return proto::HTP_STATUS_VTCM_TOO_SMALL;
-    }
-    job.slot_bytes = uint32_t(proto::htp_eltwise_slot_bytes(job.kp.pipe));
 
     work_queue_run(octx->work, unary_thread, &job, job.kp.pipe.n_threads);
     return proto::HTP_STATUS_OK;
