@@ -387,6 +387,14 @@ rpc_status remote_session::call(wire::control_request req, int fd, wire::control
     return {};
 }
 
+rpc_status remote_session::call_checked(const wire::control_request & req, int fd, const char * what,
+                                        wire::control_reply * reply) {
+    wire::control_reply local{};
+    wire::control_reply & r  = reply ? *reply : local;
+    const rpc_status      st = call(req, fd, &r);
+    return st ? reply_status(r, what) : st;
+}
+
 rpc_status remote_session::reply_status(const wire::control_reply & reply, const char * what) {
     if (reply.status == 0) {
         return {};
@@ -455,18 +463,14 @@ rpc_status remote_session::fastrpc_mmap(int fd, uint64_t size, map_mode mode) {
     req.host_fd = fd;
     req.size    = size;
     req.flags   = mode == map_mode::pinned ? wire::MAP_FD_PINNED : 0;
-    wire::control_reply reply{};
-    rpc_status          st = call(req, fd, &reply);
-    return st ? reply_status(reply, "fastrpc_mmap") : st;
+    return call_checked(req, fd, "fastrpc_mmap");
 }
 
 rpc_status remote_session::fastrpc_munmap(int fd) {
     wire::control_request req{};
     req.op      = uint32_t(wire::control_op::unmap_fd);
     req.host_fd = fd;
-    wire::control_reply reply{};
-    rpc_status          st = call(req, -1, &reply);
-    return st ? reply_status(reply, "fastrpc_munmap") : st;
+    return call_checked(req, -1, "fastrpc_munmap");
 }
 
 rpc_status remote_session::start(const dspqueue & queue, uint32_t n_hvx, uint32_t n_hmx, uint64_t max_vmem) {
@@ -475,27 +479,20 @@ rpc_status remote_session::start(const dspqueue & queue, uint32_t n_hvx, uint32_
     req.n_hvx    = n_hvx;
     req.n_hmx    = n_hmx;
     req.max_vmem = max_vmem;
-    wire::control_reply reply{};
-    rpc_status          st = call(req, queue.queue_->fd(), &reply);
-    return st ? reply_status(reply, "start") : st;
+    return call_checked(req, queue.queue_->fd(), "start");
 }
 
 rpc_status remote_session::stop() {
     wire::control_request req{};
     req.op = uint32_t(wire::control_op::stop);
-    wire::control_reply reply{};
-    rpc_status          st = call(req, -1, &reply);
-    return st ? reply_status(reply, "stop") : st;
+    return call_checked(req, -1, "stop");
 }
 
 rpc_status remote_session::hwinfo(hw_info * info) {
     wire::control_request req{};
     req.op = uint32_t(wire::control_op::hwinfo);
     wire::control_reply reply{};
-    rpc_status          st = call(req, -1, &reply);
-    if (st) {
-        st = reply_status(reply, "hwinfo");
-    }
+    const rpc_status    st = call_checked(req, -1, "hwinfo", &reply);
     if (st) {
         *info = hw_info{reply.values[0], reply.values[1], reply.values[2], reply.values[3]};
     }
@@ -508,27 +505,21 @@ rpc_status remote_session::mmap(int fd, uint64_t size, bool pinned) {
     req.host_fd = fd;
     req.size    = size;
     req.flags   = pinned ? 1 : 0;
-    wire::control_reply reply{};
-    rpc_status          st = call(req, -1, &reply);
-    return st ? reply_status(reply, "mmap") : st;
+    return call_checked(req, -1, "mmap");
 }
 
 rpc_status remote_session::munmap(int fd) {
     wire::control_request req{};
     req.op      = uint32_t(wire::control_op::htp_munmap);
     req.host_fd = fd;
-    wire::control_reply reply{};
-    rpc_status          st = call(req, -1, &reply);
-    return st ? reply_status(reply, "munmap") : st;
+    return call_checked(req, -1, "munmap");
 }
 
 rpc_status remote_session::profiler(uint32_t mode) {
     wire::control_request req{};
     req.op    = uint32_t(wire::control_op::profiler);
     req.flags = mode;
-    wire::control_reply reply{};
-    rpc_status          st = call(req, -1, &reply);
-    return st ? reply_status(reply, "profiler") : st;
+    return call_checked(req, -1, "profiler");
 }
 
 } // namespace hexnpu::vnpu::rpc

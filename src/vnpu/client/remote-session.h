@@ -108,6 +108,9 @@ class remote_session {
     rpc_status spawn();
     rpc_status call(wire::control_request req, int fd, wire::control_reply * reply);
     rpc_status reply_status(const wire::control_reply & reply, const char * what);
+    // call() then reply_status(): the transport's or the session's error, whichever comes first.
+    rpc_status call_checked(const wire::control_request & req, int fd, const char * what,
+                            wire::control_reply * reply = nullptr);
     void       watch();
     void       record_exit(int wait_status);
     // The session missed a deadline of `limit` while `what` ("waiting for a response"): kill it
