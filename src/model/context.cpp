@@ -1,0 +1,122 @@
+#include "model/context.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace hexnpu::model {
+namespace {
+
+constexpr uint16_t kF16Zero   = 0x0000;
+constexpr uint16_t kF16NegInf = 0xFC00;
+
+} // namespace
+
+context::context(const model & m, const context_params & p) : model_(m), params_(p) {
+    const hparams & h = m.hp();
+    if (p.backends.empty()) {
+        throw model_error("context: no backends");
+    }
+    if (p.n_ctx <= 0 || p.n_ubatch <= 0) {
+        throw model_error("context: the context size (-c) and micro-batch size (-ub) must be positive");
+    }
+    params_.n_ubatch = std::min(p.n_ubatch, p.n_ctx);
+    kv_ctx_          = std::make_unique<ggml_context>();
+    for (int64_t il = 0; il < h.n_layer; ++il) {
+        ggml_tensor * k = ggml_new_tensor_2d(kv_ctx_.get(), GGML_TYPE_F16, h.n_embd_k_gqa(), p.n_ctx);
+        ggml_tensor * v = ggml_new_tensor_2d(kv_ctx_.get(), GGML_TYPE_F16, h.n_embd_v_gqa(), p.n_ctx);
+        ggml_set_name(k, ("cache_k_l" + std::to_string(il)).c_str());
+        ggml_set_name(v, ("cache_v_l" + std::to_string(il)).c_str());
+        k_cache_.push_back(k);
+        v_cache_.push_back(v);
+    }
+    backend_buffer_type * buft = p.kv_buft ? p.kv_buft : p.backends.back()->device()->buffer_type();
+    kv_buf_                    = alloc_ctx_tensors(*kv_ctx_, buft);
+    kv_buf_->clear(0);
+    sched_ = std::make_unique<backend_sched>(p.backends);
+}
+
+context::~context() = default;
+
+const std::vector<float> & context::decode(std::span<const int32_t> tokens, bool all_logits) {
+    const hparams & h = model_.hp();
+    const int64_t   n = int64_t(tokens.size());
+    if (n == 0) {
+        throw model_error("decode: no tokens");
+    }
+    if (n_past_ + n > params_.n_ctx) {
+        throw model_error("context overflow: " + std::to_string(n_past_) + " positions used + " + std::to_string(n) +
+                          " new tokens > context size " + std::to_string(params_.n_ctx) +
+                          " (raise -c, or use a shorter prompt or fewer tokens to generate)");
+    }
+    for (int32_t t : tokens) {
+        if (t < 0 || t >= h.n_vocab) {
+            throw model_error("token id " + std::to_string(t) + " outside the vocabulary [0, " +
+                              std::to_string(h.n_vocab) + ")");
+        }
+    }
+    logits_.resize(size_t(all_logits ? n : 1) * size_t(h.n_vocab));
+    for (int64_t i = 0; i < n; i += params_.n_ubatch) {
+        const int64_t nb   = std::min(params_.n_ubatch, n - i);
+        const bool    last = i + nb == n;
+        if (!all_logits && !last) {
+            eval_ubatch(tokens.data() + i, nb, false, nullptr);
+        } else {
+            eval_ubatch(tokens.data() + i, nb, all_logits, all_logits ? logits_.data() + i * h.n_vocab : logits_.data());
+        }
+    }
+    return logits_;
+}
+
+void context::eval_ubatch(const int32_t * tokens, int64_t n, bool all_logits, float * out) {
+    const hparams & h         = model_.hp();
+    const int64_t   n_kv      = n_past_ + n;
+    const int64_t   n_outputs = out == nullptr ? 1 : (all_logits ? n : 1);
+
+    ggml_context ctx;
+    ggml_cgraph  gf;
+    const model::graph_inputs in = model_.build_graph(ctx, gf, n, n_kv, n_outputs, k_cache_, v_cache_);
+    sched_->alloc_graph(gf);
+    n_graph_nodes_ = int64_t(gf.nodes.size());
+
+    std::vector<int32_t> pos(static_cast<size_t>(n));
+    std::vector<int64_t> idx(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        pos[size_t(i)] = int32_t(n_past_ + i);
+        idx[size_t(i)] = n_past_ + i;
+    }
+    tensor_set(in.tokens, tokens, 0, size_t(n) * sizeof(int32_t));
+    tensor_set(in.pos, pos.data(), 0, pos.size() * sizeof(int32_t));
+    tensor_set(in.kv_idx, idx.data(), 0, idx.size() * sizeof(int64_t));
+    // Causal mask: query i (position n_past + i) sees cache rows j <= its position; local layers
+    // only the last n_swa of them (llama.cpp's standard sliding window: p_q - p_k < n_swa).
+    std::vector<uint16_t> mask(size_t(n_kv * n));
+    for (int pass = 0; pass < (in.mask_swa ? 2 : 1); ++pass) {
+        for (int64_t i = 0; i < n; ++i) {
+            const int64_t p = n_past_ + i;
+            for (int64_t j = 0; j < n_kv; ++j) {
+                const bool visible = j <= p && (pass == 0 || p - j < h.n_swa);
+                mask[size_t(i * n_kv + j)] = visible ? kF16Zero : kF16NegInf;
+            }
+        }
+        tensor_set(pass == 0 ? in.mask : in.mask_swa, mask.data(), 0, mask.size() * sizeof(uint16_t));
+    }
+    if (in.out_ids) {
+        std::vector<int32_t> ids;
+        if (n_outputs == 1) {
+            ids.push_back(int32_t(n - 1));
+        } else {
+            for (int64_t i = 0; i < n_outputs; ++i) {
+                ids.push_back(int32_t(i));
+            }
+        }
+        tensor_set(in.out_ids, ids.data(), 0, ids.size() * sizeof(int32_t));
+    }
+    sched_->graph_compute(gf);
+    n_past_ += n;
+    if (out) {
+        tensor_get(in.logits, out, 0, size_t(n_outputs * h.n_vocab) * sizeof(float));
+    }
+}
+
+} // namespace hexnpu::model

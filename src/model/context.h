@@ -1,0 +1,59 @@
+// An inference context over a model: the F16 KV cache (one K and one V matrix per layer, a row per
+// position), the scheduler that runs the forward graphs on the given backends, and decode(): a
+// prompt in micro-batches, or one token at a time.
+#pragma once
+
+#include "model/model.h"
+
+#include "hexnpu/sched.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace hexnpu::model {
+
+struct context_params {
+    int64_t n_ctx    = 4096;  // positions the cache holds
+    int64_t n_ubatch = 512;   // tokens per forward graph
+    // Priority order, CPU last (the scheduler's fallback). Not owned.
+    std::vector<backend *> backends;
+    // Where the KV cache lives (host-visible); nullptr: the last backend's device default.
+    backend_buffer_type * kv_buft = nullptr;
+};
+
+class context {
+  public:
+    context(const model & m, const context_params & p);
+    ~context();
+
+    // Appends tokens at positions n_past() ..; returns the logits of every token (all_logits) or of
+    // the last one, n_vocab floats per token. Throws model_error when the tokens do not fit the
+    // context (nothing is evaluated then) or a token id is outside the vocabulary.
+    const std::vector<float> & decode(std::span<const int32_t> tokens, bool all_logits = false);
+
+    int64_t n_past() const { return n_past_; }
+    int64_t n_ctx() const { return params_.n_ctx; }
+    void    clear() { n_past_ = 0; }
+    const model & get_model() const { return model_; }
+
+    // The last graph's plan (nodes per backend, splits), for --verbose.
+    const backend_sched & sched() const { return *sched_; }
+    int64_t               n_graph_nodes() const { return n_graph_nodes_; }
+
+  private:
+    void eval_ubatch(const int32_t * tokens, int64_t n, bool all_logits, float * out);
+
+    const model &                   model_;
+    context_params                  params_;
+    std::unique_ptr<ggml_context>   kv_ctx_;
+    std::unique_ptr<backend_buffer> kv_buf_;
+    std::vector<ggml_tensor *>      k_cache_, v_cache_;
+    std::unique_ptr<backend_sched>  sched_;
+    std::vector<float>              logits_;
+    int64_t                         n_past_        = 0;
+    int64_t                         n_graph_nodes_ = 0;
+};
+
+} // namespace hexnpu::model

@@ -1,0 +1,131 @@
+// The forward graphs: one decoder-only transformer skeleton with the per-architecture pieces
+//   llama:  RMSNorm, GQA attention with RoPE (NORMAL), SwiGLU FFN
+//   qwen2:  llama + Q/K/V biases, RoPE NEOX
+//   qwen3:  llama + RMSNorm on each Q and K head (QK-norm), RoPE NEOX
+//   gemma3: embeddings times sqrt(n_embd); QK-norm; post-attention and post-FFN norms; GEGLU
+//           (tanh GELU); Q scaled by f_attention_scale; sliding-window attention on five of six
+//           layers with their own RoPE base; tied output embedding.
+// The norms multiply by the weights as stored in the GGUF (the converter already folds Gemma's
+// "1 + w" into them). K and V go to the F16 cache with SET_ROWS; attention is FLASH_ATTN_EXT over
+// the cache's first n_kv rows with a causal (and, for local layers, sliding-window) mask.
+#include "model/model.h"
+
+#include <cmath>
+
+namespace hexnpu::model {
+
+model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int64_t n_tokens, int64_t n_kv,
+                                       int64_t n_outputs, const std::vector<ggml_tensor *> & k_cache,
+                                       const std::vector<ggml_tensor *> & v_cache) const {
+    const hparams & h = hp_;
+    graph_inputs    in;
+    auto input = [&](ggml_type type, int64_t ne0, int64_t ne1, const char * name) {
+        ggml_tensor * t = ggml_new_tensor_2d(&ctx, type, ne0, ne1);
+        ggml_set_name(t, name);
+        t->flags |= GGML_TENSOR_FLAG_INPUT;
+        return t;
+    };
+    in.tokens = input(GGML_TYPE_I32, n_tokens, 1, "inp_tokens");
+    in.pos    = input(GGML_TYPE_I32, n_tokens, 1, "inp_pos");
+    in.kv_idx = input(GGML_TYPE_I64, n_tokens, 1, "inp_kv_idx");
+    in.mask   = input(GGML_TYPE_F16, n_kv, n_tokens, "kq_mask");
+    bool any_swa = false;
+    for (bool s : h.swa_layers) {
+        any_swa = any_swa || s;
+    }
+    if (any_swa && h.n_swa > 0) {
+        in.mask_swa = input(GGML_TYPE_F16, n_kv, n_tokens, "kq_mask_swa");
+    }
+    if (n_outputs < n_tokens) {
+        in.out_ids = input(GGML_TYPE_I32, n_outputs, 1, "inp_out_ids");
+    }
+
+    const bool    gemma = h.architecture == arch::gemma3;
+    const int64_t hd_k = h.n_embd_head_k, hd_v = h.n_embd_head_v;
+    const float   eps  = h.rms_eps;
+    auto norm = [&](ggml_tensor * x, ggml_tensor * w) { return ggml_mul(&ctx, ggml_rms_norm(&ctx, x, eps), w); };
+
+    ggml_tensor * x = ggml_get_rows(&ctx, tok_embd, in.tokens);
+    if (h.embd_scale) {
+        x = ggml_scale(&ctx, x, std::sqrt(float(h.n_embd)));
+    }
+    for (int64_t il = 0; il < h.n_layer; ++il) {
+        const layer_weights & L   = layers[size_t(il)];
+        const bool            swa = h.swa_layers[size_t(il)] && in.mask_swa;
+
+        ggml_tensor * cur = norm(x, L.attn_norm);
+        ggml_tensor * q   = ggml_mul_mat(&ctx, L.wq, cur);
+        ggml_tensor * k   = ggml_mul_mat(&ctx, L.wk, cur);
+        ggml_tensor * v   = ggml_mul_mat(&ctx, L.wv, cur);
+        if (L.bq) {
+            q = ggml_add(&ctx, q, L.bq);
+        }
+        if (L.bk) {
+            k = ggml_add(&ctx, k, L.bk);
+        }
+        if (L.bv) {
+            v = ggml_add(&ctx, v, L.bv);
+        }
+        q = ggml_reshape_3d(&ctx, q, hd_k, h.n_head, n_tokens);
+        k = ggml_reshape_3d(&ctx, k, hd_k, h.n_head_kv, n_tokens);
+        if (L.q_norm) {
+            q = norm(q, L.q_norm);
+            k = norm(k, L.k_norm);
+        }
+        const float base  = swa ? h.rope_freq_base_swa : h.rope_freq_base;
+        const float scale = swa ? 1.0f : h.rope_freq_scale;
+        q = ggml_rope_ext(&ctx, q, in.pos, rope_freqs, int(h.n_rot), h.rope_type, int(h.n_ctx_orig), base, scale,
+                          0.0f, 1.0f, 32.0f, 1.0f);
+        k = ggml_rope_ext(&ctx, k, in.pos, rope_freqs, int(h.n_rot), h.rope_type, int(h.n_ctx_orig), base, scale,
+                          0.0f, 1.0f, 32.0f, 1.0f);
+        float kq_scale = 1.0f / std::sqrt(float(hd_k));
+        if (h.f_attention_scale != 0.0f) {
+            q        = ggml_scale(&ctx, q, h.f_attention_scale);
+            kq_scale = 1.0f;
+        }
+
+        // Store this batch's K and V rows, then attend over the cache's first n_kv rows.
+        ggml_tensor * k_cache_l = k_cache[size_t(il)];
+        ggml_tensor * v_cache_l = v_cache[size_t(il)];
+        ggml_tensor * k_stored  = ggml_set_rows(&ctx, k_cache_l, ggml_reshape_2d(&ctx, k, h.n_embd_k_gqa(), n_tokens),
+                                                in.kv_idx);
+        ggml_tensor * v_stored  = ggml_set_rows(&ctx, v_cache_l, ggml_reshape_2d(&ctx, v, h.n_embd_v_gqa(), n_tokens),
+                                                in.kv_idx);
+        ggml_tensor * K = ggml_view_3d(&ctx, k_stored, hd_k, n_kv, h.n_head_kv, k_cache_l->nb[1],
+                                       size_t(hd_k) * k_cache_l->nb[0], 0);
+        ggml_tensor * V = ggml_view_3d(&ctx, v_stored, hd_v, n_kv, h.n_head_kv, v_cache_l->nb[1],
+                                       size_t(hd_v) * v_cache_l->nb[0], 0);
+        ggml_tensor * Q    = ggml_permute(&ctx, q, 0, 2, 1, 3);  // [hd, n_tokens, n_head]
+        ggml_tensor * attn = ggml_flash_attn_ext(&ctx, Q, K, V, swa ? in.mask_swa : in.mask, kq_scale, 0.0f, 0.0f);
+        attn               = ggml_reshape_2d(&ctx, attn, hd_v * h.n_head, n_tokens);
+        cur                = ggml_mul_mat(&ctx, L.wo, attn);
+        if (L.post_attn_norm) {
+            cur = norm(cur, L.post_attn_norm);
+        }
+        x = ggml_add(&ctx, cur, x);
+
+        cur                = norm(x, L.ffn_norm);
+        ggml_tensor * gate = ggml_mul_mat(&ctx, L.ffn_gate, cur);
+        ggml_tensor * up   = ggml_mul_mat(&ctx, L.ffn_up, cur);
+        cur = ggml_glu(&ctx, gate, up, gemma ? GGML_GLU_OP_GEGLU : GGML_GLU_OP_SWIGLU, false);
+        cur = ggml_mul_mat(&ctx, L.ffn_down, cur);
+        if (L.post_ffn_norm) {
+            cur = norm(cur, L.post_ffn_norm);
+        }
+        x = ggml_add(&ctx, cur, x);
+        char name[32];
+        std::snprintf(name, sizeof name, "l_out-%d", int(il));
+        ggml_set_name(x, name);
+    }
+    if (in.out_ids) {
+        x = ggml_get_rows(&ctx, x, in.out_ids);
+    }
+    x         = norm(x, output_norm);
+    in.logits = ggml_mul_mat(&ctx, output, x);
+    ggml_set_name(in.logits, "result_output");
+    in.logits->flags |= GGML_TENSOR_FLAG_OUTPUT;
+    ggml_build_forward_expand(gf, in.logits);
+    return in;
+}
+
+} // namespace hexnpu::model

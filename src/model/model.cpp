@@ -1,0 +1,300 @@
+// GGUF -> hyperparameters and weights. The weights are read in place from the file's memory
+// mapping (host memory) or copied into the buffer types the caller names.
+#include "model/model.h"
+
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+namespace hexnpu::model {
+namespace {
+
+// The file's mapping seen as a read-only host buffer: weights point into it, nothing is copied.
+class mapped_buffer final : public backend_buffer {
+  public:
+    mapped_buffer(backend_buffer_type * buft, uint8_t * base, size_t size) : backend_buffer(buft, size), base_(base) {}
+    void * base() override { return base_; }
+    void   set_tensor(ggml_tensor *, const void *, size_t, size_t) override {
+        throw backend_error("model weights mapped from the file are read-only");
+    }
+    void get_tensor(const ggml_tensor * t, void * data, size_t offset, size_t size) override {
+        std::memcpy(data, static_cast<const uint8_t *>(t->data) + offset, size);
+    }
+    void clear(uint8_t) override { throw backend_error("model weights mapped from the file are read-only"); }
+
+  private:
+    uint8_t * base_;
+};
+
+std::string shape_str(const int64_t * ne, int n) {
+    std::string s = "[";
+    for (int i = 0; i < n; ++i) {
+        s += (i ? ", " : "") + std::to_string(ne[i]);
+    }
+    return s + "]";
+}
+
+} // namespace
+
+const char * arch_name(arch a) {
+    switch (a) {
+        case arch::llama: return "llama";
+        case arch::qwen2: return "qwen2";
+        case arch::qwen3: return "qwen3";
+        case arch::gemma3: return "gemma3";
+    }
+    return "?";
+}
+
+model::model(gguf::reader && r, std::string path) : path_(std::move(path)), reader_(std::move(r)) {}
+model::~model() = default;
+
+std::unique_ptr<model> model::load(const std::string & path, const load_options & opts) {
+    std::unique_ptr<model> m(new model(gguf::reader::open(path), path));
+    m->read_hparams();
+    m->create_tensors(opts);
+    return m;
+}
+
+void model::read_hparams() {
+    const gguf::value * a = reader_.find("general.architecture");
+    if (!a || !a->as_string()) {
+        throw model_error("missing key general.architecture (not a model file?)");
+    }
+    const std::string & an = *a->as_string();
+    if (an == "llama") {
+        hp_.architecture = arch::llama;
+    } else if (an == "qwen2") {
+        hp_.architecture = arch::qwen2;
+    } else if (an == "qwen3") {
+        hp_.architecture = arch::qwen3;
+    } else if (an == "gemma3") {
+        hp_.architecture = arch::gemma3;
+    } else {
+        throw model_error("unknown architecture '" + an + "' (supported: llama, qwen2, qwen3, gemma3)");
+    }
+    const std::string pre = an + ".";
+    auto get_u = [&](const std::string & key, int64_t def, bool required) -> int64_t {
+        const gguf::value * v = reader_.find(pre + key);
+        if (!v) {
+            if (required) {
+                throw model_error("missing key " + pre + key);
+            }
+            return def;
+        }
+        const auto u = v->as_uint();
+        if (!u || *u > (uint64_t(1) << 40)) {
+            throw model_error("key " + pre + key + " must be a non-negative integer, is " + v->to_display());
+        }
+        return int64_t(*u);
+    };
+    auto get_f = [&](const std::string & key, float def, bool required) -> float {
+        const gguf::value * v = reader_.find(pre + key);
+        if (!v) {
+            if (required) {
+                throw model_error("missing key " + pre + key);
+            }
+            return def;
+        }
+        const auto f = v->as_float();
+        if (!f || !std::isfinite(*f)) {
+            throw model_error("key " + pre + key + " must be a number, is " + v->to_display());
+        }
+        return float(*f);
+    };
+    hparams & h = hp_;
+    if (const gguf::value * n = reader_.find("general.name"); n && n->as_string()) {
+        h.name = *n->as_string();
+    } else {
+        h.name = an;
+    }
+    h.n_ctx_train = get_u("context_length", 0, true);
+    h.n_embd      = get_u("embedding_length", 0, true);
+    h.n_layer     = get_u("block_count", 0, true);
+    h.n_ff        = get_u("feed_forward_length", 0, true);
+    h.n_head      = get_u("attention.head_count", 0, true);
+    h.n_head_kv   = get_u("attention.head_count_kv", h.n_head, false);
+    if (h.n_embd == 0 || h.n_layer == 0 || h.n_head == 0 || h.n_head_kv == 0 || h.n_head % h.n_head_kv != 0) {
+        throw model_error("bad hyperparameters: n_embd " + std::to_string(h.n_embd) + ", n_layer " +
+                          std::to_string(h.n_layer) + ", n_head " + std::to_string(h.n_head) + ", n_head_kv " +
+                          std::to_string(h.n_head_kv) + " (n_head must be a multiple of n_head_kv)");
+    }
+    h.n_embd_head_k = get_u("attention.key_length", h.n_embd / h.n_head, false);
+    h.n_embd_head_v = get_u("attention.value_length", h.n_embd / h.n_head, false);
+    h.n_rot         = get_u("rope.dimension_count", h.n_embd_head_k, false);
+    if (h.n_rot <= 0 || h.n_rot % 2 != 0 || h.n_rot > h.n_embd_head_k) {
+        throw model_error("key " + pre + "rope.dimension_count must be even and at most the head size");
+    }
+    h.rms_eps        = get_f("attention.layer_norm_rms_epsilon", 0, true);
+    h.rope_freq_base = get_f("rope.freq_base", 10000.0f, false);
+    h.n_ctx_orig     = get_u("rope.scaling.original_context_length", h.n_ctx_train, false);
+    if (const gguf::value * st = reader_.find(pre + "rope.scaling.type")) {
+        const std::string * s = st->as_string();
+        if (!s || (*s != "none" && *s != "linear")) {
+            throw model_error("key " + pre + "rope.scaling.type: only 'none' and 'linear' are supported, is " +
+                              st->to_display());
+        }
+    }
+    const float factor = get_f("rope.scaling.factor", 0.0f, false);
+    h.rope_freq_scale  = factor > 0.0f ? 1.0f / factor : 1.0f;
+    h.swa_layers.assign(size_t(h.n_layer), false);
+    h.rope_type = h.architecture == arch::llama ? 0 : 2;  // GGML_ROPE_TYPE_NORMAL / NEOX
+
+    if (h.architecture == arch::gemma3) {
+        h.n_swa = get_u("attention.sliding_window", 0, true);
+        // Every sixth layer attends globally; the others see the last n_swa positions (llama.cpp's
+        // swa pattern 6) with their own RoPE base.
+        for (int64_t il = 0; il < h.n_layer; ++il) {
+            h.swa_layers[size_t(il)] = il % 6 < 5;
+        }
+        h.rope_freq_base_swa = 10000.0f;
+        h.embd_scale         = true;
+        h.f_attention_scale  = h.n_layer == 62 ? 1.0f / std::sqrt(float(h.n_embd / h.n_head))
+                                               : 1.0f / std::sqrt(float(h.n_embd_head_k));
+    }
+
+    const gguf::tensor_info * te = reader_.find_tensor("token_embd.weight");
+    if (!te) {
+        throw model_error("missing tensor token_embd.weight");
+    }
+    h.n_vocab = get_u("vocab_size", te->ne[1], false);
+}
+
+void model::create_tensors(const load_options & opts) {
+    const hparams & h = hp_;
+    ctx_              = std::make_unique<ggml_context>();
+    std::vector<std::pair<ggml_tensor *, const gguf::tensor_info *>> loaded;
+    std::vector<bool>                                                 is_matmul;
+
+    auto get = [&](const std::string & name, std::vector<int64_t> ne, bool required, bool matmul) -> ggml_tensor * {
+        const gguf::tensor_info * ti = reader_.find_tensor(name);
+        if (!ti) {
+            if (required) {
+                throw model_error("missing tensor " + name + " (expected shape " +
+                                  shape_str(ne.data(), int(ne.size())) + ")");
+            }
+            return nullptr;
+        }
+        bool ok = int(ti->n_dims) <= int(ne.size());
+        for (size_t i = 0; i < 4; ++i) {
+            ok = ok && ti->ne[i] == (i < ne.size() ? ne[i] : 1);
+        }
+        if (!ok) {
+            throw model_error("tensor " + name + " has shape " + shape_str(ti->ne.data(), int(ti->n_dims)) +
+                              ", expected " + shape_str(ne.data(), int(ne.size())));
+        }
+        const ggml_type_traits * tr = ggml_get_type_traits(ti->type);
+        if (!tr || !tr->to_float) {
+            throw model_error("tensor " + name + " has type " + ggml_type_name(ti->type) +
+                              ", which cannot be computed");
+        }
+        ggml_tensor * t = ggml_new_tensor(ctx_.get(), ti->type, 4, ti->ne.data());
+        ggml_set_name(t, name.c_str());
+        loaded.emplace_back(t, ti);
+        is_matmul.push_back(matmul);
+        n_params_ += uint64_t(ti->nelements());
+        weight_bytes_ += ti->nbytes;
+        return t;
+    };
+
+    const int64_t E = h.n_embd, V = h.n_vocab;
+    const int64_t Eq = h.n_embd_head_k * h.n_head, Ek = h.n_embd_k_gqa(), Ev = h.n_embd_v_gqa();
+    const int64_t Eo = h.n_embd_head_v * h.n_head;
+    const bool    gemma = h.architecture == arch::gemma3;
+    const bool    qk_norm = gemma || h.architecture == arch::qwen3;
+
+    tok_embd    = get("token_embd.weight", {E, V}, true, false);
+    output_norm = get("output_norm.weight", {E}, true, false);
+    output      = get("output.weight", {E, V}, false, true);
+    if (!output) {
+        output = tok_embd;  // tied embeddings
+    }
+    rope_freqs = get("rope_freqs.weight", {h.n_rot / 2}, false, false);
+    layers.resize(size_t(h.n_layer));
+    for (int64_t il = 0; il < h.n_layer; ++il) {
+        layer_weights &   L = layers[size_t(il)];
+        const std::string b = "blk." + std::to_string(il) + ".";
+        L.attn_norm         = get(b + "attn_norm.weight", {E}, true, false);
+        L.wq                = get(b + "attn_q.weight", {E, Eq}, true, true);
+        L.wk                = get(b + "attn_k.weight", {E, Ek}, true, true);
+        L.wv                = get(b + "attn_v.weight", {E, Ev}, true, true);
+        L.wo                = get(b + "attn_output.weight", {Eo, E}, true, true);
+        const bool bias     = h.architecture == arch::qwen2;
+        L.bq                = get(b + "attn_q.bias", {Eq}, bias, false);
+        L.bk                = get(b + "attn_k.bias", {Ek}, bias, false);
+        L.bv                = get(b + "attn_v.bias", {Ev}, bias, false);
+        if (qk_norm) {
+            L.q_norm = get(b + "attn_q_norm.weight", {h.n_embd_head_k}, true, false);
+            L.k_norm = get(b + "attn_k_norm.weight", {h.n_embd_head_k}, true, false);
+        }
+        if (gemma) {
+            L.post_attn_norm = get(b + "post_attention_norm.weight", {E}, true, false);
+            L.post_ffn_norm  = get(b + "post_ffw_norm.weight", {E}, true, false);
+        }
+        L.ffn_norm = get(b + "ffn_norm.weight", {E}, true, false);
+        L.ffn_gate = get(b + "ffn_gate.weight", {E, h.n_ff}, true, true);
+        L.ffn_up   = get(b + "ffn_up.weight", {E, h.n_ff}, true, true);
+        L.ffn_down = get(b + "ffn_down.weight", {h.n_ff, E}, true, true);
+    }
+
+    if (!opts.weight_buft && !opts.matmul_buft) {
+        if (!opts.host_buft || !opts.host_buft->is_host()) {
+            throw model_error("mapped weights need a host buffer type");
+        }
+        const auto &   first = reader_.tensors().front();
+        const uint8_t * data0 = reader_.tensor_data(first).data();
+        uint8_t *       base  = const_cast<uint8_t *>(data0 - first.file_offset);
+        auto            buf   = std::make_unique<mapped_buffer>(opts.host_buft, base, size_t(reader_.file_size()));
+        buf->set_usage(buffer_usage::weights);
+        for (auto & [t, ti] : loaded) {
+            tensor_alloc(buf.get(), t, base + ti->file_offset);
+        }
+        buffers_.push_back(std::move(buf));
+        return;
+    }
+
+    // Copy into device buffers: matmul weights in one context, the rest in another.
+    backend_buffer_type * other_buft = opts.weight_buft ? opts.weight_buft : opts.host_buft;
+    backend_buffer_type * mm_buft    = opts.matmul_buft ? opts.matmul_buft : other_buft;
+    for (int pass = 0; pass < 2; ++pass) {
+        backend_buffer_type * buft = pass == 0 ? mm_buft : other_buft;
+        // A throwaway context describing this pass's tensors: sizes per buffer type, then placed
+        // tensor by tensor so that the model's own tensors are the ones that get data.
+        size_t total = 0;
+        std::vector<size_t> offs;
+        for (size_t i = 0; i < loaded.size(); ++i) {
+            if (bool(is_matmul[i]) != (pass == 0)) {
+                offs.push_back(0);
+                continue;
+            }
+            const size_t align = buft->alignment();
+            total              = (total + align - 1) / align * align;
+            offs.push_back(total);
+            total += buft->alloc_size(loaded[i].first);
+        }
+        if (total == 0) {
+            continue;
+        }
+        auto buf = buft->alloc_buffer(total);
+        buf->set_usage(buffer_usage::weights);
+        uint8_t * base = static_cast<uint8_t *>(buf->base());
+        for (size_t i = 0; i < loaded.size(); ++i) {
+            if (bool(is_matmul[i]) != (pass == 0)) {
+                continue;
+            }
+            tensor_alloc(buf.get(), loaded[i].first, base + offs[i]);
+        }
+        buffers_.push_back(std::move(buf));
+    }
+    size_t done = 0;
+    for (auto & [t, ti] : loaded) {
+        const auto bytes = reader_.tensor_data(*ti);
+        tensor_set(t, bytes.data(), 0, bytes.size());
+        done += bytes.size();
+        if (opts.progress) {
+            opts.progress(done, size_t(weight_bytes_), opts.progress_user);
+        }
+    }
+}
+
+} // namespace hexnpu::model

@@ -1,0 +1,135 @@
+// A GGUF language model: hyperparameters and weights (memory-mapped), and the per-architecture
+// forward graphs (llama, qwen2, qwen3, gemma3). See context.h for the KV cache and evaluation.
+#pragma once
+
+#include "hexnpu/backend.h"
+#include "hexnpu/gguf.h"
+#include "hexnpu/graph.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hexnpu::model {
+
+// A model file that cannot be used: unknown architecture, missing or misshapen tensor, missing
+// hyperparameter key. what() names the tensor or key.
+class model_error : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class arch { llama, qwen2, qwen3, gemma3 };
+
+const char * arch_name(arch a);
+
+struct hparams {
+    arch        architecture = arch::llama;
+    std::string name;  // general.name, or the architecture
+    int64_t     n_vocab       = 0;
+    int64_t     n_ctx_train   = 0;
+    int64_t     n_embd        = 0;
+    int64_t     n_layer       = 0;
+    int64_t     n_ff          = 0;
+    int64_t     n_head        = 0;
+    int64_t     n_head_kv     = 0;
+    int64_t     n_embd_head_k = 0;
+    int64_t     n_embd_head_v = 0;
+    int64_t     n_rot         = 0;
+    float       rms_eps       = 1e-5f;
+    int         rope_type     = 0;  // GGML_ROPE_TYPE_NORMAL or _NEOX
+    float       rope_freq_base     = 10000.0f;
+    float       rope_freq_scale    = 1.0f;
+    float       rope_freq_base_swa = 10000.0f;  // sliding-window layers (gemma3)
+    int64_t     n_ctx_orig         = 0;         // RoPE's original context (YaRN), n_ctx_train by default
+    int64_t     n_swa              = 0;         // sliding window (0: none)
+    std::vector<bool> swa_layers;               // per layer: uses the sliding window
+    float       f_attention_scale  = 0.0f;      // Q scale (gemma3); 0: 1/sqrt(head size) in the softmax
+    bool        embd_scale         = false;     // gemma: embeddings times sqrt(n_embd)
+
+    int64_t n_embd_k_gqa() const { return n_embd_head_k * n_head_kv; }
+    int64_t n_embd_v_gqa() const { return n_embd_head_v * n_head_kv; }
+};
+
+struct layer_weights {
+    ggml_tensor * attn_norm      = nullptr;
+    ggml_tensor * wq             = nullptr;
+    ggml_tensor * wk             = nullptr;
+    ggml_tensor * wv             = nullptr;
+    ggml_tensor * wo             = nullptr;
+    ggml_tensor * bq             = nullptr;  // qwen2
+    ggml_tensor * bk             = nullptr;
+    ggml_tensor * bv             = nullptr;
+    ggml_tensor * q_norm         = nullptr;  // qwen3, gemma3
+    ggml_tensor * k_norm         = nullptr;
+    ggml_tensor * post_attn_norm = nullptr;  // gemma3
+    ggml_tensor * ffn_norm       = nullptr;
+    ggml_tensor * ffn_gate       = nullptr;
+    ggml_tensor * ffn_up         = nullptr;
+    ggml_tensor * ffn_down       = nullptr;
+    ggml_tensor * post_ffn_norm  = nullptr;  // gemma3
+};
+
+struct load_options {
+    // Where the weights go. nullptr: the file's memory mapping itself, read in place (the weights
+    // are then host memory belonging to `host_buft`, which must be host-visible).
+    backend_buffer_type * weight_buft = nullptr;
+    // The CPU device's buffer type: the mapped weights are tagged with it.
+    backend_buffer_type * host_buft = nullptr;
+    // Matmul weights only (2-D weights read by MUL_MAT) go to this buffer type when set, e.g. an
+    // NPU's REPACK type; everything else follows weight_buft.
+    backend_buffer_type * matmul_buft = nullptr;
+    // Called while weights are copied (done, total bytes).
+    void (*progress)(size_t done, size_t total, void * user) = nullptr;
+    void * progress_user = nullptr;
+};
+
+class model {
+  public:
+    // Reads hyperparameters and tensors; throws model_error (or gguf::error) on a bad file.
+    static std::unique_ptr<model> load(const std::string & path, const load_options & opts);
+    ~model();
+
+    const hparams &      hp() const { return hp_; }
+    const gguf::reader & file() const { return reader_; }
+    const std::string &  path() const { return path_; }
+    uint64_t             n_params() const { return n_params_; }
+    uint64_t             weight_bytes() const { return weight_bytes_; }
+
+    ggml_tensor *              tok_embd    = nullptr;
+    ggml_tensor *              output_norm = nullptr;
+    ggml_tensor *              output      = nullptr;  // == tok_embd when tied
+    ggml_tensor *              rope_freqs  = nullptr;  // optional per-dimension RoPE factors
+    std::vector<layer_weights> layers;
+
+    // The forward graph of one micro-batch (see context.cpp for the inputs it expects).
+    struct graph_inputs {
+        ggml_tensor * tokens   = nullptr;  // I32 [n_tokens]
+        ggml_tensor * pos      = nullptr;  // I32 [n_tokens]
+        ggml_tensor * kv_idx   = nullptr;  // I64 [n_tokens]: cache rows to write
+        ggml_tensor * mask     = nullptr;  // F16 [n_kv, n_tokens]
+        ggml_tensor * mask_swa = nullptr;  // F16 [n_kv, n_tokens], sliding-window layers
+        ggml_tensor * out_ids  = nullptr;  // I32 [n_outputs], nullptr: every token
+        ggml_tensor * logits   = nullptr;  // F32 [n_vocab, n_outputs]
+    };
+    graph_inputs build_graph(ggml_context & ctx, ggml_cgraph & graph, int64_t n_tokens, int64_t n_kv,
+                             int64_t n_outputs, const std::vector<ggml_tensor *> & k_cache,
+                             const std::vector<ggml_tensor *> & v_cache) const;
+
+  private:
+    model(gguf::reader && r, std::string path);
+    void read_hparams();
+    void create_tensors(const load_options & opts);
+
+    std::string                                  path_;
+    gguf::reader                                 reader_;
+    hparams                                      hp_;
+    std::unique_ptr<ggml_context>                ctx_;
+    std::vector<std::unique_ptr<backend_buffer>> buffers_;
+    uint64_t                                     n_params_     = 0;
+    uint64_t                                     weight_bytes_ = 0;
+};
+
+} // namespace hexnpu::model

@@ -1,0 +1,202 @@
+// hexnpu run: generate text from a GGUF model (like llama-completion), then llama.cpp's timing lines.
+#include "cli-util.h"
+#include "commands.h"
+#include "model-util.h"
+
+#include "model/context.h"
+#include "model/sampler.h"
+#include "model/tokenizer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace hexnpu::cli {
+namespace {
+
+const char * kUsage =
+    "usage: hexnpu run [-m FILE] [-p PROMPT | -f FILE] [-n N] [-c N] [-ub N] [-t N] [--device HTP0|CPU|HTP0,CPU]\n"
+    "                  [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S]\n"
+    "                  [--no-parse-special] [--verbose]\n"
+    "  Streams the continuation of the prompt, then the timing lines. Defaults: -n 64, -c 4096 (at most the\n"
+    "  model's), -ub 512, greedy unless --temp > 0 (then top-k 40, top-p 0.95, min-p 0.05), seed 42,\n"
+    "  --device CPU. Without -m: the real Gemma 3 270M if installed (scripts/fetch-model.sh), else a\n"
+    "  synthesized tiny llama.\n";
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+bool parse_float(std::string_view s, float & out) {
+    try {
+        size_t      used = 0;
+        std::string str(s);
+        out = std::stof(str, &used);
+        return used == str.size();
+    } catch (...) {
+        return false;
+    }
+}
+
+int cmd_run(args a) {
+    std::string model_path, prompt, prompt_file, device = "CPU";
+    bool        have_prompt = false, verbose = false, parse_special = true;
+    long long   n_predict = 64, n_ctx = 4096, n_ubatch = 512, n_threads = 0, seed = 42;
+    model::sampler_params sp;
+    sp.temp = 0.0f;
+    for (size_t i = 0; i < a.size(); ++i) {
+        const std::string_view f = a[i];
+        const bool has_value = i + 1 < a.size();
+        auto need_int = [&](long long & out, long long min) {
+            if (!has_value || !parse_int(a[i + 1], out) || out < min) {
+                throw std::runtime_error(std::string(f) + " needs an integer >= " + std::to_string(min));
+            }
+            ++i;
+        };
+        auto need_float = [&](float & out) {
+            if (!has_value || !parse_float(a[i + 1], out)) {
+                throw std::runtime_error(std::string(f) + " needs a number");
+            }
+            ++i;
+        };
+        if (f == "--help" || f == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if ((f == "-m" || f == "--model") && has_value) {
+            model_path = a[++i];
+        } else if ((f == "-p" || f == "--prompt") && has_value) {
+            prompt = a[++i], have_prompt = true;
+        } else if ((f == "-f" || f == "--file") && has_value) {
+            prompt_file = a[++i], have_prompt = true;
+        } else if (f == "-n" || f == "--n-predict") {
+            need_int(n_predict, 0);
+        } else if (f == "-c" || f == "--ctx-size") {
+            need_int(n_ctx, 1);
+        } else if (f == "-ub" || f == "--ubatch-size") {
+            need_int(n_ubatch, 1);
+        } else if (f == "-t" || f == "--threads") {
+            need_int(n_threads, 1);
+        } else if (f == "--seed") {
+            need_int(seed, 0);
+        } else if (f == "--temp") {
+            need_float(sp.temp);
+        } else if (f == "--top-k") {
+            long long k = 0;
+            need_int(k, 0);
+            sp.top_k = int(k);
+        } else if (f == "--top-p") {
+            need_float(sp.top_p);
+        } else if (f == "--min-p") {
+            need_float(sp.min_p);
+        } else if (f == "--repeat-penalty") {
+            need_float(sp.repeat_penalty);
+        } else if ((f == "--device" || f == "-dev") && has_value) {
+            device = a[++i];
+        } else if (f == "--no-parse-special") {
+            parse_special = false;
+        } else if (f == "--verbose" || f == "-v") {
+            verbose = true;
+        } else {
+            return fail("unexpected argument '%.*s'\n%s", int(f.size()), f.data(), kUsage);
+        }
+    }
+    sp.seed = uint64_t(seed);
+    if (!prompt_file.empty()) {
+        std::ifstream in(prompt_file, std::ios::binary);
+        if (!in) {
+            return fail("cannot read prompt file '%s'", prompt_file.c_str());
+        }
+        std::stringstream ss;
+        ss << in.rdbuf();
+        prompt = ss.str();
+    }
+    if (!have_prompt) {
+        prompt = "The capital of France is";
+    }
+    if (model_path.empty()) {
+        model_path = find_default_model();
+        if (model_path.empty()) {
+            model_path = synth_default_model();
+            std::fprintf(stderr, "run: no -m and the real model is not installed (bash scripts/fetch-model.sh): "
+                                 "using a synthesized tiny llama (random weights, the text is noise)\n");
+        } else {
+            std::fprintf(stderr, "run: no -m: using the real model %s\n", model_path.c_str());
+        }
+    }
+
+    const auto t_load = std::chrono::steady_clock::now();
+    devices    d      = open_devices(device, int(n_threads));
+    auto       m      = load_model(model_path, d);
+    const model::hparams & h = m->hp();
+    model::tokenizer tok(m->file());
+    model::context_params cp;
+    cp.n_ctx    = std::min<long long>(n_ctx, h.n_ctx_train > 0 ? h.n_ctx_train : n_ctx);
+    cp.n_ubatch = n_ubatch;
+    cp.backends = d.backends;
+    cp.kv_buft  = d.cpu->buffer_type();
+    model::context ctx(*m, cp);
+    const double load_ms = ms_since(t_load);
+    std::fprintf(stderr, "run: %s (%s, %lld layers, n_embd %lld, vocab %lld, %.2f M params, %s) on %s, n_ctx %lld\n",
+                 h.name.c_str(), model::arch_name(h.architecture), (long long) h.n_layer, (long long) h.n_embd,
+                 (long long) h.n_vocab, double(m->n_params()) / 1e6, human_bytes(m->weight_bytes()).c_str(),
+                 d.names.c_str(), (long long) cp.n_ctx);
+
+    std::vector<int32_t> tokens = tok.tokenize(prompt, true, parse_special);
+    if (int64_t(tokens.size()) + n_predict > cp.n_ctx) {
+        return fail("the prompt (%zu tokens) and -n %lld do not fit the context size %lld (raise -c)", tokens.size(),
+                    n_predict, (long long) cp.n_ctx);
+    }
+    std::fputs(prompt.c_str(), stdout);
+    std::fflush(stdout);
+
+    model::sampler smp(sp);
+    for (int32_t t : tokens) {
+        smp.accept(t);
+    }
+    const auto t_prompt = std::chrono::steady_clock::now();
+    const std::vector<float> * logits = &ctx.decode(tokens);
+    const double prompt_ms = ms_since(t_prompt);
+    if (verbose) {
+        std::fprintf(stderr, "\nrun: graph of %lld nodes, plan:\n", (long long) ctx.n_graph_nodes());
+        ctx.sched().print_plan(stderr);
+    }
+
+    const auto t_eval = std::chrono::steady_clock::now();
+    int        n_eval = 0;
+    for (long long i = 0; i < n_predict; ++i) {
+        const int32_t next = smp.sample(std::span<const float>(logits->data(), size_t(h.n_vocab)));
+        if (tok.is_eog(next)) {
+            break;
+        }
+        smp.accept(next);
+        std::fputs(tok.token_to_piece(next).c_str(), stdout);
+        std::fflush(stdout);
+        if (i + 1 == n_predict) {
+            break;
+        }
+        const int32_t one[1] = {next};
+        logits               = &ctx.decode(one);
+        ++n_eval;
+    }
+    const double eval_ms = ms_since(t_eval);
+    std::fputs("\n\n", stdout);
+    const double np = double(tokens.size());
+    std::fprintf(stderr, "hexnpu_perf:        load time = %10.2f ms\n", load_ms);
+    std::fprintf(stderr,
+                 "hexnpu_perf: prompt eval time = %10.2f ms / %5d tokens (%8.2f ms per token, %8.2f tokens per second)\n",
+                 prompt_ms, int(np), prompt_ms / np, 1e3 * np / prompt_ms);
+    if (n_eval > 0) {
+        std::fprintf(stderr,
+                     "hexnpu_perf:        eval time = %10.2f ms / %5d runs   (%8.2f ms per token, %8.2f tokens per second)\n",
+                     eval_ms, n_eval, eval_ms / n_eval, 1e3 * n_eval / eval_ms);
+    }
+    std::fprintf(stderr, "hexnpu_perf:       total time = %10.2f ms / %5d tokens\n", load_ms + prompt_ms + eval_ms,
+                 int(np) + n_eval);
+    return 0;
+}
+
+} // namespace hexnpu::cli

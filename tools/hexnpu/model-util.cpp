@@ -1,0 +1,116 @@
+#include "model-util.h"
+
+#include "cpu/cpu-backend.h"
+#include "model/synth-model.h"
+
+#include "hexnpu/hexagon.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace hexnpu::cli {
+namespace {
+
+const char * kModelFile = "gemma-3-270m-q4_k_m.gguf";
+
+std::filesystem::path exe_dir() {
+    std::error_code ec;
+    auto            p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::filesystem::path() : p.parent_path();
+}
+
+} // namespace
+
+std::string find_default_model() {
+    if (const char * env = std::getenv("HEXNPU_MODEL"); env && *env) {
+        return env;
+    }
+    for (const std::filesystem::path & p :
+         {exe_dir() / ".." / "models" / kModelFile, std::filesystem::path("build") / "models" / kModelFile}) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(p, ec)) {
+            return std::filesystem::weakly_canonical(p, ec).string();
+        }
+    }
+    return {};
+}
+
+std::string synth_default_model() {
+    static std::string path;
+    if (path.empty()) {
+        char tmpl[] = "/tmp/hexnpu-synth-XXXXXX";
+        const int fd = mkstemp(tmpl);
+        if (fd < 0) {
+            throw std::runtime_error("cannot create a temporary file for the synthesized model");
+        }
+        close(fd);
+        path = std::string(tmpl);
+        synth_params p;
+        synth_preset("tiny", p);
+        synth_model(p).writer().write(path);
+        std::atexit([] { std::remove(path.c_str()); });
+    }
+    return path;
+}
+
+devices open_devices(const std::string & spec, int n_threads) {
+    devices d;
+    backend_registry & reg = backend_registry::get();
+    std::vector<std::string> names;
+    for (size_t pos = 0; pos <= spec.size();) {
+        const size_t comma = spec.find(',', pos);
+        const size_t end   = comma == std::string::npos ? spec.size() : comma;
+        if (end > pos) {
+            names.push_back(spec.substr(pos, end - pos));
+        }
+        pos = end + 1;
+    }
+    bool want_npu = false;
+    for (const std::string & n : names) {
+        if (n != "CPU") {
+            want_npu = true;
+        }
+    }
+    if (want_npu) {
+        register_htp_devices();
+    }
+    if (!reg.find("CPU")) {
+        reg.add(make_cpu_device());
+    }
+    d.cpu = reg.find("CPU");
+    for (const std::string & n : names) {
+        if (n == "CPU") {
+            continue;
+        }
+        backend_device * dev = reg.find(n);
+        if (!dev) {
+            throw std::runtime_error("unknown device '" + n + "' (see 'hexnpu devices')");
+        }
+        d.owned.push_back(dev->init_backend());
+        d.npu = true;
+    }
+    d.owned.push_back(std::make_unique<cpu_backend>(d.cpu, n_threads));
+    for (auto & b : d.owned) {
+        d.backends.push_back(b.get());
+        d.names += (d.names.empty() ? "" : ",") + std::string(b->name());
+    }
+    return d;
+}
+
+std::unique_ptr<model::model> load_model(const std::string & path, const devices & d) {
+    model::load_options opts;
+    opts.host_buft = d.cpu->buffer_type();
+    if (d.npu) {
+        backend_device * npu = d.backends.front()->device();
+        for (backend_buffer_type * b : npu->extra_buffer_types()) {
+            if (std::string(b->name()).find("REPACK") != std::string::npos) {
+                opts.matmul_buft = b;
+            }
+        }
+    }
+    return model::model::load(path, opts);
+}
+
+} // namespace hexnpu::cli

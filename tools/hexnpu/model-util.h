@@ -1,0 +1,35 @@
+// Shared by run, bench, perplexity and tokenize: finding the default model, choosing devices,
+// loading a model onto them.
+#pragma once
+
+#include "model/context.h"
+#include "model/model.h"
+
+#include "hexnpu/backend.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hexnpu::cli {
+
+// The real Gemma 3 270M if installed (HEXNPU_MODEL, <bin>/../models/, build/models/), else "".
+std::string find_default_model();
+// A synthesized tiny llama written to a temporary file (removed at exit); returns its path.
+std::string synth_default_model();
+
+// --device HTP0 | CPU | HTP0,CPU: the backends in priority order, the CPU always last.
+struct devices {
+    std::vector<std::unique_ptr<backend>> owned;
+    std::vector<backend *>                backends;
+    backend_device *                      cpu = nullptr;
+    std::string                           names;  // "HTP0,CPU"
+    bool                                  npu = false;
+};
+devices open_devices(const std::string & spec, int n_threads);
+
+// Loads the model onto the devices: weights read in place from the file's mapping on the CPU;
+// with an NPU, matmul weights in its REPACK buffers.
+std::unique_ptr<model::model> load_model(const std::string & path, const devices & d);
+
+} // namespace hexnpu::cli
