@@ -14,5 +14,7 @@ int cmd_synth(args a);
 int cmd_tile(args a);
 int cmd_test_ops(args a);
 int cmd_devices(args a);
+int cmd_run(args a);
+int cmd_tokenize(args a);
 
 } // namespace hexnpu::cli

@@ -21,6 +21,8 @@ const command kCommands[] = {
     {"synth", hexnpu::cli::cmd_synth, "write a small llama GGUF with deterministic weights"},
     {"tile", hexnpu::cli::cmd_tile, "dump or verify NPU tiled weights: tile IN.gguf --tensor NAME -o OUT.bin | --check"},
     {"devices", hexnpu::cli::cmd_devices, "list the backend devices (HTP sessions: arch, NPU library, VTCM, threads)"},
+    {"run", hexnpu::cli::cmd_run, "generate text: run [-m FILE] [-p PROMPT] [-n N] [--device HTP0|CPU]"},
+    {"tokenize", hexnpu::cli::cmd_tokenize, "print a text's tokens: tokenize -m FILE -p TEXT [--ids]"},
     {"test-ops", hexnpu::cli::cmd_test_ops, "check every op on a backend: test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf]"},
 };
 
