@@ -33,6 +33,12 @@ bool synth_preset(const std::string & name, synth_params & out) {
         // defaults
     } else if (name == "small") {
         p.n_vocab = 4096, p.n_embd = 1024, p.n_layer = 4, p.n_head = 16, p.n_head_kv = 4, p.n_ff = 2816, p.n_ctx = 2048;
+    } else if (name == "gemma3-tiny") {
+        p.arch = "gemma3", p.n_embd = 128, p.n_layer = 6, p.n_head = 4, p.n_head_kv = 2, p.n_embd_head = 64, p.n_ff = 256;
+        p.n_swa = 4, p.rope_base = 1000000.0f;
+    } else if (name == "qwen2-tiny" || name == "qwen3-tiny") {
+        p.arch = name.substr(0, 5), p.n_embd = 128, p.n_layer = 2, p.n_head = 4, p.n_head_kv = 2, p.n_ff = 256;
+        p.rope_base = 1000000.0f;
     } else {
         return false;
     }
@@ -49,22 +55,35 @@ synth_model::synth_model(const synth_params & p) {
         throw std::invalid_argument("synth: n_vocab must be at least 259 (3 control tokens + 256 bytes)");
     }
     rng r{p.seed};
-    const int head_dim = p.n_embd / p.n_head;
+    if (p.arch != "llama" && p.arch != "qwen2" && p.arch != "qwen3" && p.arch != "gemma3") {
+        throw std::invalid_argument("synth: unknown architecture " + p.arch);
+    }
+    const bool gemma    = p.arch == "gemma3";
+    const int  head_dim = p.n_embd_head > 0 ? p.n_embd_head : p.n_embd / p.n_head;
+    const int  n_embd_q = head_dim * p.n_head;
     const int n_embd_kv = head_dim * p.n_head_kv;
 
     auto & w = writer_;
-    w.set("general.architecture", gguf::value::from_string("llama"));
+    const std::string a = p.arch + ".";
+    w.set("general.architecture", gguf::value::from_string(p.arch));
     w.set("general.name", gguf::value::from_string("hexnpu-synth-" + p.name));
-    w.set("llama.vocab_size", gguf::value::from_u32(uint32_t(p.n_vocab)));
-    w.set("llama.context_length", gguf::value::from_u32(uint32_t(p.n_ctx)));
-    w.set("llama.embedding_length", gguf::value::from_u32(uint32_t(p.n_embd)));
-    w.set("llama.block_count", gguf::value::from_u32(uint32_t(p.n_layer)));
-    w.set("llama.feed_forward_length", gguf::value::from_u32(uint32_t(p.n_ff)));
-    w.set("llama.attention.head_count", gguf::value::from_u32(uint32_t(p.n_head)));
-    w.set("llama.attention.head_count_kv", gguf::value::from_u32(uint32_t(p.n_head_kv)));
-    w.set("llama.rope.dimension_count", gguf::value::from_u32(uint32_t(head_dim)));
-    w.set("llama.rope.freq_base", gguf::value::from_f32(10000.0f));
-    w.set("llama.attention.layer_norm_rms_epsilon", gguf::value::from_f32(1e-5f));
+    w.set(a + "vocab_size", gguf::value::from_u32(uint32_t(p.n_vocab)));
+    w.set(a + "context_length", gguf::value::from_u32(uint32_t(p.n_ctx)));
+    w.set(a + "embedding_length", gguf::value::from_u32(uint32_t(p.n_embd)));
+    w.set(a + "block_count", gguf::value::from_u32(uint32_t(p.n_layer)));
+    w.set(a + "feed_forward_length", gguf::value::from_u32(uint32_t(p.n_ff)));
+    w.set(a + "attention.head_count", gguf::value::from_u32(uint32_t(p.n_head)));
+    w.set(a + "attention.head_count_kv", gguf::value::from_u32(uint32_t(p.n_head_kv)));
+    if (head_dim * p.n_head != p.n_embd) {
+        w.set(a + "attention.key_length", gguf::value::from_u32(uint32_t(head_dim)));
+        w.set(a + "attention.value_length", gguf::value::from_u32(uint32_t(head_dim)));
+    }
+    w.set(a + "rope.dimension_count", gguf::value::from_u32(uint32_t(head_dim)));
+    w.set(a + "rope.freq_base", gguf::value::from_f32(p.rope_base));
+    w.set(a + "attention.layer_norm_rms_epsilon", gguf::value::from_f32(gemma ? 1e-6f : 1e-5f));
+    if (gemma) {
+        w.set(a + "attention.sliding_window", gguf::value::from_u32(uint32_t(p.n_swa)));
+    }
 
     // SentencePiece-style vocabulary: control tokens, the 256 byte tokens, then filler pieces.
     std::vector<std::string> tokens;
@@ -111,21 +130,49 @@ synth_model::synth_model(const synth_params & p) {
         buffers_.push_back(std::move(buf));
     };
 
+    auto add_bias = [&](const std::string & name, int64_t n) {
+        auto buf = std::make_unique<std::vector<uint8_t>>(size_t(n) * 4);
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = 0.1f * r.gaussian();
+            std::memcpy(buf->data() + i * 4, &v, 4);
+        }
+        const int64_t ne[1] = {n};
+        w.add_tensor(name, GGML_TYPE_F32, ne, buf->data());
+        buffers_.push_back(std::move(buf));
+    };
+
     add("token_embd.weight", {p.n_embd, p.n_vocab}, false);
     for (int l = 0; l < p.n_layer; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
         add(b + "attn_norm.weight", {p.n_embd}, true);
-        add(b + "attn_q.weight", {p.n_embd, p.n_embd}, false);
+        add(b + "attn_q.weight", {p.n_embd, n_embd_q}, false);
         add(b + "attn_k.weight", {p.n_embd, n_embd_kv}, false);
         add(b + "attn_v.weight", {p.n_embd, n_embd_kv}, false);
-        add(b + "attn_output.weight", {p.n_embd, p.n_embd}, false);
+        if (p.arch == "qwen2") {  // biases: f32 vectors like the norms, centred on 0
+            add_bias(b + "attn_q.bias", n_embd_q);
+            add_bias(b + "attn_k.bias", n_embd_kv);
+            add_bias(b + "attn_v.bias", n_embd_kv);
+        }
+        if (gemma || p.arch == "qwen3") {
+            add(b + "attn_q_norm.weight", {head_dim}, true);
+            add(b + "attn_k_norm.weight", {head_dim}, true);
+        }
+        add(b + "attn_output.weight", {n_embd_q, p.n_embd}, false);
+        if (gemma) {
+            add(b + "post_attention_norm.weight", {p.n_embd}, true);
+        }
         add(b + "ffn_norm.weight", {p.n_embd}, true);
         add(b + "ffn_gate.weight", {p.n_embd, p.n_ff}, false);
         add(b + "ffn_up.weight", {p.n_embd, p.n_ff}, false);
         add(b + "ffn_down.weight", {p.n_ff, p.n_embd}, false);
+        if (gemma) {
+            add(b + "post_ffw_norm.weight", {p.n_embd}, true);
+        }
     }
     add("output_norm.weight", {p.n_embd}, true);
-    add("output.weight", {p.n_embd, p.n_vocab}, false);
+    if (!gemma) {  // gemma3 ties the output to token_embd
+        add("output.weight", {p.n_embd, p.n_vocab}, false);
+    }
 }
 
 } // namespace hexnpu

@@ -14,6 +14,7 @@ namespace hexnpu {
 
 struct synth_params {
     std::string name       = "tiny";
+    std::string arch       = "llama";  // llama, qwen2, qwen3 or gemma3
     int         n_vocab    = 512;
     int         n_embd     = 256;
     int         n_layer    = 2;
@@ -21,11 +22,16 @@ struct synth_params {
     int         n_head_kv  = 2;
     int         n_ff       = 768;
     int         n_ctx      = 512;
+    int         n_embd_head = 0;       // 0: n_embd / n_head
+    int         n_swa      = 0;        // gemma3: sliding window
+    float       rope_base  = 10000.0f;
     ggml_type   type       = GGML_TYPE_F32;  // type of the weight matrices; norms stay f32
     uint64_t    seed       = 42;
 };
 
-// Named presets: "tiny" (~1.8M parameters) and "small" (~53M).
+// Named presets: "tiny" (~1.8M parameters) and "small" (~53M) llamas; "gemma3-tiny", "qwen2-tiny"
+// and "qwen3-tiny" (the other architectures' tensors and keys at tiny sizes; gemma3 with six layers,
+// head size 64 != n_embd / n_head, sliding window 4, tied embeddings).
 bool synth_preset(const std::string & name, synth_params & out);
 
 // The model's tensors and metadata; the writer references data owned by the returned object.

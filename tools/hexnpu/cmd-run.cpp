@@ -19,11 +19,12 @@ namespace {
 const char * kUsage =
     "usage: hexnpu run [-m FILE] [-p PROMPT | -f FILE] [-n N] [-c N] [-ub N] [-t N] [--device HTP0|CPU|HTP0,CPU]\n"
     "                  [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S]\n"
-    "                  [--no-parse-special] [--verbose]\n"
+    "                  [--no-parse-special] [--verbose] [--tokens ID,ID,... [--logits]]\n"
     "  Streams the continuation of the prompt, then the timing lines. Defaults: -n 64, -c 4096 (at most the\n"
     "  model's), -ub 512, greedy unless --temp > 0 (then top-k 40, top-p 0.95, min-p 0.05), seed 42,\n"
     "  --device CPU. Without -m: the real Gemma 3 270M if installed (scripts/fetch-model.sh), else a\n"
-    "  synthesized tiny llama.\n";
+    "  synthesized tiny llama. --tokens evaluates those ids instead of a prompt; --logits then prints the\n"
+    "  logits of every position (one line of n_vocab numbers each) and generates nothing.\n";
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -44,7 +45,8 @@ bool parse_float(std::string_view s, float & out) {
 
 int cmd_run(args a) {
     std::string model_path, prompt, prompt_file, device = "CPU";
-    bool        have_prompt = false, verbose = false, parse_special = true;
+    bool        have_prompt = false, verbose = false, parse_special = true, print_logits = false;
+    std::vector<int32_t> given_tokens;
     long long   n_predict = 64, n_ctx = 4096, n_ubatch = 512, n_threads = 0, seed = 42;
     model::sampler_params sp;
     sp.temp = 0.0f;
@@ -98,6 +100,20 @@ int cmd_run(args a) {
             device = a[++i];
         } else if (f == "--no-parse-special") {
             parse_special = false;
+        } else if (f == "--tokens" && has_value) {
+            const std::string list(a[++i]);
+            for (size_t pos = 0; pos < list.size();) {
+                size_t    end = list.find(',', pos);
+                long long id  = 0;
+                end           = end == std::string::npos ? list.size() : end;
+                if (!parse_int(std::string_view(list).substr(pos, end - pos), id)) {
+                    return fail("--tokens needs a comma-separated list of token ids");
+                }
+                given_tokens.push_back(int32_t(id));
+                pos = end + 1;
+            }
+        } else if (f == "--logits") {
+            print_logits = true;
         } else if (f == "--verbose" || f == "-v") {
             verbose = true;
         } else {
@@ -145,12 +161,27 @@ int cmd_run(args a) {
                  (long long) h.n_vocab, double(m->n_params()) / 1e6, human_bytes(m->weight_bytes()).c_str(),
                  d.names.c_str(), (long long) cp.n_ctx);
 
-    std::vector<int32_t> tokens = tok.tokenize(prompt, true, parse_special);
+    std::vector<int32_t> tokens = given_tokens.empty() ? tok.tokenize(prompt, true, parse_special) : given_tokens;
+    if (print_logits) {
+        if (given_tokens.empty()) {
+            return fail("--logits needs --tokens");
+        }
+        const std::vector<float> & all = ctx.decode(tokens, true);
+        std::string                line;
+        for (size_t t = 0; t < tokens.size(); ++t) {
+            line.clear();
+            for (int64_t j = 0; j < h.n_vocab; ++j) {
+                line += format(j ? " %.9g" : "%.9g", double(all[t * size_t(h.n_vocab) + size_t(j)]));
+            }
+            std::printf("%s\n", line.c_str());
+        }
+        return 0;
+    }
     if (int64_t(tokens.size()) + n_predict > cp.n_ctx) {
         return fail("the prompt (%zu tokens) and -n %lld do not fit the context size %lld (raise -c)", tokens.size(),
                     n_predict, (long long) cp.n_ctx);
     }
-    std::fputs(prompt.c_str(), stdout);
+    std::fputs(given_tokens.empty() ? prompt.c_str() : tok.detokenize(tokens).c_str(), stdout);
     std::fflush(stdout);
 
     model::sampler smp(sp);

@@ -1,0 +1,126 @@
+"""An independent reference forward pass for the llama, qwen2, qwen3 and gemma3 architectures in
+numpy (float64), reading a GGUF with the `gguf` package. It shares no code with src/: it follows
+the published model definitions (and llama.cpp's conventions where GGUF encodes them: RoPE pair
+layout per architecture, Gemma's norm weights stored with the +1 folded in, the sliding-window
+rule p_q - p_k < n_swa, every sixth Gemma 3 layer global, the KV cache rounded to float16).
+"""
+
+import numpy as np
+from gguf import GGUFReader
+from gguf import quants
+
+
+class Model:
+    def __init__(self, path):
+        r = GGUFReader(str(path))
+        self.kv = {k: f.contents() for k, f in r.fields.items() if not k.startswith("tokenizer.")}
+        self.arch = self.kv["general.architecture"]
+        self.t = {}
+        for t in r.tensors:
+            a = quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float64)
+            self.t[t.name] = a.reshape([int(d) for d in reversed(t.shape)])
+
+    def key(self, name, default=None):
+        return self.kv.get(f"{self.arch}.{name}", default)
+
+
+def rms_norm(x, w, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def rope(x, pos, n_rot, base, neox):
+    """x: [n_tokens, n_heads, head_dim]; rotates the first n_rot dims."""
+    half = n_rot // 2
+    inv = base ** (-np.arange(half) * 2.0 / n_rot)
+    ang = pos[:, None] * inv[None, :]  # [n_tokens, half]
+    cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+    out = x.copy()
+    if neox:
+        a, b = x[..., :half], x[..., half:n_rot]
+        out[..., :half] = a * cos - b * sin
+        out[..., half:n_rot] = a * sin + b * cos
+    else:
+        a, b = x[..., 0:n_rot:2], x[..., 1:n_rot:2]
+        out[..., 0:n_rot:2] = a * cos - b * sin
+        out[..., 1:n_rot:2] = a * sin + b * cos
+    return out
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def forward(m, tokens):
+    """Logits [n_tokens, n_vocab] for the token sequence from position 0 (causal)."""
+    arch = m.arch
+    gemma = arch == "gemma3"
+    n_embd = m.key("embedding_length")
+    n_layer = m.key("block_count")
+    n_head = m.key("attention.head_count")
+    n_head_kv = m.key("attention.head_count_kv", n_head)
+    hd = m.key("attention.key_length", n_embd // n_head)
+    n_rot = m.key("rope.dimension_count", hd)
+    eps = m.key("attention.layer_norm_rms_epsilon")
+    base = m.key("rope.freq_base", 10000.0)
+    n_swa = m.key("attention.sliding_window", 0) if gemma else 0
+    neox = arch != "llama"
+    t = m.t
+    n = len(tokens)
+    pos = np.arange(n, dtype=np.float64)
+
+    x = t["token_embd.weight"][tokens]
+    if gemma:
+        x = x * np.sqrt(n_embd)
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    for il in range(n_layer):
+        p = f"blk.{il}."
+        local = gemma and il % 6 < 5
+        h = rms_norm(x, t[p + "attn_norm.weight"], eps)
+        q = h @ t[p + "attn_q.weight"].T
+        k = h @ t[p + "attn_k.weight"].T
+        v = h @ t[p + "attn_v.weight"].T
+        if p + "attn_q.bias" in t:
+            q, k, v = q + t[p + "attn_q.bias"], k + t[p + "attn_k.bias"], v + t[p + "attn_v.bias"]
+        q = q.reshape(n, n_head, hd)
+        k = k.reshape(n, n_head_kv, hd)
+        v = v.reshape(n, n_head_kv, hd)
+        if p + "attn_q_norm.weight" in t:
+            q = rms_norm(q, t[p + "attn_q_norm.weight"], eps)
+            k = rms_norm(k, t[p + "attn_k_norm.weight"], eps)
+        b = 10000.0 if local else base
+        q = rope(q, pos, n_rot, b, neox)
+        k = rope(k, pos, n_rot, b, neox)
+        # The cache holds K and V as float16.
+        k = k.astype(np.float16).astype(np.float64)
+        v = v.astype(np.float16).astype(np.float64)
+        scale = 1.0 / np.sqrt(hd)
+        allowed = causal.copy()
+        if local:
+            allowed &= (np.arange(n)[:, None] - np.arange(n)[None, :]) < n_swa
+        group = n_head // n_head_kv
+        out = np.zeros((n, n_head, hd))
+        for hh in range(n_head):
+            kh, vh = k[:, hh // group, :], v[:, hh // group, :]
+            s = (q[:, hh, :] @ kh.T) * scale
+            s = np.where(allowed, s, -np.inf)
+            s = np.exp(s - s.max(axis=1, keepdims=True))
+            s /= s.sum(axis=1, keepdims=True)
+            out[:, hh, :] = s @ vh
+        a = out.reshape(n, n_head * hd) @ t[p + "attn_output.weight"].T
+        if gemma:
+            a = rms_norm(a, t[p + "post_attention_norm.weight"], eps)
+        x = x + a
+        h = rms_norm(x, t[p + "ffn_norm.weight"], eps)
+        g = h @ t[p + "ffn_gate.weight"].T
+        u = h @ t[p + "ffn_up.weight"].T
+        f = ((gelu_tanh(g) if gemma else silu(g)) * u) @ t[p + "ffn_down.weight"].T
+        if gemma:
+            f = rms_norm(f, t[p + "post_ffw_norm.weight"], eps)
+        x = x + f
+    x = rms_norm(x, t["output_norm.weight"], eps)
+    w_out = t.get("output.weight", t["token_embd.weight"])
+    return x @ w_out.T
