@@ -14,6 +14,10 @@
 #include <string_view>
 #include <vector>
 
+namespace hexnpu {
+class output_file;
+}
+
 namespace hexnpu::gguf {
 
 inline constexpr uint32_t GGUF_VERSION           = 3;
@@ -174,10 +178,14 @@ class writer {
     // The bytes at data must stay valid until write() returns.
     void add_tensor(const std::string & name, ggml_type type, std::span<const int64_t> ne, const void * data);
 
-    // Writes to path + ".tmp", then renames it to path, so a failed write leaves no partial file.
+    // Writes the file through output_file (output-file.h): a unique temporary next to path, then
+    // an atomic rename, so a failed write leaves no partial file and an existing path untouched.
     // Tensors are streamed one at a time (one fill buffer, sized for the largest filled tensor).
-    // Throws std::runtime_error naming the path and the system error on I/O failure.
+    // Throws output_error (a std::runtime_error) naming the path and the reason.
     void write(const std::string & path, const progress_fn & progress = {}) const;
+    // Writes the whole file into out (which a command created with its inputs, so the target is
+    // checked against them); the caller commits it.
+    void write(output_file & out, const progress_fn & progress = {}) const;
     // Serializes to memory (small files, tests).
     std::vector<uint8_t> write_to_memory() const;
 

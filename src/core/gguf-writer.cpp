@@ -2,12 +2,9 @@
 // zero padding to the alignment, then the tensors packed in order, each padded to the alignment.
 #include "gguf-layout.h"
 
+#include "hexnpu/output-file.h"
+
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace hexnpu::gguf {
 namespace {
@@ -65,24 +62,6 @@ uint32_t alignment_from(const value & v) {
                                     std::string(value_type_name(v.type())) + " " + v.to_display());
     }
     return uint32_t(*a);
-}
-
-[[noreturn]] void throw_io_error(const std::string & action, const std::string & path, int err) {
-    throw std::runtime_error("cannot " + action + " '" + path + "': " + std::strerror(err));
-}
-
-void write_all(int fd, const uint8_t * p, size_t n, const std::string & path) {
-    while (n > 0) {
-        const ssize_t done = ::write(fd, p, n);
-        if (done < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            throw_io_error("write", path, errno);
-        }
-        p += done;
-        n -= size_t(done);
-    }
 }
 
 } // namespace
@@ -263,33 +242,17 @@ std::vector<uint8_t> writer::write_to_memory() const {
     return out;
 }
 
-void writer::write(const std::string & path, const progress_fn & progress) const {
+void writer::write(output_file & out, const progress_fn & progress) const {
     std::vector<tensor_info>   laid_out;
     const std::vector<uint8_t> header = encode_header(laid_out);
+    out.write(header.data(), header.size());
+    emit_tensors(laid_out, [&](const uint8_t * p, size_t n) { out.write(p, n); }, progress);
+}
 
-    const std::string tmp = path + ".tmp";
-    int               fd  = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        throw_io_error("create", tmp, errno);
-    }
-    try {
-        write_all(fd, header.data(), header.size(), tmp);
-        emit_tensors(laid_out, [&](const uint8_t * p, size_t n) { write_all(fd, p, n, tmp); }, progress);
-        const int closed = ::close(fd);
-        fd               = -1;
-        if (closed != 0) {
-            throw_io_error("write", tmp, errno);
-        }
-        if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-            throw_io_error("rename '" + tmp + "' to", path, errno);
-        }
-    } catch (...) {
-        if (fd >= 0) {
-            ::close(fd);
-        }
-        ::unlink(tmp.c_str());
-        throw;
-    }
+void writer::write(const std::string & path, const progress_fn & progress) const {
+    output_file out = output_file::create(path);
+    write(out, progress);
+    out.commit();
 }
 
 } // namespace hexnpu::gguf

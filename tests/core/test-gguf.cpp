@@ -545,6 +545,17 @@ TEST(GgufFile, WriteStreamsThroughFillAndOpenMapsTheResult) {
     fs::remove(path);
 }
 
+// Files in the temporary directory whose names start with `prefix` (the target and any temporary).
+std::vector<std::string> files_starting_with(const std::string & prefix) {
+    std::vector<std::string> names;
+    for (const fs::directory_entry & e : fs::directory_iterator(fs::temp_directory_path())) {
+        if (e.path().filename().string().rfind(prefix, 0) == 0) {
+            names.push_back(e.path().filename().string());
+        }
+    }
+    return names;
+}
+
 TEST(GgufFile, WriteFailuresLeaveNoFileBehind) {
     const int64_t ne[] = {4};
     {
@@ -554,7 +565,7 @@ TEST(GgufFile, WriteFailuresLeaveNoFileBehind) {
             w.write(missing_dir.string());
             ADD_FAILURE() << "write into a missing directory succeeded";
         } catch (const std::runtime_error & e) {
-            EXPECT_NE(std::string(e.what()).find(missing_dir.string() + ".tmp"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(missing_dir.string()), std::string::npos) << e.what();
             EXPECT_NE(std::string(e.what()).find(std::strerror(ENOENT)), std::string::npos) << e.what();
         }
     }
@@ -563,23 +574,30 @@ TEST(GgufFile, WriteFailuresLeaveNoFileBehind) {
         writer         w;
         w.add_tensor("t", GGML_TYPE_F32, ne, [](uint8_t *) { throw std::runtime_error("fill failed"); });
         EXPECT_THROW(w.write(path.string()), std::runtime_error);
-        EXPECT_FALSE(fs::exists(path));
-        EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+        EXPECT_EQ(files_starting_with(path.filename().string()), std::vector<std::string>{}) << "no file, no temporary";
     }
     if (fs::exists("/dev/full")) {
+        // A file named like the old fixed temporary is somebody else's: the writer neither writes
+        // through it nor removes it. And an output that resolves to a device is refused.
         const fs::path link = temp_path("full.gguf.tmp");
-        fs::create_symlink("/dev/full", link);  // the writer opens path + ".tmp": writes fail with ENOSPC
+        fs::create_symlink("/dev/full", link);
         const std::vector<float> data(4);
         writer                   w;
         w.add_tensor("t", GGML_TYPE_F32, ne, data.data());
+        EXPECT_NO_THROW(w.write(temp_path("full.gguf").string()));
+        EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+        EXPECT_EQ(fs::file_size(temp_path("full.gguf")), w.write_to_memory().size());
         try {
-            w.write(temp_path("full.gguf").string());
-            ADD_FAILURE() << "write to /dev/full succeeded";
+            w.write(link.string());
+            ADD_FAILURE() << "write through a link to /dev/full succeeded";
         } catch (const std::runtime_error & e) {
-            EXPECT_NE(std::string(e.what()).find(std::strerror(ENOSPC)), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("character device"), std::string::npos) << e.what();
         }
-        EXPECT_FALSE(fs::exists(fs::symlink_status(link)));
-        EXPECT_FALSE(fs::exists(temp_path("full.gguf")));
+        EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+        EXPECT_TRUE(fs::is_character_file("/dev/full"));
+        fs::remove(link);
+        fs::remove(temp_path("full.gguf"));
+        EXPECT_EQ(files_starting_with(temp_path("full.gguf").filename().string()), std::vector<std::string>{});
     }
 }
 
