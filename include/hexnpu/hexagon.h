@@ -12,8 +12,13 @@ namespace hexnpu {
 // Throws std::invalid_argument naming a bad variable or list item.
 void register_htp_devices(bool collect_trace = false);
 
-// Writes the batches the registered HTP devices profiled as a Perfetto-loadable JSON trace. Throws
-// std::runtime_error when the file cannot be written.
+class output_file;
+
+// Writes the batches the registered HTP devices profiled as a Perfetto-loadable JSON trace, through
+// output_file (a temporary next to path and an atomic rename). Throws output_error (a
+// std::runtime_error) when the file cannot be written.
 void write_htp_trace(const std::string & path);
+// The same into an output_file the caller created (and checked) before the work; the caller commits.
+void write_htp_trace(output_file & out);
 
 } // namespace hexnpu

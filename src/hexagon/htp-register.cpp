@@ -5,9 +5,10 @@
 #include "htp-trace-json.h"
 
 #include "hexnpu/backend.h"
+#include "hexnpu/output-file.h"
 
-#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 
 namespace hexnpu {
@@ -27,19 +28,23 @@ void register_htp_devices(bool collect_trace) {
     done = true;
 }
 
-void write_htp_trace(const std::string & path) {
+void write_htp_trace(output_file & out) {
     std::vector<hexagon::htp_trace_source> sources;
     for (backend_device * dev : backend_registry::get().devices()) {
         if (auto * htp = dynamic_cast<hexagon::htp_device *>(dev)) {
             sources.push_back({htp->name(), htp->profile_log().batches()});
         }
     }
-    std::ofstream out(path);
-    hexagon::write_trace_json(out, sources);
-    out.close();
-    if (!out) {
-        throw std::runtime_error("cannot write the trace file '" + path + "'");
-    }
+    std::ostringstream json;
+    hexagon::write_trace_json(json, sources);
+    const std::string text = std::move(json).str();
+    out.write(text.data(), text.size());
+}
+
+void write_htp_trace(const std::string & path) {
+    output_file out = output_file::create(path);
+    write_htp_trace(out);
+    out.commit();
 }
 
 } // namespace hexnpu

@@ -1,5 +1,7 @@
 #include "cli-util.h"
 
+#include "core/gguf-layout.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -28,6 +30,12 @@ std::string format(const char * fmt, ...) {
     std::vsnprintf(s.data(), s.size() + 1, fmt, ap2);
     va_end(ap2);
     return s;
+}
+
+std::string printable(std::string_view s) {
+    std::string out;
+    gguf::layout::append_escaped(out, s, '\\');  // no quote character of its own: only \\ and controls
+    return out;
 }
 
 std::string human_bytes(uint64_t bytes) {

@@ -14,6 +14,11 @@ namespace hexnpu::cli {
 
 std::string format(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// A key, tensor name or other text from a file, made safe for one table cell or message line:
+// backslash, control bytes and NUL become escapes (\\, \n, \t, \r, \x00), as string values are
+// shown. Bytes >= 0x80 pass through (UTF-8).
+std::string printable(std::string_view s);
+
 // "1.50 MiB", "512 B" ...
 std::string human_bytes(uint64_t bytes);
 

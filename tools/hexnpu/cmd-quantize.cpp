@@ -5,6 +5,7 @@
 #include "core/parallel.h"
 #include "core/quantize-model.h"
 #include "hexnpu/gguf.h"
+#include "hexnpu/output-file.h"
 
 #include <chrono>
 #include <memory>
@@ -55,9 +56,6 @@ int cmd_quantize(args a) {
         return fail("unknown type '%.*s'\n%s", int(pos[2].size()), pos[2].data(), kUsage);
     }
     opt.target = *target;
-    if (in_path == out_path) {
-        return fail("input and output are the same file '%s'", in_path.c_str());
-    }
 
     const auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<gguf::reader> in;
@@ -66,11 +64,14 @@ int cmd_quantize(args a) {
     } catch (const gguf::error & e) {
         return fail("%s: %s", in_path.c_str(), e.what());
     }
+    // Before any work: OUT must not be IN (by identity) and must be a regular file or new.
+    output_file                    out    = output_file::create(out_path, {in_path});
     const std::vector<tensor_plan> plan   = plan_quantize(*in, opt);
     const gguf::writer             writer = make_quantized_writer(*in, plan, opt);
 
     progress bar(plan.size());
-    writer.write(out_path, [&](size_t i, size_t n, const gguf::tensor_info & t) { bar.update(i + 1, t.name); });
+    writer.write(out, [&](size_t i, size_t n, const gguf::tensor_info & t) { bar.update(i + 1, printable(t.name)); });
+    out.commit();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     table    tab({"#", "name", "shape", "type", "", "new type", "bytes", "new bytes", "action"},
@@ -85,7 +86,7 @@ int cmd_quantize(args a) {
         } else {
             ++changed;
         }
-        tab.add({std::to_string(p.index), t.name, shape_string(t.ne.data(), t.n_dims, "x"), ggml_type_name(t.type),
+        tab.add({std::to_string(p.index), printable(t.name), shape_string(t.ne.data(), t.n_dims, "x"), ggml_type_name(t.type),
                  "->", ggml_type_name(p.out_type), std::to_string(t.nbytes), std::to_string(p.out_nbytes), action});
         in_bytes += t.nbytes;
         out_bytes += p.out_nbytes;

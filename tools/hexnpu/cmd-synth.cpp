@@ -2,6 +2,7 @@
 #include "cli-util.h"
 #include "commands.h"
 
+#include "hexnpu/output-file.h"
 #include "model/synth-model.h"
 
 #include <cstdio>
@@ -53,8 +54,10 @@ int cmd_synth(args a) {
         std::fputs(kUsage, stderr);
         return 1;
     }
+    output_file       file = output_file::create(out);  // refused before the work when OUT is not writable
     const synth_model model(p);
-    model.writer().write(out);
+    model.writer().write(file);
+    file.commit();
     std::printf("wrote %s: llama, preset %s, %d layers, n_embd %d, vocab %d, weights %s\n", out.c_str(),
                 p.name.c_str(), p.n_layer, p.n_embd, p.n_vocab, ggml_type_name(p.type));
     return 0;

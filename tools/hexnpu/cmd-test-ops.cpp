@@ -7,9 +7,11 @@
 
 #include "cpu/cpu-backend.h"
 #include "hexnpu/hexagon.h"
+#include "hexnpu/output-file.h"
 #include "testing/runner.h"
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace hexnpu::cli {
@@ -133,6 +135,11 @@ int cmd_test_ops(args a) {
             return fail("unexpected argument '%.*s'\n%s", int(a[i].size()), a[i].data(), kUsage);
         }
     }
+    // The trace file is checked (and its temporary made) before the cases run, not after.
+    std::optional<output_file> trace;
+    if (!trace_path.empty()) {
+        trace.emplace(output_file::create(trace_path));
+    }
     // Accelerators first: the registry's order is the scheduler's priority order.
     register_htp_devices(!trace_path.empty());
     backend_device & cpu    = cpu_device();
@@ -149,8 +156,9 @@ int cmd_test_ops(args a) {
     }
     optest::case_runner runner(*target, target == &cpu ? nullptr : &cpu);
     const int           status = perf ? time_cases(runner, selected) : check_cases(runner, selected);
-    if (!trace_path.empty()) {
-        write_htp_trace(trace_path);
+    if (trace) {
+        write_htp_trace(*trace);
+        trace->commit();
     }
     return status;
 }

@@ -7,6 +7,7 @@
 #include "core/parallel.h"
 #include "hexagon/repack.h"
 #include "hexnpu/gguf.h"
+#include "hexnpu/output-file.h"
 
 #include <algorithm>
 #include <bit>
@@ -71,22 +72,18 @@ int write_tensor(const std::string & in_path, std::string_view name, const std::
     const gguf::reader          r = gguf::reader::open(in_path);
     const gguf::tensor_info *   t = r.find_tensor(name);
     if (!t) {
-        return fail("%s: no tensor named '%.*s'", in_path.c_str(), int(name.size()), name.data());
+        return fail("%s: no tensor named '%s'", in_path.c_str(), printable(name).c_str());
     }
+    // OUT must not be IN (by identity) and must be a regular file or new; written atomically, so an
+    // existing OUT survives a failed write.
+    output_file          out = output_file::create(out_path, {in_path});
     std::vector<uint8_t> tiled;
     if (const std::string error = repack(r, *t, tiled, n_threads); !error.empty()) {
-        return fail("%s: %s", t->name.c_str(), error.c_str());
+        return fail("%s: %s", printable(t->name).c_str(), error.c_str());
     }
-    FILE * out = std::fopen(out_path.c_str(), "wb");
-    if (!out) {
-        return fail("cannot create %s: %s", out_path.c_str(), std::strerror(errno));
-    }
-    const bool written = std::fwrite(tiled.data(), 1, tiled.size(), out) == tiled.size();
-    if (std::fclose(out) != 0 || !written) {
-        std::remove(out_path.c_str());
-        return fail("cannot write %s: %s", out_path.c_str(), std::strerror(errno));
-    }
-    std::printf("%s: %s %s, %llu flat -> %llu tiled bytes, written to %s\n", t->name.c_str(), ggml_type_name(t->type),
+    out.write(tiled.data(), tiled.size());
+    out.commit();
+    std::printf("%s: %s %s, %llu flat -> %llu tiled bytes, written to %s\n", printable(t->name).c_str(), ggml_type_name(t->type),
                 shape_string(t->ne.data(), t->n_dims, "x").c_str(), (unsigned long long) t->nbytes,
                 (unsigned long long) tiled.size(), out_path.c_str());
     return 0;
@@ -103,9 +100,9 @@ int check(const std::string & in_path, int n_threads) {
     std::vector<uint8_t> tiled, unpacked;
     for (size_t i = 0; i < r.tensors().size(); ++i) {
         const gguf::tensor_info & t = r.tensors()[i];
-        bar.update(i, t.name);
+        bar.update(i, printable(t.name));
         if (const std::string error = repack(r, t, tiled, n_threads); !error.empty()) {
-            flat_table.add({t.name, ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims, "x"), error});
+            flat_table.add({printable(t.name), ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims, "x"), error});
             continue;
         }
         const bool   lossless = hexagon::is_lossless_tiling(t.type);
@@ -121,7 +118,7 @@ int check(const std::string & in_path, int n_threads) {
             verdict += " (MISMATCH)";
             ++n_mismatch;
         }
-        tiled_table.add({t.name, ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims, "x"),
+        tiled_table.add({printable(t.name), ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims, "x"),
                          std::to_string(t.nbytes), std::to_string(tiled.size()), verdict, format("%.6g", diff)});
         flat_total += t.nbytes;
         tiled_total += tiled.size();
