@@ -1,0 +1,155 @@
+// The SentencePiece-style tokenizer on a small hand-made vocabulary whose merges are worked out by
+// hand below (llama.cpp's algorithm: merge the highest-scoring adjacent pair, leftmost on ties;
+// symbols that are no token split back along their merges; bytes for the rest), special tokens,
+// byte fallback and detokenization round trips.
+#include "model/model.h"
+#include "model/tokenizer.h"
+
+#include "hexnpu/gguf.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace hexnpu;
+using model::tokenizer;
+
+namespace {
+
+const std::string S = "\xE2\x96\x81";  // U+2581
+
+struct vocab {
+    std::vector<std::string> tokens;
+    std::vector<float>       scores;
+    std::vector<int32_t>     types;
+    int32_t add(const std::string & t, float score, int32_t type = 1) {
+        tokens.push_back(t), scores.push_back(score), types.push_back(type);
+        return int32_t(tokens.size() - 1);
+    }
+};
+
+struct fixture {
+    std::vector<uint8_t> bytes;
+    gguf::reader         reader;
+    tokenizer            tok;
+    explicit fixture(const vocab & v, bool add_space_prefix, const std::string & model = "llama")
+        : bytes(make(v, add_space_prefix, model)), reader(gguf::reader::from_memory(bytes.data(), bytes.size())),
+          tok(reader) {}
+
+    static std::vector<uint8_t> make(const vocab & v, bool add_space_prefix, const std::string & model) {
+        gguf::writer w;
+        w.set("general.architecture", gguf::value::from_string("llama"));
+        w.set("tokenizer.ggml.model", gguf::value::from_string(model));
+        w.set("tokenizer.ggml.tokens", gguf::value::from_strings(v.tokens));
+        std::vector<uint8_t> s(v.scores.size() * 4), t(v.types.size() * 4);
+        std::memcpy(s.data(), v.scores.data(), s.size());
+        std::memcpy(t.data(), v.types.data(), t.size());
+        w.set("tokenizer.ggml.scores", gguf::value::from_array(gguf::value_type::FLOAT32, v.scores.size(), s));
+        w.set("tokenizer.ggml.token_type", gguf::value::from_array(gguf::value_type::INT32, v.types.size(), t));
+        w.set("tokenizer.ggml.bos_token_id", gguf::value::from_u32(1));
+        w.set("tokenizer.ggml.eos_token_id", gguf::value::from_u32(2));
+        w.set("tokenizer.ggml.add_space_prefix", gguf::value::from_bool(add_space_prefix));
+        return w.write_to_memory();
+    }
+};
+
+// ids: 0 <unk>, 1 <s>, 2 </s>, 3..258 <0x00>..<0xFF>, then the pieces.
+struct spm_vocab : vocab {
+    int32_t sp, a, b, c, ab, bc, sp_a, abc, sp_ab, nl2, ctl;
+    spm_vocab() {
+        add("<unk>", 0, 2);
+        add("<s>", 0, 3);
+        add("</s>", 0, 3);
+        for (int i = 0; i < 256; ++i) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "<0x%02X>", i);
+            add(buf, 0, 6);
+        }
+        sp    = add(S, -5);
+        a     = add("a", -10);
+        b     = add("b", -10);
+        c     = add("c", -10);
+        ab    = add("ab", -1);
+        bc    = add("bc", -0.5f);
+        sp_a  = add(S + "a", -2);
+        abc   = add("abc", -0.1f);
+        sp_ab = add(S + "ab", -3);
+        nl2   = add("\n\n", 0, 4);            // user-defined: always matched
+        ctl   = add("<start_of_turn>", 0, 3);  // control: matched when parsing specials
+    }
+};
+
+int32_t byte_id(uint8_t b) { return 3 + b; }
+
+} // namespace
+
+TEST(SpmTokenizer, MergesByScoreAsWorkedByHand) {
+    spm_vocab v;
+    fixture   f(v, false);
+    // a b c: pairs ab (-1), bc (-0.5) -> bc first; then a+bc = abc (-0.1) -> one token.
+    EXPECT_EQ(f.tok.tokenize("abc", false, true), (std::vector<int32_t>{v.abc}));
+    // a b ▁ c: only ab is a token: [ab, ▁, c].
+    EXPECT_EQ(f.tok.tokenize("ab c", false, true), (std::vector<int32_t>{v.ab, v.sp, v.c}));
+    // ▁ a b: ▁a (-2) and ab (-1): ab first, then ▁+ab = ▁ab (-3): one token.
+    EXPECT_EQ(f.tok.tokenize(" ab", false, true), (std::vector<int32_t>{v.sp_ab}));
+    // BOS is added when asked.
+    EXPECT_EQ(f.tok.tokenize("abc", true, true), (std::vector<int32_t>{1, v.abc}));
+}
+
+TEST(SpmTokenizer, SpacePrefix) {
+    spm_vocab v;
+    fixture   f(v, true);
+    // ▁ a b c: bc, then abc; ▁+abc is no token: [▁, abc].
+    EXPECT_EQ(f.tok.tokenize("abc", false, true), (std::vector<int32_t>{v.sp, v.abc}));
+    // The prefix space comes off again on decoding.
+    EXPECT_EQ(f.tok.detokenize(f.tok.tokenize("abc", true, true)), "abc");
+}
+
+TEST(SpmTokenizer, ByteFallback) {
+    spm_vocab v;
+    fixture   f(v, false);
+    // é is C3 A9 and no token: its bytes.
+    EXPECT_EQ(f.tok.tokenize("a\xC3\xA9", false, true), (std::vector<int32_t>{v.a, byte_id(0xC3), byte_id(0xA9)}));
+    // A 4-byte emoji, a tab.
+    EXPECT_EQ(f.tok.tokenize("\xF0\x9F\x99\x82\t", false, true),
+              (std::vector<int32_t>{byte_id(0xF0), byte_id(0x9F), byte_id(0x99), byte_id(0x82), byte_id(0x09)}));
+    EXPECT_EQ(f.tok.detokenize(f.tok.tokenize("a\xC3\xA9 \xF0\x9F\x99\x82\tabc", false, true)),
+              "a\xC3\xA9 \xF0\x9F\x99\x82\tabc");
+}
+
+TEST(SpmTokenizer, SpecialTokens) {
+    spm_vocab v;
+    fixture   f(v, false);
+    // Control tokens only when parsing specials; user-defined ones always.
+    EXPECT_EQ(f.tok.tokenize("<start_of_turn>ab", false, true), (std::vector<int32_t>{v.ctl, v.ab}));
+    const auto raw = f.tok.tokenize("<start_of_turn>", false, false);
+    // < s t a r t _ o f _ t u r n >: 'a' is a piece, the other 14 characters are bytes.
+    ASSERT_EQ(raw.size(), 15u);
+    EXPECT_EQ(raw[0], byte_id('<'));
+    EXPECT_EQ(raw[3], v.a);
+    EXPECT_EQ(f.tok.tokenize("ab\n\nc", false, false), (std::vector<int32_t>{v.ab, v.nl2, v.c}));
+    EXPECT_EQ(f.tok.tokenize("<s>", false, true), (std::vector<int32_t>{1}));
+    // Control tokens decode to nothing unless asked for.
+    EXPECT_EQ(f.tok.detokenize({1, v.ctl, v.ab}), "ab");
+    EXPECT_EQ(f.tok.detokenize({1, v.ctl, v.ab}, true), "<s><start_of_turn>ab");
+}
+
+TEST(SpmTokenizer, MissingKeysAreNamed) {
+    gguf::writer w;
+    w.set("tokenizer.ggml.model", gguf::value::from_string("llama"));
+    const auto bytes = w.write_to_memory();
+    const auto r     = gguf::reader::from_memory(bytes.data(), bytes.size());
+    try {
+        tokenizer t(r);
+        FAIL() << "no error";
+    } catch (const model::model_error & e) {
+        EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.tokens"), std::string::npos) << e.what();
+    }
+    gguf::writer w2;
+    w2.set("tokenizer.ggml.model", gguf::value::from_string("wordpiece"));
+    const auto b2 = w2.write_to_memory();
+    const auto r2 = gguf::reader::from_memory(b2.data(), b2.size());
+    EXPECT_THROW(tokenizer t(r2), model::model_error);
+}
