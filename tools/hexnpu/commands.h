@@ -16,5 +16,7 @@ int cmd_test_ops(args a);
 int cmd_devices(args a);
 int cmd_run(args a);
 int cmd_tokenize(args a);
+int cmd_perplexity(args a);
+int cmd_bench(args a);
 
 } // namespace hexnpu::cli

@@ -23,6 +23,8 @@ const command kCommands[] = {
     {"devices", hexnpu::cli::cmd_devices, "list the backend devices (HTP sessions: arch, NPU library, VTCM, threads)"},
     {"run", hexnpu::cli::cmd_run, "generate text: run [-m FILE] [-p PROMPT] [-n N] [--device HTP0|CPU]"},
     {"tokenize", hexnpu::cli::cmd_tokenize, "print a text's tokens: tokenize -m FILE -p TEXT [--ids]"},
+    {"perplexity", hexnpu::cli::cmd_perplexity, "perplexity over a text: perplexity -m FILE -f TEXT [-c 512]"},
+    {"bench", hexnpu::cli::cmd_bench, "prompt/generation speed, the llama-bench table: bench -m FILE [-p 128] [-n 64]"},
     {"test-ops", hexnpu::cli::cmd_test_ops, "check every op on a backend: test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf]"},
 };
 
