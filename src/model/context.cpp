@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <string>
 
 namespace hexnpu::model {
@@ -78,6 +79,10 @@ void context::eval_ubatch(const int32_t * tokens, int64_t n, bool all_logits, fl
     const model::graph_inputs in = model_.build_graph(ctx, gf, n, n_kv, n_outputs, k_cache_, v_cache_);
     sched_->alloc_graph(gf);
     n_graph_nodes_ = int64_t(gf.nodes.size());
+    if (params_.plan_out && !(n == 1 ? printed_decode_plan_ : printed_prompt_plan_)) {
+        (n == 1 ? printed_decode_plan_ : printed_prompt_plan_) = true;
+        print_plan_summary(gf, n);
+    }
 
     std::vector<int32_t> pos(static_cast<size_t>(n));
     std::vector<int64_t> idx(static_cast<size_t>(n));
@@ -116,6 +121,47 @@ void context::eval_ubatch(const int32_t * tokens, int64_t n, bool all_logits, fl
     n_past_ += n;
     if (out) {
         tensor_get(in.logits, out, 0, size_t(n_outputs * h.n_vocab) * sizeof(float));
+    }
+}
+
+void context::print_plan_summary(const ggml_cgraph & gf, int64_t n_tokens) const {
+    FILE *                           out = params_.plan_out;
+    std::map<std::string, int>       per_backend;
+    std::map<std::string, int>       fallbacks;  // "OP (types): reason" -> count
+    const std::vector<backend *> &   bs       = params_.backends;
+    backend *                        fallback = bs.back();
+    for (const ggml_tensor * node : gf.nodes) {
+        backend * b = sched_->backend_of(node);
+        if (!b || node->op == GGML_OP_VIEW || node->op == GGML_OP_RESHAPE || node->op == GGML_OP_PERMUTE ||
+            node->op == GGML_OP_TRANSPOSE) {
+            continue;  // views compute nothing
+        }
+        per_backend[b->name()]++;
+        if (b != fallback || bs.size() < 2) {
+            continue;
+        }
+        std::string sig = std::string(ggml_op_desc(node)) + " (";
+        for (int i = 0; i < 3 && node->src[i]; ++i) {
+            sig += std::string(i ? " x " : "") + ggml_type_name(node->src[i]->type);
+        }
+        sig += " -> " + std::string(ggml_type_name(node->type)) + ")";
+        std::string why;
+        for (size_t i = 0; i + 1 < bs.size(); ++i) {
+            backend_device * dev = bs[i]->device();
+            why += std::string(why.empty() ? "" : "; ") + dev->name() +
+                   (dev->supports_op(node) ? ": its inputs or output live where it cannot go"
+                                           : ": op not supported");
+        }
+        fallbacks[sig + ": " + why]++;
+    }
+    std::fprintf(out, "plan (%lld-token graph): %zu nodes, %d splits, %d copies;", (long long) n_tokens,
+                 gf.nodes.size(), sched_->n_splits(), sched_->n_copies());
+    for (const auto & [name, count] : per_backend) {
+        std::fprintf(out, " %s %d", name.c_str(), count);
+    }
+    std::fprintf(out, "\n");
+    for (const auto & [what, count] : fallbacks) {
+        std::fprintf(out, "  fell back to %s: %4d x %s\n", fallback->name(), count, what.c_str());
     }
 }
 

@@ -8,6 +8,7 @@
 #include "hexnpu/sched.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <span>
 #include <vector>
@@ -21,6 +22,9 @@ struct context_params {
     std::vector<backend *> backends;
     // Where the KV cache lives (host-visible); nullptr: the last backend's device default.
     backend_buffer_type * kv_buft = nullptr;
+    // When set: the plan summary of the first prompt graph and of the first single-token graph
+    // (nodes per backend, splits, copies, and each op that fell back to the last backend and why).
+    FILE * plan_out = nullptr;
 };
 
 class context {
@@ -38,12 +42,11 @@ class context {
     void    clear() { n_past_ = 0; }
     const model & get_model() const { return model_; }
 
-    // The last graph's plan (nodes per backend, splits), for --verbose.
-    const backend_sched & sched() const { return *sched_; }
-    int64_t               n_graph_nodes() const { return n_graph_nodes_; }
+    int64_t n_graph_nodes() const { return n_graph_nodes_; }
 
   private:
     void eval_ubatch(const int32_t * tokens, int64_t n, bool all_logits, float * out);
+    void print_plan_summary(const ggml_cgraph & gf, int64_t n_tokens) const;
 
     const model &                   model_;
     context_params                  params_;
@@ -54,6 +57,7 @@ class context {
     std::vector<float>              logits_;
     int64_t                         n_past_        = 0;
     int64_t                         n_graph_nodes_ = 0;
+    bool                            printed_prompt_plan_ = false, printed_decode_plan_ = false;
 };
 
 } // namespace hexnpu::model

@@ -2,6 +2,7 @@
 // mapping (host memory) or copied into the buffer types the caller names.
 #include "model/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string_view>
@@ -237,62 +238,78 @@ void model::create_tensors(const load_options & opts) {
         L.ffn_down = get(b + "ffn_down.weight", {h.n_ff, E}, true, true);
     }
 
-    if (!opts.weight_buft && !opts.matmul_buft) {
+    // Each weight's buffer type: the matmul type where the caller wants it, else weight_buft, else
+    // (nullptr) the file's mapping.
+    std::vector<backend_buffer_type *> where(loaded.size(), opts.weight_buft);
+    for (size_t i = 0; i < loaded.size(); ++i) {
+        if (opts.placement) {
+            if (backend_buffer_type * b = opts.placement(loaded[i].first, is_matmul[i])) {
+                where[i] = b;
+            }
+        }
+    }
+    bool any_mapped = false;
+    for (backend_buffer_type * b : where) {
+        any_mapped = any_mapped || b == nullptr;
+    }
+    if (any_mapped) {
         if (!opts.host_buft || !opts.host_buft->is_host()) {
             throw model_error("mapped weights need a host buffer type");
         }
-        const auto &   first = reader_.tensors().front();
+        const auto &    first = reader_.tensors().front();
         const uint8_t * data0 = reader_.tensor_data(first).data();
         uint8_t *       base  = const_cast<uint8_t *>(data0 - first.file_offset);
         auto            buf   = std::make_unique<mapped_buffer>(opts.host_buft, base, size_t(reader_.file_size()));
         buf->set_usage(buffer_usage::weights);
-        for (auto & [t, ti] : loaded) {
-            tensor_alloc(buf.get(), t, base + ti->file_offset);
+        for (size_t i = 0; i < loaded.size(); ++i) {
+            if (!where[i]) {
+                tensor_alloc(buf.get(), loaded[i].first, base + loaded[i].second->file_offset);
+            }
         }
         buffers_.push_back(std::move(buf));
-        return;
     }
-
-    // Copy into device buffers: matmul weights in one context, the rest in another.
-    backend_buffer_type * other_buft = opts.weight_buft ? opts.weight_buft : opts.host_buft;
-    backend_buffer_type * mm_buft    = opts.matmul_buft ? opts.matmul_buft : other_buft;
-    for (int pass = 0; pass < 2; ++pass) {
-        backend_buffer_type * buft = pass == 0 ? mm_buft : other_buft;
-        // A throwaway context describing this pass's tensors: sizes per buffer type, then placed
-        // tensor by tensor so that the model's own tensors are the ones that get data.
-        size_t total = 0;
-        std::vector<size_t> offs;
+    // One buffer per other buffer type, tensors placed at aligned offsets, then their bytes copied
+    // in (set_tensor: a REPACK type tiles them).
+    std::vector<backend_buffer_type *> types;
+    for (backend_buffer_type * b : where) {
+        if (b && std::find(types.begin(), types.end(), b) == types.end()) {
+            types.push_back(b);
+        }
+    }
+    size_t total_copy = 0;
+    for (backend_buffer_type * buft : types) {
+        size_t              total = 0;
+        std::vector<size_t> offs(loaded.size(), 0);
         for (size_t i = 0; i < loaded.size(); ++i) {
-            if (bool(is_matmul[i]) != (pass == 0)) {
-                offs.push_back(0);
+            if (where[i] != buft) {
                 continue;
             }
             const size_t align = buft->alignment();
             total              = (total + align - 1) / align * align;
-            offs.push_back(total);
+            offs[i]            = total;
             total += buft->alloc_size(loaded[i].first);
-        }
-        if (total == 0) {
-            continue;
         }
         auto buf = buft->alloc_buffer(total);
         buf->set_usage(buffer_usage::weights);
         uint8_t * base = static_cast<uint8_t *>(buf->base());
         for (size_t i = 0; i < loaded.size(); ++i) {
-            if (bool(is_matmul[i]) != (pass == 0)) {
-                continue;
+            if (where[i] == buft) {
+                tensor_alloc(buf.get(), loaded[i].first, base + offs[i]);
+                total_copy += loaded[i].second->nbytes;
             }
-            tensor_alloc(buf.get(), loaded[i].first, base + offs[i]);
         }
         buffers_.push_back(std::move(buf));
     }
     size_t done = 0;
-    for (auto & [t, ti] : loaded) {
-        const auto bytes = reader_.tensor_data(*ti);
-        tensor_set(t, bytes.data(), 0, bytes.size());
+    for (size_t i = 0; i < loaded.size(); ++i) {
+        if (!where[i]) {
+            continue;
+        }
+        const auto bytes = reader_.tensor_data(*loaded[i].second);
+        tensor_set(loaded[i].first, bytes.data(), 0, bytes.size());
         done += bytes.size();
         if (opts.progress) {
-            opts.progress(done, size_t(weight_bytes_), opts.progress_user);
+            opts.progress(done, total_copy, opts.progress_user);
         }
     }
 }

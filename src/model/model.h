@@ -7,6 +7,7 @@
 #include "hexnpu/graph.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -78,9 +79,10 @@ struct load_options {
     backend_buffer_type * weight_buft = nullptr;
     // The CPU device's buffer type: the mapped weights are tagged with it.
     backend_buffer_type * host_buft = nullptr;
-    // Matmul weights only (2-D weights read by MUL_MAT) go to this buffer type when set, e.g. an
-    // NPU's REPACK type; everything else follows weight_buft.
-    backend_buffer_type * matmul_buft = nullptr;
+    // A weight for which this returns a buffer type goes there (is_matmul: read by MUL_MAT), e.g.
+    // an NPU's REPACK type when the NPU computes MUL_MAT with that weight, or its compute buffers
+    // for the norms; everything else follows weight_buft.
+    std::function<backend_buffer_type *(const ggml_tensor * weight, bool is_matmul)> placement;
     // Called while weights are copied (done, total bytes).
     void (*progress)(size_t done, size_t total, void * user) = nullptr;
     void * progress_user = nullptr;

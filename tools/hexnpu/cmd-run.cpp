@@ -154,6 +154,7 @@ int cmd_run(args a) {
     cp.n_ubatch = n_ubatch;
     cp.backends = d.backends;
     cp.kv_buft  = d.cpu->buffer_type();
+    cp.plan_out = verbose ? stderr : nullptr;
     model::context ctx(*m, cp);
     const double load_ms = ms_since(t_load);
     std::fprintf(stderr, "run: %s (%s, %lld layers, n_embd %lld, vocab %lld, %.2f M params, %s) on %s, n_ctx %lld\n",
@@ -191,10 +192,6 @@ int cmd_run(args a) {
     const auto t_prompt = std::chrono::steady_clock::now();
     const std::vector<float> * logits = &ctx.decode(tokens);
     const double prompt_ms = ms_since(t_prompt);
-    if (verbose) {
-        std::fprintf(stderr, "\nrun: graph of %lld nodes, plan:\n", (long long) ctx.n_graph_nodes());
-        ctx.sched().print_plan(stderr);
-    }
 
     const auto t_eval = std::chrono::steady_clock::now();
     int        n_eval = 0;

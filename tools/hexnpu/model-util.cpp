@@ -103,12 +103,29 @@ std::unique_ptr<model::model> load_model(const std::string & path, const devices
     model::load_options opts;
     opts.host_buft = d.cpu->buffer_type();
     if (d.npu) {
-        backend_device * npu = d.backends.front()->device();
+        backend_device *      npu    = d.backends.front()->device();
+        backend_buffer_type * repack = nullptr;
         for (backend_buffer_type * b : npu->extra_buffer_types()) {
             if (std::string(b->name()).find("REPACK") != std::string::npos) {
-                opts.matmul_buft = b;
+                repack = b;
             }
         }
+        // A weight goes to the NPU's REPACK buffers only when the NPU computes its MUL_MAT (a tiled
+        // weight cannot be read back for a CPU fallback).
+        // Norm weights and biases in its (host-visible) compute buffers, so that the element-wise
+        // ops using them can run there; the rest stays in the file's mapping.
+        opts.placement = [npu, repack](const ggml_tensor * w, bool is_matmul) -> backend_buffer_type * {
+            if (!is_matmul) {
+                return ggml_n_dims(w) == 1 ? npu->buffer_type() : nullptr;
+            }
+            if (!repack) {
+                return nullptr;
+            }
+            ggml_context  ctx;
+            ggml_tensor * a = ggml_new_tensor(&ctx, w->type, 4, w->ne);
+            ggml_tensor * b = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, w->ne[0], 1);
+            return npu->supports_op(ggml_mul_mat(&ctx, a, b)) ? repack : nullptr;
+        };
     }
     return model::model::load(path, opts);
 }
