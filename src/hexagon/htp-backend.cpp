@@ -200,9 +200,9 @@ void htp_backend::collect_profile(htp_session & s, const in_flight & batch, cons
             htp_trace_event               ev;
             ev.cycles = widen_cycles(e.cycles, rsp.cycles_start);
             ev.slot   = slot;
-            ev.id     = e.id;
-            ev.info   = uint16_t(e.info & ~proto::HTP_TRACE_STOP);
-            ev.stop   = (e.info & proto::HTP_TRACE_STOP) != 0;
+            ev.id     = uint16_t(e.id & ~proto::HTP_TRACE_STOP);
+            ev.info   = e.info;
+            ev.stop   = (e.id & proto::HTP_TRACE_STOP) != 0;
             record.events.push_back(ev);
         }
     }

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <deque>
 #include <map>
+#include <tuple>
 #include <vector>
 
 namespace hexnpu::hexagon {
@@ -115,20 +117,22 @@ void write_trace_json(std::ostream & out, const std::vector<htp_trace_source> & 
                                std::to_string(op.cycles_stop - op.cycles_start) + ",\"usecs\":" +
                                std::to_string(op.usecs));
             }
-            // Start events wait on a per-track, per-event stack for their stop.
-            std::map<std::pair<uint32_t, uint16_t>, std::vector<const htp_trace_event *>> open;
+            // A stop closes the oldest open start of its identity (track, event, info): DMA
+            // transfers complete in FIFO order, so with several in flight the most recent start
+            // is the wrong partner; compute sections do not nest within one identity.
+            std::map<std::tuple<uint32_t, uint16_t, uint16_t>, std::deque<const htp_trace_event *>> open;
             for (const htp_trace_event & e : b.events) {
-                const uint32_t tid = track_of(e);
-                auto &         stack = open[{tid, e.id}];
+                const uint32_t tid     = track_of(e);
+                auto &         pending = open[{tid, e.id, e.info}];
                 if (!e.stop) {
-                    stack.push_back(&e);
+                    pending.push_back(&e);
                     continue;
                 }
-                if (stack.empty()) {
+                if (pending.empty()) {
                     continue;  // its start fell before the trace buffer's first record
                 }
-                const htp_trace_event * start = stack.back();
-                stack.pop_back();
+                const htp_trace_event * start = pending.front();
+                pending.pop_front();
                 tracks[tid] = true;
                 w.complete(pid, tid, proto::htp_trace_event_name(e.id), us(start->cycles),
                            us(e.cycles) - us(start->cycles),

@@ -1,6 +1,7 @@
 #include "batch.h"
 
 #include "htp-tensor.h"
+#include "ops/ops.h"
 #include "proto/htp-status.h"
 
 namespace hexnpu::htp {
@@ -110,6 +111,25 @@ void report_dropped_events(htp_session * s) {
     }
 }
 
+// The op's entry, its required operands present, its structural guard passed: only then may it run.
+uint32_t admit_op(const htp_op_context & octx, const op_entry ** entry) {
+    *entry = find_op(octx.op->opcode);
+    if (*entry == nullptr) {
+        return proto::HTP_STATUS_NO_SUPPORT;
+    }
+    for (uint32_t i = 0; i < (*entry)->n_src; ++i) {
+        if (octx.src[i] == nullptr) {
+            return proto::HTP_STATUS_INVAL_PARAMS;
+        }
+    }
+    for (uint32_t i = 0; i < (*entry)->n_dst; ++i) {
+        if (octx.dst[i] == nullptr) {
+            return proto::HTP_STATUS_INVAL_PARAMS;
+        }
+    }
+    return (*entry)->guard(&octx) ? proto::HTP_STATUS_OK : proto::HTP_STATUS_INVAL_PARAMS;
+}
+
 uint32_t run_op(htp_session * s, const batch_view & v, uint32_t index, trace_buf * main_trace) {
     const htp_op_desc & op = v.ops[index];
     htp_op_context      octx{};
@@ -133,15 +153,26 @@ uint32_t run_op(htp_session * s, const batch_view & v, uint32_t index, trace_buf
         octx.dst[i] = op.dst[i] == proto::HTP_NO_TENSOR ? nullptr : &v.tensors[op.dst[i]];
     }
 
-    uint32_t status = execute_op(&octx);
+    if (op.flags & proto::HTP_OPFLAGS_SKIP_COMPUTE) {
+        return proto::HTP_STATUS_OK;
+    }
+    const op_entry * entry  = nullptr;
+    uint32_t         status = admit_op(octx, &entry);
+    if (status != proto::HTP_STATUS_OK) {
+        return status;
+    }
+    status = entry->run(&octx);
     // The DMA rules are checked whatever the op returned: its queues must be drained.
     uint32_t strict = s->plat->op_done(s->plat->ctx);
     for (uint32_t t = 0; t < s->n_threads; ++t) {
         if (!dma_queue_empty(&s->dma[t])) {
             s->plat->log(s->plat->ctx, 0, "htp: an op returned with pushes it never popped");
-            dma_queue_reset(&s->dma[t]);
             strict = proto::HTP_STATUS_STRICT;
         }
+        if (s->dma[t].overflows != 0) {
+            strict = proto::HTP_STATUS_STRICT;  // logged at the push
+        }
+        dma_queue_reset(&s->dma[t]);
     }
     if (strict != proto::HTP_STATUS_OK && status == proto::HTP_STATUS_OK) {
         status = strict;

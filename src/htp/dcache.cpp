@@ -12,9 +12,10 @@ void dcache_reset(dcache_tracker * d, const platform * plat) {
 static void remove_range(dcache_tracker * d, uint32_t i) { d->ranges[i] = d->ranges[--d->count]; }
 
 static void flush_range(dcache_tracker * d, const dirty_range & r, trace_buf * trace) {
-    trace_event_start(trace, proto::HTP_TRACE_EVT_L2FLUSH, 1);
+    const uint16_t kib = trace_info((r.end - r.start + 1023) >> 10);
+    trace_event_start(trace, proto::HTP_TRACE_EVT_L2FLUSH, kib);
     d->plat->dcache_flush(d->plat->ctx, d->plat->window_base + r.start, size_t(r.end - r.start));
-    trace_event_stop(trace, proto::HTP_TRACE_EVT_L2FLUSH, 1);
+    trace_event_stop(trace, proto::HTP_TRACE_EVT_L2FLUSH, kib);
 }
 
 void dcache_mark_dirty(dcache_tracker * d, uint64_t npu_addr, uint64_t size, trace_buf * trace) {
@@ -64,7 +65,7 @@ void dcache_flush_dirty(dcache_tracker * d, trace_buf * trace) {
     for (uint32_t i = 0; i < d->count; ++i) {
         total += d->ranges[i].end - d->ranges[i].start;
     }
-    const uint16_t n = uint16_t(d->count);
+    const uint16_t n = trace_info(d->count);
     trace_event_start(trace, proto::HTP_TRACE_EVT_L2FLUSH, n);
     if (total > DCACHE_FLUSH_ALL_BYTES) {
         d->plat->dcache_flush_all(d->plat->ctx);

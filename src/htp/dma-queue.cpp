@@ -11,7 +11,8 @@ void dma_queue_init(dma_queue * q, const platform * plat, uint32_t hw_queue) {
     q->hw_queue = hw_queue;
     q->push_idx = 0;
     q->pop_idx  = 0;
-    q->trace    = nullptr;
+    q->trace     = nullptr;
+    q->overflows = 0;
 }
 
 static bool fits_bits(uint64_t v, uint32_t bits) { return bits >= 64 || (v >> bits) == 0; }
@@ -52,6 +53,9 @@ static bool submit_entry(dma_queue * q, dma_ptr_pair p, uint32_t dst_stride, uin
 bool dma_queue_push(dma_queue * q, dma_ptr_pair p, uint32_t dst_stride, uint32_t src_stride, uint32_t row_size,
                     uint32_t nrows, uint16_t info) {
     if (dma_queue_depth(q) == DMA_QUEUE_CAPACITY) {
+        if (q->overflows++ == 0) {
+            q->plat->log(q->plat->ctx, 0, "htp: DMA push on a full queue (64 transfers in flight): transfer not queued");
+        }
         return false;
     }
     dma_queue_entry & e = q->ring[q->push_idx % DMA_QUEUE_CAPACITY];

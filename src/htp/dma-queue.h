@@ -45,6 +45,7 @@ struct dma_queue {
     uint32_t         push_idx = 0;  // free-running; the ring index is idx % capacity
     uint32_t         pop_idx  = 0;
     trace_buf *      trace    = nullptr;  // DMA start at push, stop at pop; nullptr: untraced
+    uint32_t         overflows = 0;       // pushes refused on a full ring since the last reset
     dma_queue_entry  ring[DMA_QUEUE_CAPACITY];
 };
 
@@ -55,9 +56,10 @@ inline uint32_t dma_queue_capacity(const dma_queue *) { return DMA_QUEUE_CAPACIT
 inline bool     dma_queue_empty(const dma_queue * q) { return q->push_idx == q->pop_idx; }
 
 // nrows rows of row_size bytes from src (rows src_stride apart) to dst (rows dst_stride apart);
-// info tags the transfer's DMA trace events. Returns false when the queue is full or the platform
-// rejected the descriptor (a strict-mode violation: it is recorded and the entry is still queued, so
-// the pipeline's pops stay paired). A 2-D transfer whose fields exceed the arch's descriptor width
+// info tags the transfer's DMA trace events. Returns false when the queue is full (the transfer is not
+// queued: counted in overflows, logged, and the batch loop fails the op with HTP_STATUS_STRICT) or
+// the platform rejected the descriptor (a strict-mode violation the platform records; the entry is
+// still queued, so the pipeline's pops stay paired). A 2-D transfer whose fields exceed the arch's descriptor width
 // is issued as one 1-D transfer when both sides are contiguous, else row by row.
 bool dma_queue_push(dma_queue * q, dma_ptr_pair p, uint32_t dst_stride, uint32_t src_stride, uint32_t row_size,
                     uint32_t nrows, uint16_t info);
@@ -74,6 +76,11 @@ inline bool dma_queue_push_vtcm_to_ddr(dma_queue * q, dma_addr_t ddr_dst, dma_ad
     return dma_queue_push(q, dma_ptr_pair{ddr_dst, vtcm_src}, ddr_stride, vtcm_stride, row_size, nrows, info);
 }
 
+// A zero-row token standing in for vtcm_slot's previous writeback in a pipeline's prologue.
+inline bool dma_queue_push_token(dma_queue * q, const void * vtcm_slot, uint16_t info) {
+    return dma_queue_push(q, dma_ptr_pair{dma_addr_of(vtcm_slot), dma_addr_of(vtcm_slot)}, 0, 0, 0, 0, info);
+}
+
 // Waits for the oldest transfer and returns its {dst, src}; {0, 0} when the queue is empty.
 dma_ptr_pair dma_queue_pop(dma_queue * q);
 
@@ -82,6 +89,9 @@ void dma_queue_flush(dma_queue * q);
 
 // Forgets every entry without waiting: for the batch loop, after an op that broke the pairing
 // rule (its transfers are abandoned by the platform too).
-inline void dma_queue_reset(dma_queue * q) { q->pop_idx = q->push_idx; }
+inline void dma_queue_reset(dma_queue * q) {
+    q->pop_idx   = q->push_idx;
+    q->overflows = 0;
+}
 
 } // namespace hexnpu::htp

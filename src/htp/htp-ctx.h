@@ -45,7 +45,4 @@ struct htp_op_context {
     uint32_t                   vtcm_size;
 };
 
-// Runs one op; returns its htp_status.
-uint32_t execute_op(htp_op_context * octx);
-
 } // namespace hexnpu::htp

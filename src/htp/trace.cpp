@@ -27,7 +27,7 @@ void trace_event_start(trace_buf * buf, uint16_t id, uint16_t info) {
     }
     ++buf->open[id];
     ++buf->open_total;
-    trace_append(buf, id, uint16_t(info & ~proto::HTP_TRACE_STOP));
+    trace_append(buf, id, info);
 }
 
 void trace_event_stop(trace_buf * buf, uint16_t id, uint16_t info) {
@@ -40,7 +40,7 @@ void trace_event_stop(trace_buf * buf, uint16_t id, uint16_t info) {
     }
     --buf->open[id];
     --buf->open_total;
-    trace_append(buf, id, uint16_t(info | proto::HTP_TRACE_STOP));
+    trace_append(buf, uint16_t(id | proto::HTP_TRACE_STOP), info);
 }
 
 } // namespace hexnpu::htp

@@ -1,6 +1,6 @@
 // Per-thread trace event recording into the batch block's trace section (one slot per HVX thread
 // plus one for the HMX thread). Events carry the low 32 bits of the cycle counter, the event id and
-// a 16-bit info word (bit 15 marks the stop event). A full buffer drops events and counts them.
+// a 16-bit info word (bit 15 of the id marks the stop event). A full buffer drops events and counts them.
 #pragma once
 
 #include "htp/platform.h"
@@ -33,5 +33,8 @@ void trace_event_start(trace_buf * buf, uint16_t id, uint16_t info);
 void trace_event_stop(trace_buf * buf, uint16_t id, uint16_t info);
 
 inline bool trace_enabled(const trace_buf * buf) { return buf->events != nullptr; }
+
+// A progress index as an info word: saturates rather than wraps, so a late row never reads as row 0.
+inline uint16_t trace_info(uint64_t v) { return v < 0xffff ? uint16_t(v) : uint16_t(0xffff); }
 
 } // namespace hexnpu::htp

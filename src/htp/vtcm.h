@@ -18,13 +18,14 @@ class vtcm_arena {
     // count areas of bytes each, every one aligned; nullptr (and the arena failed) when they do not fit.
     uint8_t * take(uint64_t bytes, uint32_t count = 1, uint32_t align = VTCM_ALIGN) {
         const uint64_t start = vtcm_round_up(used_, align);
-        // Divided rather than multiplied: a nonsense request must fail, not wrap around.
-        if (failed_ || start > size_ || bytes > size_ ||
-            (count != 0 && vtcm_round_up(bytes, align) > (size_ - start) / count)) {
+        // bytes and start are at most 2^32, so the product fits 64 bits: a nonsense request fails
+        // rather than wraps around (and there is no 64-bit division, a library call on Hexagon).
+        const uint64_t total = bytes > size_ ? 0 : vtcm_round_up(bytes, align) * count;
+        if (failed_ || start > size_ || bytes > size_ || total > size_ - start) {
             failed_ = true;
             return nullptr;
         }
-        used_ = start + vtcm_round_up(bytes, align) * count;
+        used_ = start + total;
         return base_ + start;
     }
 

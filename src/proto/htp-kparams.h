@@ -1,7 +1,8 @@
 // kernel_params of the element-wise NPU ops and the host-side preparation that fills them. Both
 // sides compile this header: the host's supports_op and op preparation call the prepare_*
-// functions (false: the op cannot run on the NPU, VTCM fit included), and the kernels check what
-// they receive against the same shape rules before using it.
+// functions (false: the op cannot run on the NPU, VTCM fit included); the kernels execute the
+// kparams as given (spec: host precomputes, NPU executes). The NPU's only checks are the batch
+// loop's structural ones that keep a wrong kparams from breaking the session (htp/ops/op-table.h).
 //
 // Binary ops (ADD, SUB, MUL, DIV): dst = src0 op src1, all F32; src0 and dst of one shape, src1
 // rows as long as dst rows and repeated over dims 1-3 (each dst dim a multiple of src1's).
@@ -29,6 +30,7 @@ inline constexpr uint32_t HTP_VTCM_ROW_ALIGN      = 128;    // one HVX vector
 // How a thread streams its rows; the same for every element-wise op.
 struct htp_eltwise_pipeline {
     uint32_t n_threads;        // threads the rows are split over, <= the session's
+    uint32_t rows_per_thread;  // ceil(rows / n_threads): thread i takes rows [i * it, (i + 1) * it)
     uint32_t block_rows;       // rows per DMA block
     uint32_t n_slots;          // blocks in flight per stream, 2..HTP_ELTWISE_MAX_SLOTS
     uint32_t row_size;         // ne0 * 4: bytes each DMA moves per row
@@ -53,7 +55,28 @@ struct htp_unary_kparams {
     fastdiv_values       div_ne2;
 };
 
+// HTP_OP_TEST_STREAM (test variant of the NPU library only): dst = src0 * scale, F32 of one shape,
+// through the element-wise pipeline with any depth up to HTP_TEST_STREAM_MAX_SLOTS and, on request,
+// a deliberate misuse of it that the strict virtual NPU must catch. Tests fill it by hand.
+inline constexpr uint32_t HTP_TEST_STREAM_MAX_SLOTS = 16;
+
+enum htp_test_stream_misuse : uint32_t {
+    HTP_TEST_STREAM_CORRECT          = 0,
+    HTP_TEST_STREAM_READ_BEFORE_POP  = 1,  // computes on a source slot before popping its prefetch
+    HTP_TEST_STREAM_WRITE_AFTER_PUSH = 2,  // scribbles on a destination slot while its writeback flies
+    HTP_TEST_STREAM_SKIP_DRAIN       = 3,  // returns without popping the last writebacks
+};
+
+struct htp_test_stream_kparams {
+    htp_eltwise_pipeline pipe;     // two streams: src0, dst
+    uint32_t             scale;    // float bits
+    uint32_t             misuse;   // htp_test_stream_misuse
+    fastdiv_values       div_ne1;  // flat row -> (i1, i2, i3)
+    fastdiv_values       div_ne2;
+};
+
 static_assert(sizeof(htp_binary_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+static_assert(sizeof(htp_test_stream_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 static_assert(sizeof(htp_unary_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
 constexpr bool htp_is_binary_op(uint32_t opcode) {
@@ -135,6 +158,7 @@ constexpr bool htp_eltwise_plan(uint64_t total_rows, uint32_t row_size, uint32_t
     p.row_size               = row_size;
     p.vtcm_row_stride        = htp_vtcm_row_stride(row_size);
     const uint64_t per_thread = (total_rows + p.n_threads - 1) / p.n_threads;
+    p.rows_per_thread         = uint32_t(per_thread);
     const uint64_t target     = HTP_ELTWISE_BLOCK_BYTES / p.vtcm_row_stride;
     p.block_rows = uint32_t(target < 1 ? 1 : (target < per_thread ? target : per_thread));
     p.n_slots    = 3;
@@ -192,6 +216,26 @@ inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, cons
     kp.div_ne2 = init_fastdiv(dst.ne[2]);
     *out       = kp;
     return true;
+}
+
+// TEST_STREAM over rows of ne0 F32 elements in an [ne0, ne1, ne2, ne3] tensor with a pipeline the
+// test chooses (deeper or thinner than htp_eltwise_plan would pick).
+inline htp_test_stream_kparams make_test_stream_kparams(const uint32_t ne[4], uint32_t scale_bits, uint32_t n_threads,
+                                                        uint32_t block_rows, uint32_t n_slots, uint32_t misuse) {
+    htp_test_stream_kparams kp{};
+    const uint64_t          rows = uint64_t(ne[1]) * ne[2] * ne[3];
+    kp.pipe.n_threads            = n_threads;
+    kp.pipe.rows_per_thread      = uint32_t((rows + n_threads - 1) / n_threads);
+    kp.pipe.block_rows           = block_rows;
+    kp.pipe.n_slots              = n_slots;
+    kp.pipe.row_size             = ne[0] * 4;
+    kp.pipe.vtcm_row_stride      = htp_vtcm_row_stride(kp.pipe.row_size);
+    kp.pipe.vtcm_size            = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
+    kp.scale                     = scale_bits;
+    kp.misuse                    = misuse;
+    kp.div_ne1                   = init_fastdiv(ne[1]);
+    kp.div_ne2                   = init_fastdiv(ne[2]);
+    return kp;
 }
 
 } // namespace hexnpu::proto

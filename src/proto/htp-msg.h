@@ -65,13 +65,14 @@ struct htp_prof_desc {
     uint64_t cycles_stop;
 };
 
-// One trace event: cycle stamp (low 32 bits), event id, 16-bit info (bit 15 set on the stop event).
+// One trace event: cycle stamp (low 32 bits), event id (bit 15 set on the stop event), and the
+// kernel's full 16-bit info word.
 struct htp_trace_desc {
     uint32_t cycles;
     uint16_t id;
     uint16_t info;
 };
-inline constexpr uint16_t HTP_TRACE_STOP = 0x8000;
+inline constexpr uint16_t HTP_TRACE_STOP = 0x8000;  // in htp_trace_desc::id
 
 struct htp_opbatch_req {
     uint32_t id;        // block index in the op-queue buffer

@@ -1,9 +1,8 @@
 // NPU op codes. The host maps GGML ops onto these in its op preparation; the NPU dispatcher
 // switches on them. HTP_OP_TEST_* are virtual-NPU test ops that exercise the runtime
-// (DMA, HVX, work queue) without any GGML semantics.
+// (DMA, HVX, work queue) without any GGML semantics; only the test variant of the NPU library
+// (libhexnpu-htp-vNN-test.so) has them, the production one answers HTP_STATUS_NO_SUPPORT.
 #pragma once
-
-#include "proto/fastdiv.h"
 
 #include <stdint.h>
 
@@ -24,29 +23,6 @@ enum htp_op_code : uint32_t {
     HTP_OP_TEST_FAULT,          // touches an NPU address given in params[0] (fault handling tests)
     HTP_OP_TEST_HANG,           // never returns (deadline tests)
     HTP_OP_TEST_CRASH,          // aborts the session process (crash tests)
-};
-
-// kernel_params of HTP_OP_TEST_STREAM (src0, dst: F32 of equal shape, rows contiguous). Each of
-// n_threads threads streams its share of the ne1*ne2*ne3 rows through n_slots VTCM source and
-// destination slots of block_rows rows each; a block never crosses an (i2, i3) slice.
-struct htp_test_stream_kparams {
-    uint32_t       scale;            // float bits
-    uint32_t       n_threads;        // <= the session's threads
-    uint32_t       block_rows;       // rows per DMA transfer
-    uint32_t       n_slots;          // pipeline depth, >= 2
-    uint32_t       vtcm_row_stride;  // ne0 * 4 rounded up to 128
-    uint32_t       misuse;           // htp_test_stream_misuse: a deliberate rule violation
-    fastdiv_values div_ne1;          // flat row -> (i1, i2, i3)
-    fastdiv_values div_ne2;
-};
-static_assert(sizeof(htp_test_stream_kparams) <= 32 * sizeof(int32_t));
-
-// Deliberate misuses of the DMA pipeline that the strict virtual NPU must catch.
-enum htp_test_stream_misuse : uint32_t {
-    HTP_TEST_STREAM_CORRECT          = 0,
-    HTP_TEST_STREAM_READ_BEFORE_POP  = 1,  // computes on a source slot before popping its prefetch
-    HTP_TEST_STREAM_WRITE_AFTER_PUSH = 2,  // scribbles on a destination slot while its writeback flies
-    HTP_TEST_STREAM_SKIP_DRAIN       = 3,  // returns without popping the last writebacks
 };
 
 constexpr const char * htp_op_name(uint32_t op) {

@@ -1,5 +1,7 @@
-// Trace event ids (the 16-bit info word carries a progress index: row, chunk or token; bit 15 marks
-// the stop event). Ids match the upstream backend's, so its users' tooling reads our traces.
+// Trace event ids (the 16-bit info word carries a progress index: row, chunk or token, saturated at
+// 0xffff; the stop flag is bit 15 of the recorded id, not of info). Ids match the upstream
+// backend's, so its users' tooling reads our traces. L2FLUSH's info: the KiB flushed for one dirty
+// range before an op reads it, or the number of ranges for the end-of-batch flush.
 #pragma once
 
 #include <stdint.h>

@@ -8,6 +8,7 @@
 
 #include "hexnpu/graph.h"
 #include "proto/fastdiv.h"
+#include "proto/htp-kparams.h"
 #include "proto/htp-opcodes.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,7 @@ vnpu::rpc::session_options test_session(uint64_t window = 64 * MiB) {
     o.window_size  = window;
     o.host_threads = 2;
     o.timeout      = 10s;
+    o.test_ops     = true;  // TEST_STREAM / TEST_FAULT ...
     return o;
 }
 
@@ -55,15 +57,8 @@ htp_op stream_op(const ggml_tensor * src, const ggml_tensor * dst, float scale, 
                  uint32_t misuse = proto::HTP_TEST_STREAM_CORRECT) {
     htp_op op;
     op.desc.opcode = proto::HTP_OP_TEST_STREAM;
-    proto::htp_test_stream_kparams kp{};
-    kp.scale           = bits(scale);
-    kp.n_threads       = 2;
-    kp.block_rows      = 4;
-    kp.n_slots         = 2;
-    kp.vtcm_row_stride = uint32_t((src->ne[0] * 4 + 127) / 128 * 128);
-    kp.misuse          = misuse;
-    kp.div_ne1         = proto::init_fastdiv(uint32_t(src->ne[1]));
-    kp.div_ne2         = proto::init_fastdiv(uint32_t(src->ne[2]));
+    const uint32_t ne[4] = {uint32_t(src->ne[0]), uint32_t(src->ne[1]), uint32_t(src->ne[2]), uint32_t(src->ne[3])};
+    const proto::htp_test_stream_kparams kp = proto::make_test_stream_kparams(ne, bits(scale), 2, 4, 2, misuse);
     std::memcpy(op.desc.kparams, &kp, sizeof kp);
     op.src[0] = src;
     op.dst[0] = dst;

@@ -7,6 +7,7 @@
 
 #include "hexnpu/graph.h"
 #include "proto/fastdiv.h"
+#include "proto/htp-kparams.h"
 #include "proto/htp-opcodes.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 #include <variant>
 
 namespace {
@@ -180,7 +182,9 @@ uint32_t bits(float f) {
     return u;
 }
 
-TEST(HtpTraceJson, TraceModeBatchesBecomeAPerfettoTrace) {
+// Three TEST_STREAM ops (dst = src * 0.5 through the real ops' DMA pipeline, 2 threads, rows in
+// blocks of block_rows, n_slots deep) on a trace-mode session, as Chrome trace JSON.
+json stream_trace(uint32_t rows, uint32_t block_rows, uint32_t n_slots) {
     htp_options o;
     o.devices       = {{"HTP0", 0, 0}};
     o.op_batch      = 8;
@@ -191,27 +195,23 @@ TEST(HtpTraceJson, TraceModeBatchesBecomeAPerfettoTrace) {
     so.window_size  = 64 << 20;
     so.host_threads = 2;
     so.timeout      = 10s;
+    so.test_ops     = true;
     auto devices    = make_htp_devices(o, so);
     htp_device & dev = *devices[0];
 
     ggml_context  ctx;
-    ggml_tensor * src = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 96, 24);
+    ggml_tensor * src = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 96, rows);
     ggml_tensor * dst = ggml_scale(&ctx, src, 0.5f);
     ggml_set_name(dst, "half \"quoted\"");
     auto buf = alloc_ctx_tensors(ctx, dev.buffer_type());
-    std::vector<float> ones(96 * 24, 1.0f);
+    std::vector<float> ones(96 * size_t(rows), 1.0f);
     tensor_set(src, ones.data(), 0, ones.size() * 4);
 
     htp_op op;
     op.desc.opcode = proto::HTP_OP_TEST_STREAM;
-    proto::htp_test_stream_kparams kp{};
-    kp.scale           = bits(0.5f);
-    kp.n_threads       = 2;
-    kp.block_rows      = 3;
-    kp.n_slots         = 2;
-    kp.vtcm_row_stride = 384;
-    kp.div_ne1         = proto::init_fastdiv(24);
-    kp.div_ne2         = proto::init_fastdiv(1);
+    const uint32_t                       ne[4] = {96, rows, 1, 1};
+    const proto::htp_test_stream_kparams kp =
+        proto::make_test_stream_kparams(ne, bits(0.5f), 2, block_rows, n_slots, 0);
     std::memcpy(op.desc.kparams, &kp, sizeof kp);
     op.src[0] = src;
     op.dst[0] = dst;
@@ -222,7 +222,11 @@ TEST(HtpTraceJson, TraceModeBatchesBecomeAPerfettoTrace) {
 
     std::ostringstream text;
     write_trace_json(text, {{dev.name(), dev.profile_log().batches()}});
-    const json doc = json_reader(text.str()).document();
+    return json_reader(text.str()).document();
+}
+
+TEST(HtpTraceJson, TraceModeBatchesBecomeAPerfettoTrace) {
+    const json doc = stream_trace(24, 3, 2);
 
     std::map<std::string, std::string> threads;  // tid -> track name
     std::string                        process;
@@ -271,6 +275,80 @@ TEST(HtpTraceJson, TraceModeBatchesBecomeAPerfettoTrace) {
     EXPECT_EQ(names.count("HVX 0"), 1u);
     EXPECT_EQ(names.count("HVX 1"), 1u);
     EXPECT_EQ(names.count("DMA 0"), 1u);
+}
+
+// Every DMA event pairs with its own transfer (FIFO within one track and info word), so the
+// timeline shows the data flow: on each thread, block N's input transfers (and the prologue's
+// token for its slot) end before block N's compute starts, and exactly one transfer of block N,
+// its writeback, starts after that compute ends. Pairing a stop with the most recent start instead
+// crosses the transfers in flight and breaks both.
+TEST(HtpTraceJson, DmaEventsPairInFifoOrderAndFollowTheDataFlow) {
+    const uint32_t rows = 60, block_rows = 2, n_slots = 3;  // 15 blocks per thread, 3 in flight
+    const json     doc  = stream_trace(rows, block_rows, n_slots);
+
+    struct span {
+        double start, end;
+    };
+    constexpr double  eps = 0.0015;  // the JSON's microsecond timestamps have 3 decimals
+    std::vector<span> ops;           // the ops track, in order
+    for (const json & e : doc.at("traceEvents").arr()) {
+        if (e.at("ph").str() == "X" && !e.at("args").has("info")) {
+            ops.push_back({e.at("ts").num(), e.at("ts").num() + e.at("dur").num()});
+        }
+    }
+    ASSERT_EQ(ops.size(), 3u);
+    auto op_of = [&](double ts) {
+        for (size_t i = 0; i < ops.size(); ++i) {
+            if (ts >= ops[i].start - eps && ts <= ops[i].end + eps) {
+                return int(i);
+            }
+        }
+        return -1;
+    };
+    // (op, thread, block row) -> its compute span, its DMA spans
+    std::map<std::tuple<int, int, int>, std::vector<span>> compute, dma;
+    for (const json & e : doc.at("traceEvents").arr()) {
+        if (e.at("ph").str() != "X" || !e.at("args").has("info")) {
+            continue;
+        }
+        const auto name = e.at("name").str();
+        if (name != "HVX_COMP" && name != "DMA") {
+            continue;  // L2FLUSH at the end of the batch
+        }
+        const int  tid  = int(e.at("tid").num());
+        const span sp   = {e.at("ts").num(), e.at("ts").num() + e.at("dur").num()};
+        const auto key  = std::make_tuple(op_of(sp.start), tid % 100, int(e.at("args").at("info").num()));
+        ASSERT_GE(std::get<0>(key), 0) << name << " outside every op";
+        EXPECT_EQ(op_of(sp.end), std::get<0>(key)) << name << " crosses an op boundary";
+        if (name == "HVX_COMP") {
+            compute[key].push_back(sp);
+        } else if (name == "DMA") {
+            ASSERT_GE(tid, 100) << "DMA events live on the DMA tracks";
+            dma[key].push_back(sp);
+        }
+    }
+    ASSERT_EQ(compute.size(), 3u * rows / block_rows) << "3 ops x 2 threads x 15 blocks";
+    int primed = 0;
+    for (const auto & [key, spans] : compute) {
+        ASSERT_EQ(spans.size(), 1u);
+        const span & c      = spans[0];
+        int          before = 0, after = 0;
+        for (const span & t : dma[key]) {
+            if (t.start <= c.start + eps) {
+                ++before;
+                EXPECT_LE(t.end, c.start + eps) << "an input of block " << std::get<2>(key) << " (op " << std::get<0>(key)
+                                                << ", thread " << std::get<1>(key) << ") ended after its compute began";
+            } else {
+                ++after;
+                EXPECT_GE(t.start, c.end - eps) << "a writeback started before its compute ended";
+            }
+        }
+        EXPECT_GE(before, 1) << "block " << std::get<2>(key) << " has its input transfer";
+        EXPECT_LE(before, 2) << "an input, and a token when the block was primed";
+        primed += before == 2;
+        EXPECT_EQ(after, 1) << "block " << std::get<2>(key) << " has exactly one writeback";
+    }
+    EXPECT_EQ(primed, 3 * 2 * int(n_slots)) << "a token for each slot of each thread's prologue";
 }
 
 } // namespace

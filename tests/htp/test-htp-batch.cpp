@@ -200,16 +200,17 @@ TEST(HtpStreamBatch, ExactResultTracesAndProfileOverFourThreads) {
             if (i > 0) {
                 EXPECT_LE(ev[i - 1].cycles, ev[i].cycles);
             }
-            const bool     stop = ev[i].info & proto::HTP_TRACE_STOP;
-            const uint16_t info = ev[i].info & ~proto::HTP_TRACE_STOP;
-            if (ev[i].id == proto::HTP_TRACE_EVT_DMA) {
+            const bool     stop = ev[i].id & proto::HTP_TRACE_STOP;
+            const uint16_t id   = ev[i].id & ~proto::HTP_TRACE_STOP;
+            const uint16_t info = ev[i].info;
+            if (id == proto::HTP_TRACE_EVT_DMA) {
                 (stop ? dma_stops : dma_starts).push_back(info);
-            } else if (ev[i].id == proto::HTP_TRACE_EVT_HVX_COMP) {
+            } else if (id == proto::HTP_TRACE_EVT_HVX_COMP) {
                 // Compute spans do not nest: each start is followed by its stop.
                 ASSERT_FALSE(stop);
                 ASSERT_LT(i + 1, n);
-                EXPECT_EQ(ev[i + 1].id, proto::HTP_TRACE_EVT_HVX_COMP);
-                EXPECT_EQ(ev[i + 1].info, info | proto::HTP_TRACE_STOP);
+                EXPECT_EQ(ev[i + 1].id, proto::HTP_TRACE_EVT_HVX_COMP | proto::HTP_TRACE_STOP);
+                EXPECT_EQ(ev[i + 1].info, info);
                 computed_blocks.insert(info);
                 ++hvx;
                 ++i;
@@ -224,7 +225,7 @@ TEST(HtpStreamBatch, ExactResultTracesAndProfileOverFourThreads) {
     // The output was flushed before completion, traced on thread 0.
     EXPECT_EQ(s.platform().dcache_flush_bytes(), c.ld.size);
     const proto::htp_trace_desc * t0 = batch.traces(0);
-    EXPECT_EQ(t0[rsp.n_traces[0] - 1].id, proto::HTP_TRACE_EVT_L2FLUSH);
+    EXPECT_EQ(t0[rsp.n_traces[0] - 1].id, proto::HTP_TRACE_EVT_L2FLUSH | proto::HTP_TRACE_STOP);
 }
 
 TEST(HtpStreamBatch, ExactForManyPipelineShapes) {
@@ -279,7 +280,7 @@ TEST(HtpStreamBatch, ChainedOpsFlushTheIntermediateBeforeItIsRead) {
     EXPECT_EQ(s.platform().dcache_flush_bytes(), 2048u + 2048u);
     uint32_t flushes = 0;
     for (uint32_t i = 0; i < rsp.n_traces[0]; ++i) {
-        flushes += batch.traces(0)[i].id == proto::HTP_TRACE_EVT_L2FLUSH;
+        flushes += (batch.traces(0)[i].id & ~proto::HTP_TRACE_STOP) == proto::HTP_TRACE_EVT_L2FLUSH;
     }
     EXPECT_EQ(flushes, 4u);  // two start/stop pairs
 }
@@ -433,18 +434,54 @@ TEST_F(HtpMalformed, BadOpParametersFailTheOp) {
         EXPECT_EQ(rsp.status, proto::HTP_STATUS_INVAL_PARAMS) << what;
         EXPECT_EQ(rsp.failed_op, 0u) << what;
     };
+    // The batch loop's structural guard: operands, pipeline bounds, walk divisors, row extents.
     auto kp = [](packed_batch & p) { return reinterpret_cast<proto::htp_test_stream_kparams *>(p.ops()[0].kparams); };
-    expect_op_inval([&](packed_batch & p) { kp(p)->n_threads = 3; }, "more threads than the session has");
-    expect_op_inval([&](packed_batch & p) { kp(p)->n_threads = 0; }, "no threads");
-    expect_op_inval([&](packed_batch & p) { kp(p)->n_slots = 1; }, "single buffering");
-    expect_op_inval([&](packed_batch & p) { kp(p)->vtcm_row_stride = 384; }, "VTCM rows narrower than a row");
-    expect_op_inval([&](packed_batch & p) { kp(p)->div_ne1 = proto::init_fastdiv(9); }, "fastdiv of another ne1");
-    expect_op_inval([&](packed_batch & p) { kp(p)->div_ne2.mp += 1; }, "fastdiv with a wrong magic");
+    expect_op_inval([&](packed_batch & p) { kp(p)->pipe.n_threads = 3; }, "more threads than the session has");
+    expect_op_inval([&](packed_batch & p) { kp(p)->pipe.n_threads = 0; }, "no threads");
+    expect_op_inval([&](packed_batch & p) { kp(p)->pipe.n_slots = 1; }, "single buffering");
+    expect_op_inval([&](packed_batch & p) { kp(p)->pipe.n_slots = 17; }, "deeper than the pipeline's slots");
+    expect_op_inval([&](packed_batch & p) { kp(p)->pipe.block_rows = 0; }, "empty blocks (a stalled walk)");
+    expect_op_inval([&](packed_batch & p) { kp(p)->pipe.rows_per_thread = 0; }, "no rows per thread");
+    expect_op_inval([&](packed_batch & p) { kp(p)->pipe.vtcm_row_stride = 384; }, "VTCM rows narrower than a row");
+    expect_op_inval([&](packed_batch & p) { kp(p)->pipe.vtcm_size -= 128; }, "slots larger than the VTCM taken");
+    expect_op_inval([&](packed_batch & p) { kp(p)->div_ne1 = proto::init_fastdiv(9); }, "walk over another ne1");
+    expect_op_inval([&](packed_batch & p) { kp(p)->div_ne2.d = 0; }, "a zero divisor");
     expect_op_inval([&](packed_batch & p) { p.ops()[0].src[0] = proto::HTP_NO_TENSOR; }, "missing src");
     expect_op_inval([&](packed_batch & p) { p.tensors()[0].type = 1; }, "F16 src");
-    expect_op_inval([&](packed_batch & p) { p.tensors()[1].ne[0] = 50; }, "shape mismatch");
-    expect_op_inval([&](packed_batch & p) { p.tensors()[1].nb[1] = 200; }, "overlapping dst rows");
-    expect_op_inval([&](packed_batch & p) { p.tensors()[0].size = 100; }, "tensor bytes smaller than its shape");
+    expect_op_inval([&](packed_batch & p) { p.tensors()[1].ne[1] = 5; }, "shape mismatch");
+    expect_op_inval([&](packed_batch & p) { p.tensors()[0].size = 100; }, "tensor bytes smaller than its rows");
+    expect_op_inval([&](packed_batch & p) { p.tensors()[1].nb[1] = 1024; }, "dst rows past its bytes");
+}
+
+// Past the guard the kernel executes its kparams as given: a wrong fastdiv magic sends the walk's
+// rows elsewhere, and when that is outside the buffers the strict DMA engine turns it into a clean
+// STRICT error (no hang, no stray write), after which the session runs the next batch. The slices
+// overlap (nb2 = nb3 = nb1) so a wrong quotient moves the offsets below the tensor instead of
+// cancelling out as it would over packed slices.
+TEST_F(HtpMalformed, InconsistentKparamsEndInAStrictError) {
+    auto overlapping = [](packed_batch & p) {
+        for (int t = 0; t < 2; ++t) {
+            p.tensors()[t].nb[2] = p.tensors()[t].nb[1];
+            p.tensors()[t].nb[3] = p.tensors()[t].nb[1];
+        }
+    };
+    packed_batch good = b.pack(1, 1, 0);
+    overlapping(good);
+    ASSERT_EQ(run(good), proto::HTP_STATUS_OK) << "the strides alone are fine";
+
+    packed_batch batch = b.pack(2, 1, 0);
+    overlapping(batch);
+    auto * kp      = reinterpret_cast<proto::htp_test_stream_kparams *>(batch.ops()[0].kparams);
+    kp->div_ne1.mp = 0;  // row / ne1 becomes row: thread 1's first row lands 36000 bytes below src
+    kp->div_ne1.l  = 0;
+    const auto rsp = s.process(batch);
+    EXPECT_EQ(rsp.status, proto::HTP_STATUS_STRICT) << proto::htp_status_name(rsp.status);
+    EXPECT_EQ(rsp.failed_op, 0u);
+    EXPECT_NE(s.platform().last_violation().find("not inside a mapped window buffer"), std::string::npos)
+        << s.platform().last_violation();
+
+    packed_batch again = b.pack(3, 1, 0);
+    EXPECT_EQ(run(again), proto::HTP_STATUS_OK);
 }
 
 TEST_F(HtpMalformed, UnknownOpIsNoSupportAndSkipComputeSkips) {

@@ -539,10 +539,12 @@ TEST(HtpEltwiseBatch, TracesEveryBlockOnItsThread) {
         const proto::htp_trace_desc * ev = r.batch.traces(slot);
         std::vector<uint16_t>         starts, stops;
         for (uint32_t i = 0; i < r.rsp.n_traces[slot]; ++i) {
-            const uint16_t info = ev[i].info & ~proto::HTP_TRACE_STOP;
-            if (ev[i].id == proto::HTP_TRACE_EVT_DMA) {
-                ((ev[i].info & proto::HTP_TRACE_STOP) ? stops : starts).push_back(info);
-            } else if (ev[i].id == proto::HTP_TRACE_EVT_HVX_COMP && !(ev[i].info & proto::HTP_TRACE_STOP)) {
+            const uint16_t info = ev[i].info;
+            const bool     stop = ev[i].id & proto::HTP_TRACE_STOP;
+            const uint16_t id   = ev[i].id & ~proto::HTP_TRACE_STOP;
+            if (id == proto::HTP_TRACE_EVT_DMA) {
+                (stop ? stops : starts).push_back(info);
+            } else if (id == proto::HTP_TRACE_EVT_HVX_COMP && !stop) {
                 EXPECT_GE(info, slot * 8) << "thread " << slot;
                 EXPECT_LT(info, slot * 8 + 8) << "thread " << slot;
                 computed.insert(info);
@@ -591,6 +593,9 @@ TEST(HtpEltwiseBatch, LayoutBeyondSessionVtcmIsVtcmTooSmall) {
     }));
 }
 
+// The batch loop's structural guard (ops/eltwise-rows.h) refuses a kparams that would stall the row
+// walk, overrun the pipeline's slots or VTCM, or move DMA past a tensor's rows; the rest (fastdiv
+// magic, the split of the rows) the kernel takes from the host as given.
 TEST(HtpEltwiseBatch, MalformedKparamsAreInvalParams) {
     in_process_session s(quiet_config(), 2);
     tensor_buf         a({40, 6, 2, 1}, 0, 0, 1), b({40, 3, 1, 1}, 0, 0, 2), d({40, 6, 2, 1}, 0, 0, 3);
@@ -603,10 +608,10 @@ TEST(HtpEltwiseBatch, MalformedKparamsAreInvalParams) {
         {"single slot", [](auto & kp) { kp.pipe.n_slots = 1; }},
         {"too many slots", [](auto & kp) { kp.pipe.n_slots = proto::HTP_ELTWISE_MAX_SLOTS + 1; }},
         {"no rows per block", [](auto & kp) { kp.pipe.block_rows = 0; }},
+        {"no rows per thread", [](auto & kp) { kp.pipe.rows_per_thread = 0; }},
         {"row size", [](auto & kp) { kp.pipe.row_size += 4; }},
         {"row stride", [](auto & kp) { kp.pipe.vtcm_row_stride += 128; }},
         {"vtcm size", [](auto & kp) { kp.pipe.vtcm_size -= 128; }},
-        {"ne1 magic", [](auto & kp) { kp.div_ne1.mp += 1; }},
         {"ne2 divisor", [](auto & kp) { kp.div_ne2 = proto::init_fastdiv(1); }},
         {"ne11 divisor", [](auto & kp) { kp.div_ne11 = proto::init_fastdiv(6); }},
         {"ne13 divisor", [](auto & kp) { kp.div_ne13 = proto::init_fastdiv(2); }},
@@ -622,11 +627,6 @@ TEST(HtpEltwiseBatch, MalformedKparamsAreInvalParams) {
     proto::htp_op_desc no_src1 = good;
     no_src1.src[1]             = proto::HTP_NO_TENSOR;
     EXPECT_EQ(run_op(s, no_src1, {&a, &b, &d}).rsp.status, proto::HTP_STATUS_INVAL_PARAMS);
-
-    proto::htp_op_desc stray_scale = unary_op(proto::HTP_OP_SQR, a, d, 2);
-    ASSERT_EQ(run_op(s, stray_scale, {&a, &d}).rsp.status, proto::HTP_STATUS_OK);
-    stray_scale.kparams[sizeof(proto::htp_eltwise_pipeline) / 4] = int32_t(float_bits(2.0f));
-    EXPECT_EQ(run_op(s, stray_scale, {&a, &d}).rsp.status, proto::HTP_STATUS_INVAL_PARAMS);
     EXPECT_EQ(s.platform().last_violation(), "");
 }
 

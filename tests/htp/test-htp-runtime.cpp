@@ -306,11 +306,20 @@ TEST_F(HtpTrace, RecordsStartAndStopWithTheStopBit) {
     htp::trace_reset(&tb, &plat->table(), events, 8);
     htp::trace_event_start(&tb, proto::HTP_TRACE_EVT_HVX_COMP, 0x1234);
     htp::trace_event_stop(&tb, proto::HTP_TRACE_EVT_HVX_COMP, 0x1234);
-    ASSERT_EQ(tb.count, 2u);
+    htp::trace_event_start(&tb, proto::HTP_TRACE_EVT_DMA, 0xfedc);  // all 16 info bits survive
+    htp::trace_event_stop(&tb, proto::HTP_TRACE_EVT_DMA, 0xfedc);
+    ASSERT_EQ(tb.count, 4u);
     EXPECT_EQ(events[0].id, proto::HTP_TRACE_EVT_HVX_COMP);
     EXPECT_EQ(events[0].info, 0x1234);
-    EXPECT_EQ(events[1].info, 0x1234 | proto::HTP_TRACE_STOP);
+    EXPECT_EQ(events[1].id, proto::HTP_TRACE_EVT_HVX_COMP | proto::HTP_TRACE_STOP);
+    EXPECT_EQ(events[1].info, 0x1234);
     EXPECT_LE(events[0].cycles, events[1].cycles);
+    EXPECT_EQ(events[2].id, proto::HTP_TRACE_EVT_DMA);
+    EXPECT_EQ(events[2].info, 0xfedc);
+    EXPECT_EQ(events[3].id, proto::HTP_TRACE_EVT_DMA | proto::HTP_TRACE_STOP);
+    EXPECT_EQ(events[3].info, 0xfedc);
+    EXPECT_EQ(htp::trace_info(70000), 0xffff) << "a large progress index saturates";
+    EXPECT_EQ(htp::trace_info(65534), 65534);
 }
 
 TEST_F(HtpTrace, FullBufferDropsAndCountsButKeepsPairs) {
@@ -328,8 +337,10 @@ TEST_F(HtpTrace, FullBufferDropsAndCountsButKeepsPairs) {
     EXPECT_EQ(tb.dropped, 4u);
     EXPECT_EQ(events[0].info, 0);
     EXPECT_EQ(events[1].info, 1);
-    EXPECT_EQ(events[2].info, 0 | proto::HTP_TRACE_STOP);
-    EXPECT_EQ(events[3].info, 1 | proto::HTP_TRACE_STOP);
+    EXPECT_EQ(events[2].info, 0);
+    EXPECT_EQ(events[2].id, proto::HTP_TRACE_EVT_DMA | proto::HTP_TRACE_STOP);
+    EXPECT_EQ(events[3].info, 1);
+    EXPECT_EQ(events[3].id, proto::HTP_TRACE_EVT_DMA | proto::HTP_TRACE_STOP);
 }
 
 TEST_F(HtpTrace, DisabledBufferRecordsNothing) {
@@ -513,6 +524,7 @@ TEST_F(HtpDcache, FlushesOnlyComputeInputsThatOverlapDirtyRanges) {
     EXPECT_EQ(d.ranges[0].start, 65536u);
     ASSERT_EQ(tb.count, 2u);
     EXPECT_EQ(events[0].id, proto::HTP_TRACE_EVT_L2FLUSH);
+    EXPECT_EQ(events[0].info, 4u) << "the KiB flushed";
 }
 
 TEST_F(HtpDcache, FlushDirtyEmptiesTheTable) {

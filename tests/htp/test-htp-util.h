@@ -4,6 +4,7 @@
 
 #include "proto/fastdiv.h"
 #include "proto/htp-msg.h"
+#include "proto/htp-kparams.h"
 #include "proto/htp-opcodes.h"
 #include "vnpu/platform/batch-builder.h"
 
@@ -42,15 +43,9 @@ struct stream_params {
 inline proto::htp_op_desc stream_op(uint16_t src, uint16_t dst, const std::array<uint32_t, 4> & ne,
                                     const stream_params & p) {
     proto::htp_op_desc             op = vnpu::batch_builder::op(proto::HTP_OP_TEST_STREAM, {src}, {dst});
-    proto::htp_test_stream_kparams kp{};
-    kp.scale           = float_bits(p.scale);
-    kp.n_threads       = p.n_threads;
-    kp.block_rows      = p.block_rows;
-    kp.n_slots         = p.n_slots;
-    kp.vtcm_row_stride = (ne[0] * 4 + 127) / 128 * 128;
-    kp.misuse          = p.misuse;
-    kp.div_ne1         = proto::init_fastdiv(ne[1]);
-    kp.div_ne2         = proto::init_fastdiv(ne[2]);
+    const uint32_t                 dims[4] = {ne[0], ne[1], ne[2], ne[3]};
+    const proto::htp_test_stream_kparams kp =
+        proto::make_test_stream_kparams(dims, float_bits(p.scale), p.n_threads, p.block_rows, p.n_slots, p.misuse);
     std::memcpy(op.kparams, &kp, sizeof kp);
     return op;
 }

@@ -40,6 +40,7 @@ vnpu::rpc::session_options test_options(uint64_t window = 64 * MiB) {
     o.window_size  = window;
     o.host_threads = 4;
     o.timeout      = 10s;
+    o.test_ops     = true;  // TEST_STREAM / TEST_FAULT ...
     return o;
 }
 
@@ -221,7 +222,7 @@ TEST(SessionProcess, StartFailuresAreCleanErrors) {
     const auto mismatched = std::filesystem::temp_directory_path() / ("hexnpu-lib-" + std::to_string(getpid()));
     std::filesystem::create_directories(mismatched);
     const auto lib_dir = std::filesystem::read_symlink("/proc/self/exe").parent_path() / ".." / "lib";
-    std::filesystem::create_symlink(lib_dir / "libhexnpu-htp-v73.so", mismatched / "libhexnpu-htp-v79.so");
+    std::filesystem::create_symlink(lib_dir / "libhexnpu-htp-v73-test.so", mismatched / "libhexnpu-htp-v79-test.so");
     o         = test_options();
     o.lib_dir = mismatched.string();
     st        = vnpu::rpc::remote_session::open(o, &s);
@@ -320,15 +321,16 @@ TEST(SessionBatch, StreamExactWithTracesAndProfile) {
     for (uint32_t t = 0; t < 2; ++t) {
         uint32_t hvx = 0, dma = 0;
         for (uint32_t i = 0; i < rsp.n_traces[t]; ++i) {
-            hvx += batch.traces(t)[i].id == proto::HTP_TRACE_EVT_HVX_COMP;
-            dma += batch.traces(t)[i].id == proto::HTP_TRACE_EVT_DMA;
+            const uint16_t id = batch.traces(t)[i].id & ~proto::HTP_TRACE_STOP;
+            hvx += id == proto::HTP_TRACE_EVT_HVX_COMP;
+            dma += id == proto::HTP_TRACE_EVT_DMA;
         }
         // 30 rows, 15 per thread in blocks of at most 4 rows cut at every 10: 5 blocks each.
         EXPECT_EQ(hvx, 2 * 5u) << "thread " << t;
         EXPECT_GT(dma, 0u) << "thread " << t;
     }
     EXPECT_EQ(rsp.n_traces[2], 0u);
-    EXPECT_EQ(batch.traces(0)[rsp.n_traces[0] - 1].id, proto::HTP_TRACE_EVT_L2FLUSH);
+    EXPECT_EQ(batch.traces(0)[rsp.n_traces[0] - 1].id, proto::HTP_TRACE_EVT_L2FLUSH | proto::HTP_TRACE_STOP);
 }
 
 TEST(SessionBatch, ProfilerTurnsTracingOnForTheSession) {
@@ -614,6 +616,33 @@ vnpu::rpc::rpc_status run_failing_batch(npu & n, uint32_t opcode, uint32_t param
     std::string            log;
     vnpu::rpc::rpc_status  st = send_failing_batch(n, opcode, param);
     return st ? n.receive(&rsp, &log) : st;
+}
+
+// The production library (what a host gets without test_ops) has none of the test ops: no host can
+// make a shipped session fault, hang or crash on purpose, or run the DMA misuse modes.
+TEST(SessionFailure, TheProductionLibraryRefusesEveryTestOp) {
+    vnpu::rpc::session_options o = test_options();
+    o.test_ops                   = false;
+    npu n(o, 1);
+    for (uint32_t opcode : {uint32_t(proto::HTP_OP_TEST_STREAM), uint32_t(proto::HTP_OP_TEST_FAULT),
+                            uint32_t(proto::HTP_OP_TEST_HANG), uint32_t(proto::HTP_OP_TEST_CRASH)}) {
+        static const std::array<uint32_t, 4> ne{64, 4, 1, 1};
+        shared_buffer                        work(64 * 1024);
+        n.register_buffer(work);
+        batch_builder  b;
+        const uint16_t bw = b.add_buffer(work, false);
+        if (opcode == proto::HTP_OP_TEST_STREAM) {
+            b.add_op(stream_op(b.add_f32(bw, 0, ne), b.add_f32(bw, 4096, ne), ne, {}));
+        } else {
+            b.add_op(batch_builder::op(opcode, {}, {}));
+        }
+        proto::htp_opbatch_rsp rsp{};
+        std::string            log;
+        ASSERT_TRUE(n.send(b.pack(1, 1, 0), 0).ok());
+        ASSERT_TRUE(n.receive(&rsp, &log).ok()) << proto::htp_op_name(opcode);
+        EXPECT_EQ(rsp.status, proto::HTP_STATUS_NO_SUPPORT) << proto::htp_op_name(opcode);
+        EXPECT_EQ(rsp.failed_op, 0u);
+    }
 }
 
 TEST(SessionFailure, FaultNamesTheNpuAddressAndTheOp) {

@@ -1,6 +1,7 @@
 // What the element-wise streaming ops share around their pipeline: the dst rows an op covers
-// (flattened over dims 1..3), their split over kparams.n_threads, and the VTCM area the shared
-// eltwise layout (proto/htp-kparams.h) reserves per thread.
+// (flattened over dims 1..3), their split over the host's kparams.n_threads and rows_per_thread,
+// the per-thread VTCM slots of the shared eltwise layout (proto/htp-kparams.h), and the structural
+// guard the batch loop runs before such an op (op-table.h).
 #pragma once
 
 #include "htp-ctx.h"
@@ -17,7 +18,9 @@ struct eltwise_rows {
     uint32_t  row_start;
     uint32_t  nrows;
     uint32_t  rows_per_thread;
+    uint32_t  n_slots;
     uint32_t  slot_bytes;
+    uint32_t  n_streams;
     uint8_t * vtcm;  // thread i's n_streams areas of n_slots slots start at i * n_streams * n_slots * slot_bytes
 
     // Thread i's rows [*ir0, *ir1); false when it has none.
@@ -27,28 +30,65 @@ struct eltwise_rows {
         *ir1               = *ir0 + rows_per_thread < end ? *ir0 + rows_per_thread : end;
         return *ir0 < *ir1;
     }
+
+    // Slot k of stream s (0 = first source ... n_streams - 1 = dst) of thread i.
+    uint8_t * slot(uint32_t i, uint32_t s, uint32_t k) const {
+        return vtcm + ((size_t(i) * n_streams + s) * n_slots + k) * slot_bytes;
+    }
 };
 
 // Plans dst's rows and takes the layout's VTCM. HTP_STATUS_OK with nrows = 0 means nothing to do.
 inline uint32_t plan_eltwise_rows(const htp_op_context * octx, const proto::htp_tensor * dst,
-                                  const proto::htp_eltwise_pipeline & pipe, eltwise_rows * out) {
+                                  const proto::htp_eltwise_pipeline & pipe, uint32_t n_streams, eltwise_rows * out) {
     // Rows fit in 32 bits: each takes at least 4 of the tensor's (window-bounded) bytes.
-    out->row_start = 0;
-    out->nrows     = uint32_t(htp_tensor_nrows(dst));
+    out->row_start       = 0;
+    out->nrows           = uint32_t(htp_tensor_nrows(dst));
+    out->rows_per_thread = pipe.rows_per_thread;
     // Multi-device row split (spec "Row-Partitioned Operators") goes here, inside
-    // `if (mdev.count > 1)`, once the runtime carries mdev state: it narrows [row_start, +nrows).
+    // `if (mdev.count > 1)`, once the runtime carries mdev state: it narrows [row_start, +nrows)
+    // and splits the device's rows over the threads again.
     if (out->nrows == 0) {
         return proto::HTP_STATUS_OK;
     }
-    out->rows_per_thread = (out->nrows + pipe.n_threads - 1) / pipe.n_threads;
-
     vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
     out->vtcm = vtcm.take(pipe.vtcm_size);
     if (!vtcm.ok()) {
         return proto::HTP_STATUS_VTCM_TOO_SMALL;
     }
+    out->n_slots    = pipe.n_slots;
     out->slot_bytes = uint32_t(proto::htp_eltwise_slot_bytes(pipe));
+    out->n_streams  = n_streams;
     return proto::HTP_STATUS_OK;
+}
+
+// ---- the batch loop's structural guard: what keeps a wrong kparams from hanging the loops,
+// overrunning fixed arrays or VTCM, or sending DMA outside a tensor. Compares only; the shape
+// rules and the fastdiv magic are the host's (a wrong magic yields wrong rows, which the strict
+// DMA engine reports when they leave the tensor's buffer).
+
+inline bool eltwise_pipeline_fits(const htp_op_context * octx, const proto::htp_eltwise_pipeline & p,
+                                  uint32_t n_streams, uint32_t max_slots) {
+    return p.n_threads >= 1 && p.n_threads <= octx->n_threads && p.n_slots >= 2 && p.n_slots <= max_slots &&
+           p.block_rows >= 1 && p.rows_per_thread >= 1 && p.vtcm_row_stride % proto::HTP_VTCM_ROW_ALIGN == 0 &&
+           p.row_size >= 1 && p.row_size <= p.vtcm_row_stride &&
+           p.vtcm_size == proto::htp_eltwise_vtcm_size(p, n_streams);  // more than the session's: VTCM_TOO_SMALL
+}
+
+// An F32 tensor whose rows of row_size bytes all lie inside its bytes.
+inline bool eltwise_rows_fit(const proto::htp_tensor * t, uint32_t row_size) {
+    const uint64_t last_row = uint64_t(t->ne[1] - 1) * t->nb[1] + uint64_t(t->ne[2] - 1) * t->nb[2] +
+                              uint64_t(t->ne[3] - 1) * t->nb[3];
+    return t->type == HTP_TYPE_F32 && last_row + row_size <= t->size;
+}
+
+// The row walk's divisors are the dst's dims 1 and 2 (a zero divisor would stall the walk).
+inline bool eltwise_walk_fits(const proto::htp_tensor * dst, const proto::fastdiv_values & div_ne1,
+                              const proto::fastdiv_values & div_ne2) {
+    return div_ne1.d == dst->ne[1] && div_ne2.d == dst->ne[2];
+}
+
+inline bool same_dims(const proto::htp_tensor * a, const proto::htp_tensor * b) {
+    return a->ne[0] == b->ne[0] && a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
 }
 
 } // namespace hexnpu::htp

@@ -1,4 +1,7 @@
-// The op entry points the dispatcher switches to; each returns an htp_status.
+// The ops a library serves: per opcode, its entry point, the operands it requires and the
+// structural guard the batch loop runs before it (operand presence and guard failures are
+// HTP_STATUS_INVAL_PARAMS, an opcode without an entry HTP_STATUS_NO_SUPPORT). Past the guard, an op
+// executes its kparams as the host computed them.
 #pragma once
 
 #include "htp-ctx.h"
@@ -7,11 +10,23 @@
 
 namespace hexnpu::htp {
 
+struct op_entry {
+    uint32_t (*run)(htp_op_context * octx);            // returns an htp_status
+    bool (*guard)(const htp_op_context * octx);        // cheap compares, no divisions
+    uint8_t n_src;                                     // src[0 .. n_src) must be present
+    uint8_t n_dst;                                     // dst[0 .. n_dst) must be present
+};
+
+// nullptr when neither the library's ops nor its test ops have the opcode.
+const op_entry * find_op(uint32_t opcode);
+
+// The HTP_OP_TEST_* ops: defined by testing/test-ops.cpp in the test variant of the library and by
+// testing/no-test-ops.cpp (always nullptr) in the production one.
+const op_entry * find_test_op(uint32_t opcode);
+
 uint32_t op_binary(htp_op_context * octx);  // ADD, SUB, MUL, DIV
+bool     guard_binary(const htp_op_context * octx);
 uint32_t op_unary(htp_op_context * octx);   // SCALE, SQR, SQRT, NEG, SILU
-uint32_t op_test_stream(htp_op_context * octx);
-uint32_t op_test_fault(htp_op_context * octx);
-uint32_t op_test_hang(htp_op_context * octx);
-uint32_t op_test_crash(htp_op_context * octx);
+bool     guard_unary(const htp_op_context * octx);
 
 } // namespace hexnpu::htp

@@ -48,11 +48,4 @@ inline bool row_cursor_advance(row_cursor & c, uint32_t n, uint32_t ne1, uint32_
     return true;
 }
 
-// kparams carry fastdiv magic computed by the host; wrong magic would send rows outside their
-// tensor, and checking it costs a few cycles per op.
-inline bool same_fastdiv(const proto::fastdiv_values & v, uint32_t d) {
-    const proto::fastdiv_values want = proto::init_fastdiv(d);
-    return v.d == d && v.mp == want.mp && v.l == want.l;
-}
-
 } // namespace hexnpu::htp

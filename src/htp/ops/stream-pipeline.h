@@ -16,12 +16,19 @@
 
 namespace hexnpu::htp {
 
+// Deliberate breaks of the pipeline's rules, for the test variant's TEST_STREAM op only: the
+// strict-mode tests exercise this very pipeline. Real ops use the default, which compiles away.
+struct pipeline_rules_kept {
+    static constexpr bool read_before_pop = false;  // compute on a slot before popping its inputs
+    static constexpr bool skip_drain      = false;  // return without popping the last writebacks
+};
+
 // n_slots <= MaxSlots. next(Block &) -> bool takes the following block (false when the thread's rows are done);
 // push_inputs(slot, b) pushes n_inputs DDR -> VTCM transfers; compute(slot, b) works on the slot in
 // VTCM; push_output(slot, b) pushes its VTCM -> DDR writeback; token(slot, b) pushes the zero-row
 // token. HVX_COMP trace events carry the block's first row (b.row) as info.
-template <uint32_t MaxSlots, typename Block, typename Next, typename Token, typename PushInputs, typename Compute,
-          typename PushOutput>
+template <uint32_t MaxSlots, typename Block, typename Rules = pipeline_rules_kept, typename Next, typename Token,
+          typename PushInputs, typename Compute, typename PushOutput>
 void stream_blocks(dma_queue * q, trace_buf * tr, uint32_t n_slots, uint32_t n_inputs, Next next, Token token,
                    PushInputs push_inputs, Compute compute, PushOutput push_output) {
     Block    blocks[MaxSlots];
@@ -34,12 +41,15 @@ void stream_blocks(dma_queue * q, trace_buf * tr, uint32_t n_slots, uint32_t n_i
     for (uint32_t k = 0; in_flight > 0; k = k + 1 == n_slots ? 0 : k + 1) {
         Block & b = blocks[k];
         dma_queue_pop(q);  // the slot's previous writeback (or its token) is done
-        for (uint32_t j = 0; j < n_inputs; ++j) {
+        for (uint32_t j = 0; j < n_inputs && !Rules::read_before_pop; ++j) {
             dma_queue_pop(q);  // the block's inputs have landed
         }
-        trace_event_start(tr, proto::HTP_TRACE_EVT_HVX_COMP, uint16_t(b.row));
+        trace_event_start(tr, proto::HTP_TRACE_EVT_HVX_COMP, trace_info(b.row));
         compute(k, b);
-        trace_event_stop(tr, proto::HTP_TRACE_EVT_HVX_COMP, uint16_t(b.row));
+        trace_event_stop(tr, proto::HTP_TRACE_EVT_HVX_COMP, trace_info(b.row));
+        for (uint32_t j = 0; j < n_inputs && Rules::read_before_pop; ++j) {
+            dma_queue_pop(q);
+        }
         push_output(k, b);
         --in_flight;
         if (next(b)) {
@@ -47,7 +57,7 @@ void stream_blocks(dma_queue * q, trace_buf * tr, uint32_t n_slots, uint32_t n_i
             ++in_flight;
         }
     }
-    for (uint32_t j = 0; j < primed; ++j) {
+    for (uint32_t j = 0; j < primed && !Rules::skip_drain; ++j) {
         dma_queue_pop(q);  // the last writebacks
     }
 }

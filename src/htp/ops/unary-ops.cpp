@@ -97,15 +97,13 @@ void unary_thread(uint32_t, uint32_t i, void * data) {
     if (!job.rows_plan.thread_range(i, &ir0, &ir1)) {
         return;
     }
-    dma_queue *      q         = &job.octx->dma[i];
-    const uint32_t   area      = pipe.n_slots * job.rows_plan.slot_bytes;
-    uint8_t *        src_slots = job.rows_plan.vtcm + size_t(i) * UNARY_STREAMS * area;
-    uint8_t *        dst_slots = src_slots + area;
-    const dma_addr_t src_base  = htp_tensor_dma_addr(job.octx->plat, job.src);
-    const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint32_t   stride    = pipe.vtcm_row_stride;
-    auto src_slot = [&](uint32_t k) { return src_slots + size_t(k) * job.rows_plan.slot_bytes; };
-    auto dst_slot = [&](uint32_t k) { return dst_slots + size_t(k) * job.rows_plan.slot_bytes; };
+    dma_queue *          q        = &job.octx->dma[i];
+    const eltwise_rows & plan     = job.rows_plan;
+    const dma_addr_t     src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
+    const dma_addr_t     dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
+    const uint32_t       stride   = pipe.vtcm_row_stride;
+    auto src_slot = [&](uint32_t k) { return plan.slot(i, 0, k); };
+    auto dst_slot = [&](uint32_t k) { return plan.slot(i, 1, k); };
 
     row_cursor next = row_cursor_at(ir0, job.kp.div_ne1, job.kp.div_ne2);
     stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, unary_block>(
@@ -117,13 +115,10 @@ void unary_thread(uint32_t, uint32_t i, void * data) {
             b = take_block(next, ir1, job);
             return true;
         },
-        [&](uint32_t k, const unary_block & b) {
-            dma_queue_push(q, dma_ptr_pair{dma_addr_of(dst_slot(k)), dma_addr_of(dst_slot(k))}, 0, 0, 0, 0,
-                           uint16_t(b.row));
-        },
+        [&](uint32_t k, const unary_block & b) { dma_queue_push_token(q, dst_slot(k), trace_info(b.row)); },
         [&](uint32_t k, const unary_block & b) {
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(src_slot(k)), dma_addr_at(src_base, b.src_offset), stride,
-                                       job.src->nb[1], pipe.row_size, b.nrows, uint16_t(b.row));
+                                       job.src->nb[1], pipe.row_size, b.nrows, trace_info(b.row));
         },
         // The rows are computed whole, pad lanes included: only row_size bytes of each go back out.
         [&](uint32_t k, const unary_block & b) {
@@ -132,40 +127,30 @@ void unary_thread(uint32_t, uint32_t i, void * data) {
         },
         [&](uint32_t k, const unary_block & b) {
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(dst_slot(k)),
-                                       job.dst->nb[1], stride, pipe.row_size, b.nrows, uint16_t(b.row));
+                                       job.dst->nb[1], stride, pipe.row_size, b.nrows, trace_info(b.row));
         });
-}
-
-bool valid_unary_op(const htp_op_context * octx, const htp_unary_kparams & kp) {
-    const htp_tensor * src = octx->src[0];
-    const htp_tensor * dst = octx->dst[0];
-    if (src == nullptr || dst == nullptr || !proto::htp_unary_shapes_supported(*src, *dst)) {
-        return false;
-    }
-    const proto::htp_eltwise_pipeline & p = kp.pipe;
-    // Only SCALE has a factor and a bias; the other ops must not carry stray ones.
-    const bool scale_ok = octx->op->opcode == proto::HTP_OP_SCALE || (kp.scale == 0 && kp.bias == 0);
-    return scale_ok && p.n_threads >= 1 && p.n_threads <= octx->n_threads && p.n_slots >= 2 &&
-           p.n_slots <= proto::HTP_ELTWISE_MAX_SLOTS && p.block_rows >= 1 && p.row_size == dst->ne[0] * 4 &&
-           p.vtcm_row_stride == proto::htp_vtcm_row_stride(p.row_size) &&
-           p.vtcm_size == proto::htp_eltwise_vtcm_size(p, UNARY_STREAMS) && same_fastdiv(kp.div_ne1, dst->ne[1]) &&
-           same_fastdiv(kp.div_ne2, dst->ne[2]);
 }
 
 } // namespace
 
+bool guard_unary(const htp_op_context * octx) {
+    htp_unary_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * dst = octx->dst[0];
+    return eltwise_pipeline_fits(octx, kp.pipe, UNARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
+           same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) &&
+           eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size);
+}
+
 uint32_t op_unary(htp_op_context * octx) {
     unary_job job{};
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
-    if (!valid_unary_op(octx, job.kp)) {
-        return proto::HTP_STATUS_INVAL_PARAMS;
-    }
     job.octx    = octx;
     job.vectors = vectors_fn_of(octx->op->opcode, job.kp);
     job.src     = octx->src[0];
     job.dst     = octx->dst[0];
 
-    const uint32_t status = plan_eltwise_rows(octx, job.dst, job.kp.pipe, &job.rows_plan);
+    const uint32_t status = plan_eltwise_rows(octx, job.dst, job.kp.pipe, UNARY_STREAMS, &job.rows_plan);
     if (status != proto::HTP_STATUS_OK || job.rows_plan.nrows == 0) {
         return status;
     }

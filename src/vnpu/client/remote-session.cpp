@@ -114,6 +114,9 @@ session_options session_options::from_environment() {
     if (auto v = env_number("HEXNPU_SESSION_TIMEOUT_MS")) {
         o.timeout = std::chrono::milliseconds(*v);
     }
+    if (auto v = env_number("HEXNPU_STRICT")) {
+        o.strict = *v != 0;
+    }
     if (const char * p = std::getenv("HEXNPU_HTPD")) {
         o.htpd_path = p;
     }
@@ -179,6 +182,12 @@ rpc_status remote_session::spawn() {
     add("--vtcm", options_.vtcm_size);
     add("--hvx", options_.n_hvx);
     add("--host-threads", options_.host_threads);
+    if (!options_.strict) {
+        args.insert(args.end(), {"--strict", "0"});
+    }
+    if (options_.test_ops) {
+        args.insert(args.end(), {"--test-ops", "1"});
+    }
     std::vector<char *> argv;
     for (std::string & a : args) {
         argv.push_back(a.data());

@@ -36,9 +36,16 @@ struct session_options {
     std::chrono::milliseconds timeout{30000};    // deadline of every control call and queue wait
     std::string               htpd_path;         // "": next to the running executable
     std::string               lib_dir;           // "": ../lib relative to hexnpu-htpd
+    // Strict DMA bookkeeping (poisoned destinations, snapshots of VTCM sources): on by default and
+    // in every test; off only to measure kernels at the speed of plain copies.
+    bool strict = true;
+    // Loads the test variant of the NPU library (libhexnpu-htp-vNN-test.so), the only one with the
+    // HTP_OP_TEST_* ops (fault, hang, crash, DMA misuse): for tests, never for production hosts.
+    bool test_ops = false;
 
     // HEXNPU_ARCH ("v79" or "79"), HEXNPU_WINDOW_SIZE, HEXNPU_VTCM_SIZE, HEXNPU_HVX_COUNT,
-    // HEXNPU_HOST_THREADS, HEXNPU_SESSION_TIMEOUT_MS, HEXNPU_HTPD, HEXNPU_LIB_DIR.
+    // HEXNPU_HOST_THREADS, HEXNPU_SESSION_TIMEOUT_MS, HEXNPU_STRICT (0 or 1), HEXNPU_HTPD,
+    // HEXNPU_LIB_DIR.
     static session_options from_environment();
 };
 

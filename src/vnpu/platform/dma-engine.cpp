@@ -19,6 +19,17 @@ uint64_t span_of(uint32_t row_size, uint32_t nrows, uint32_t stride) {
     return uint64_t(nrows - 1) * stride + row_size;
 }
 
+void copy_rows(uint8_t * dst, uint64_t dst_stride, const uint8_t * src, uint64_t src_stride, uint32_t row_size,
+               uint32_t nrows) {
+    if (dst_stride == row_size && src_stride == row_size) {
+        std::memcpy(dst, src, uint64_t(row_size) * nrows);
+        return;
+    }
+    for (uint32_t r = 0; r < nrows; ++r) {
+        std::memcpy(dst + r * dst_stride, src + r * src_stride, row_size);
+    }
+}
+
 std::string hex(uint64_t v) {
     char buf[24];
     std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
@@ -27,8 +38,9 @@ std::string hex(uint64_t v) {
 
 } // namespace
 
-dma_engine::dma_engine(const proto::hw_model & hw, uint8_t * vtcm, uint32_t vtcm_size, const session_window & window)
-    : hw_(hw), vtcm_(vtcm), vtcm_size_(vtcm_size), window_(window) {}
+dma_engine::dma_engine(const proto::hw_model & hw, uint8_t * vtcm, uint32_t vtcm_size, const session_window & window,
+                       bool strict)
+    : hw_(hw), vtcm_(vtcm), vtcm_size_(vtcm_size), window_(window), strict_(strict) {}
 
 bool dma_engine::overlaps_vtcm(const uint8_t * p, uint64_t len) const {
     return p < vtcm_ + vtcm_size_ && vtcm_ < p + len;
@@ -109,15 +121,17 @@ int dma_engine::submit(uint32_t queue, const htp::dma_desc & d, uint64_t * ticke
         record("DMA rejected: " + why + ": " + describe_desc(queue, d));
         return proto::HTP_STATUS_STRICT;
     }
+    if (!strict_) {
+        copy_rows(d.dst, d.dst_stride, d.src, d.src_stride, d.row_size, d.nrows);
+        return 0;
+    }
     transfer t{*ticket, d, overlaps_vtcm(d.src, span_of(d.row_size, d.nrows, d.src_stride)), {}};
     if (!q.spare.empty()) {
         t.snapshot = std::move(q.spare.back());
         q.spare.pop_back();
     }
     t.snapshot.resize(uint64_t(d.row_size) * d.nrows);
-    for (uint32_t r = 0; r < d.nrows; ++r) {
-        std::memcpy(t.snapshot.data() + uint64_t(r) * d.row_size, d.src + uint64_t(r) * d.src_stride, d.row_size);
-    }
+    copy_rows(t.snapshot.data(), d.row_size, d.src, d.src_stride, d.row_size, d.nrows);
     for (uint32_t r = 0; r < d.nrows; ++r) {
         std::memset(d.dst + uint64_t(r) * d.dst_stride, DMA_POISON, d.row_size);
     }
@@ -136,9 +150,7 @@ bool dma_engine::complete(uint32_t queue, transfer & t) {
             intact = false;
         }
     }
-    for (uint32_t r = 0; r < d.nrows; ++r) {
-        std::memcpy(d.dst + uint64_t(r) * d.dst_stride, t.snapshot.data() + uint64_t(r) * d.row_size, d.row_size);
-    }
+    copy_rows(d.dst, d.dst_stride, t.snapshot.data(), d.row_size, d.row_size, d.nrows);
     return intact;
 }
 

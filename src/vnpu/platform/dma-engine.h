@@ -4,7 +4,9 @@
 // poisoned (0xA5) and the source copied; the copy lands at wait(), so a kernel that reads a buffer
 // before popping it sees poison. A VTCM source that changed between submit and wait, and a queue
 // not drained when its op returns, are violations too. Violations are collected with a message that
-// names the rule, the queue and the addresses.
+// names the rule, the queue and the addresses. With strict bookkeeping off (HEXNPU_STRICT=0, for
+// benchmarks) descriptors are still validated, but a transfer is copied at submit: no poison, no
+// snapshot, no source check, no in-flight list.
 #pragma once
 
 #include "htp/platform.h"
@@ -25,7 +27,8 @@ inline constexpr uint8_t DMA_POISON = 0xA5;
 
 class dma_engine {
   public:
-    dma_engine(const proto::hw_model & hw, uint8_t * vtcm, uint32_t vtcm_size, const session_window & window);
+    dma_engine(const proto::hw_model & hw, uint8_t * vtcm, uint32_t vtcm_size, const session_window & window,
+               bool strict);
 
     // htp::platform::dma_submit / dma_wait: 0, or HTP_STATUS_STRICT after recording a violation.
     int submit(uint32_t queue, const htp::dma_desc & d, uint64_t * ticket);
@@ -63,6 +66,7 @@ class dma_engine {
     uint8_t *                                        vtcm_;
     uint32_t                                         vtcm_size_;
     const session_window &                           window_;
+    bool                                             strict_;
     std::array<hw_queue, proto::HTP_MAX_NTHREADS>    queues_;
     std::mutex                                       violations_mutex_;
     std::string                                      violations_;

@@ -95,7 +95,7 @@ session_platform::session_platform(const platform_config & config, const proto::
     table_.dcache_flush_all = cb_dcache_flush_all;
     table_.log              = cb_log;
 
-    dma_ = std::make_unique<dma_engine>(hw, table_.vtcm_base, table_.vtcm_size, *window_);
+    dma_ = std::make_unique<dma_engine>(hw, table_.vtcm_base, table_.vtcm_size, *window_, config.strict);
     hmx_ = std::make_unique<htp::hmx_unit>();
     htp::hmx_unit_init(hmx_.get(), table_.vtcm_base, table_.vtcm_size);
     table_.hmx_unit    = hmx_.get();

@@ -24,6 +24,7 @@ struct platform_config {
     uint32_t vtcm_size    = 0;  // 0: the arch's
     uint32_t n_hvx        = 0;  // HVX contexts reported; 0: the arch's
     uint32_t host_threads = 0;  // threads the host may run at once; 0: its cores
+    bool     strict       = true;  // the DMA engine's poisoning and source snapshots (dma-engine.h)
     // Receives the runtime's and the platform's messages (level 0 error, 1 info, 2 debug).
     // Default: errors to stderr.
     std::function<void(int level, const std::string & message)> log;

@@ -72,7 +72,8 @@ bool session_server::open_session(const server_options & options, std::string * 
     if (!platform_) {
         return false;
     }
-    const std::string path = options.lib_dir + "/libhexnpu-htp-v" + std::to_string(config.arch) + ".so";
+    const std::string path =
+        options.lib_dir + "/libhexnpu-htp-v" + std::to_string(config.arch) + (options.test_ops ? "-test.so" : ".so");
     lib_.handle            = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib_.handle == nullptr) {
         *error = "cannot load the NPU library: " + std::string(dlerror());

@@ -19,7 +19,8 @@ namespace hexnpu::vnpu::htpd {
 
 struct server_options {
     platform_config platform;
-    std::string     lib_dir;  // where libhexnpu-htp-vNN.so lives
+    std::string     lib_dir;           // where libhexnpu-htp-vNN.so lives
+    bool            test_ops = false;  // load libhexnpu-htp-vNN-test.so (with the HTP_OP_TEST_* ops)
 };
 
 class session_server {

@@ -1,0 +1,28 @@
+#include "ops.h"
+#include "proto/htp-opcodes.h"
+
+namespace hexnpu::htp {
+
+namespace {
+
+constexpr op_entry BINARY = {op_binary, guard_binary, 2, 1};
+constexpr op_entry UNARY  = {op_unary, guard_unary, 1, 1};
+
+} // namespace
+
+const op_entry * find_op(uint32_t opcode) {
+    switch (opcode) {
+        case proto::HTP_OP_ADD:
+        case proto::HTP_OP_SUB:
+        case proto::HTP_OP_MUL:
+        case proto::HTP_OP_DIV: return &BINARY;
+        case proto::HTP_OP_SCALE:
+        case proto::HTP_OP_SQR:
+        case proto::HTP_OP_SQRT:
+        case proto::HTP_OP_NEG:
+        case proto::HTP_OP_SILU: return &UNARY;
+        default: return find_test_op(opcode);
+    }
+}
+
+} // namespace hexnpu::htp
