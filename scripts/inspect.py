@@ -536,6 +536,25 @@ def report_promotions(functions, strict):
     return 1 if strict and flagged else 0
 
 
+def report_calls(functions, pattern, strict):
+    """Calls (and tail jumps) to symbols matching pattern, e.g. the compiler's division helpers that
+    stand in for Hexagon's missing divide instruction: one line per function that makes them."""
+    flagged = 0
+    for function in functions:
+        calls = [(instruction.address, symbol) for instruction in function.instructions()
+                 for operation in instruction.operations
+                 if (symbol := called_symbol(instruction, operation)) and pattern.search(symbol)]
+        if calls:
+            flagged += 1
+            names = ", ".join(sorted({symbol for _, symbol in calls}))
+            print(f"{function.source}: {function.name}: {'error' if strict else 'warning'}: "
+                  f"{plural(len(calls), 'call')} to {names} (first at {calls[0][0]:#x})")
+    files = len({f.source for f in functions})
+    print(f"summary: {plural(len(functions), 'function')} in {plural(files, 'file')}: "
+          f"{flagged} with calls matching {pattern.pattern}")
+    return 1 if strict and flagged else 0
+
+
 ANNOTATION_COLUMN = 64
 
 
@@ -687,19 +706,22 @@ def main(argv=None):
                       help="report vector and scalar register spills inside (and outside) loops")
     mode.add_argument("--promotions", action="store_true",
                       help="report float->double conversions and double-precision code")
+    mode.add_argument("--calls", metavar="REGEX",
+                      help="report calls to symbols matching REGEX (e.g. __hexagon_udiv for software division)")
     mode.add_argument("--disasm", metavar="FUNC",
                       help="disassemble FUNC with loops marked and spills annotated")
     mode.add_argument("--addr2line", action="store_true",
                       help="resolve the hexadecimal addresses given before FILE (the last argument)")
     parser.add_argument("--strict", action="store_true",
-                        help="exit 1 on in-loop vector spills (--spills) or on any promotion (--promotions)")
+                        help="exit 1 on in-loop vector spills (--spills), on any promotion (--promotions) or "
+                             "on any matching call (--calls)")
     parser.add_argument("--func", metavar="REGEX", help="only functions whose name matches REGEX (re.search)")
     parser.add_argument("args", nargs="+", metavar="FILE",
                         help="Hexagon ELF files (--addr2line: ADDR... FILE)")
     args = parser.parse_args(argv)
 
-    if (args.strict or args.func) and not (args.spills or args.promotions):
-        parser.error("--strict and --func go with --spills or --promotions")
+    if (args.strict or args.func) and not (args.spills or args.promotions or args.calls):
+        parser.error("--strict and --func go with --spills, --promotions or --calls")
     if args.addr2line and len(args.args) < 2:
         parser.error("--addr2line needs ADDR... FILE")
     paths = [Path(a) for a in (args.args[-1:] if args.addr2line else args.args)]
@@ -710,6 +732,10 @@ def main(argv=None):
         func_filter = re.compile(args.func) if args.func else None
     except re.error as error:
         parser.error(f"bad --func regex: {error}")
+    try:
+        call_pattern = re.compile(args.calls) if args.calls else None
+    except re.error as error:
+        parser.error(f"bad --calls regex: {error}")
 
     try:
         if args.addr2line:
@@ -732,6 +758,8 @@ def main(argv=None):
             functions = [f for f in functions if func_filter.search(f.name)]
             if not functions:
                 raise ToolError(f"no function matches --func {args.func}")
+        if call_pattern:
+            return report_calls(functions, call_pattern, args.strict)
         report = report_spills if args.spills else report_promotions
         return report(functions, args.strict)
     except ToolError as error:

@@ -145,6 +145,22 @@ def test_promotions_of_the_known_fixture():
     assert run("--promotions", "--strict", "--func", "float_math", DISASSEMBLY).returncode == 0
 
 
+def test_calls_names_each_caller_of_a_matching_symbol():
+    result = run("--calls", "^(__hexagon_divdf3|sinf)$", DISASSEMBLY)
+    assert result.returncode == 0
+    assert result.stdout.splitlines() == [
+        "known_spills.o: branch_loop: warning: 1 call to sinf (first at 0xa0)",  # its tail call
+        "known_spills.o: double_math: warning: 1 call to __hexagon_divdf3 (first at 0x13c)",
+        "known_spills.o: float_math: warning: 1 call to sinf (first at 0x14c)",
+        r"summary: 12 functions in 2 files: 3 with calls matching ^(__hexagon_divdf3|sinf)$",
+    ]
+    strict = run("--calls", "sin", "--strict", "--func", "double_math", DISASSEMBLY)
+    assert strict.returncode == 1
+    assert strict.stdout.splitlines()[0] == "known_spills.o: double_math: error: 1 call to sin (first at 0x138)"
+    assert run("--calls", "__hexagon_udiv", "--strict", DISASSEMBLY).returncode == 0
+    assert run("--calls", "(", DISASSEMBLY).returncode == 2
+
+
 def test_disasm_marks_nested_loops_and_annotates_spills():
     result = run("--disasm", "nested_loops", DISASSEMBLY)
     assert result.returncode == 0
