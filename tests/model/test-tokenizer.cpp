@@ -153,3 +153,118 @@ TEST(SpmTokenizer, MissingKeysAreNamed) {
     const auto r2 = gguf::reader::from_memory(b2.data(), b2.size());
     EXPECT_THROW(tokenizer t(r2), model::model_error);
 }
+
+// ---- GPT-2 byte-level BPE ---------------------------------------------------------------------
+
+namespace {
+
+// GPT-2's bytes_to_unicode, written out independently of the tokenizer: printable Latin-1 bytes
+// keep their code point, the others get U+0100 + their rank among the non-printable ones.
+std::string byte_symbol(int b) {
+    auto printable = [](int c) { return (c >= 0x21 && c <= 0x7E) || (c >= 0xA1 && c <= 0xAC) || c >= 0xAE; };
+    int  cp        = b;
+    if (!printable(b)) {
+        cp = 0x100;
+        for (int c = 0; c < b; ++c) {
+            cp += printable(c) ? 0 : 1;
+        }
+    }
+    std::string s;
+    if (cp < 0x80) {
+        s += char(cp);
+    } else {
+        s += char(0xC0 | (cp >> 6)), s += char(0x80 | (cp & 0x3F));
+    }
+    return s;
+}
+
+struct bpe_fixture {
+    std::vector<uint8_t> bytes;
+    gguf::reader         reader;
+    tokenizer            tok;
+    static std::vector<std::string> merges() {
+        const std::string G = byte_symbol(' '), C = byte_symbol('\n');
+        return {"h e", "l l", "he ll", G + " w", "hell o", "3 4", "1 2", G + " " + G, C + " " + C, "' S"};
+    }
+    static std::vector<uint8_t> make(const std::string & pre) {
+        std::vector<std::string> toks;
+        for (int b = 0; b < 256; ++b) {
+            toks.push_back(byte_symbol(b));  // id b: byte b
+        }
+        for (const std::string & m : merges()) {
+            std::string t = m;
+            t.erase(t.find(' '), 1);
+            toks.push_back(t);  // ids 256...: the merge results in rank order
+        }
+        toks.push_back("xyz");  // 266: a token no merge makes
+        toks.push_back("<|endoftext|>");  // 267
+        std::vector<uint8_t> types(toks.size() * 4, 0);
+        for (size_t i = 0; i < toks.size(); ++i) {
+            const int32_t t = i == 267 ? 3 : 1;
+            std::memcpy(types.data() + i * 4, &t, 4);
+        }
+        gguf::writer w;
+        w.set("tokenizer.ggml.model", gguf::value::from_string("gpt2"));
+        w.set("tokenizer.ggml.pre", gguf::value::from_string(pre));
+        w.set("tokenizer.ggml.tokens", gguf::value::from_strings(toks));
+        w.set("tokenizer.ggml.token_type", gguf::value::from_array(gguf::value_type::INT32, toks.size(), types));
+        w.set("tokenizer.ggml.merges", gguf::value::from_strings(merges()));
+        w.set("tokenizer.ggml.bos_token_id", gguf::value::from_u32(267));
+        w.set("tokenizer.ggml.eos_token_id", gguf::value::from_u32(267));
+        return w.write_to_memory();
+    }
+    explicit bpe_fixture(const std::string & pre)
+        : bytes(make(pre)), reader(gguf::reader::from_memory(bytes.data(), bytes.size())), tok(reader) {}
+    std::vector<int32_t> operator()(const std::string & s) const { return tok.tokenize(s, false, true); }
+};
+
+enum : int32_t { HE = 256, LL, HELL, GW, HELLO, T34, T12, GG, CC, QS, XYZ, EOT };
+
+} // namespace
+
+TEST(BpeTokenizer, MergesByRankAsWorkedByHand) {
+    bpe_fixture f("default");
+    // "hello": he (0), ll (1), hell (2), hello (4); " world": Ġw (3), then single bytes.
+    EXPECT_EQ(f("hello world"), (std::vector<int32_t>{HELLO, GW, 'o', 'r', 'l', 'd'}));
+    EXPECT_EQ(f.tok.detokenize(f("hello world")), "hello world");
+    EXPECT_EQ(f("<|endoftext|>hello"), (std::vector<int32_t>{EOT, HELLO}));
+}
+
+TEST(BpeTokenizer, PreTokenizerRegexes) {
+    bpe_fixture gpt2("default"), llama3("llama-bpe"), qwen2("qwen2");
+    // Digits: one word for gpt2 (34 first, then 12); groups of three for llama3 (123|45); single for qwen2.
+    EXPECT_EQ(gpt2("12345"), (std::vector<int32_t>{T12, T34, '5'}));
+    EXPECT_EQ(llama3("12345"), (std::vector<int32_t>{T12, '3', '4', '5'}));
+    EXPECT_EQ(qwen2("12345"), (std::vector<int32_t>{'1', '2', '3', '4', '5'}));
+    // \s+(?!\S): of two spaces before a word, the last goes with the word, so ĠĠ never forms.
+    EXPECT_EQ(gpt2("a  b"), (std::vector<int32_t>{'a', ' ', ' ', 'b'}));
+    EXPECT_EQ(gpt2("a  "), (std::vector<int32_t>{'a', GG}));  // at the end both stay together
+    // Newlines: llama3's \s*[\r\n]+ keeps them together; gpt2 splits before the word.
+    EXPECT_EQ(llama3("a\n\nb"), (std::vector<int32_t>{'a', CC, 'b'}));
+    EXPECT_EQ(gpt2("a\n\nb"), (std::vector<int32_t>{'a', '\n', '\n', 'b'}));
+    // Contractions: case-insensitive for llama3 only.
+    EXPECT_EQ(llama3("IT'S"), (std::vector<int32_t>{'I', 'T', QS}));
+    EXPECT_EQ(gpt2("IT'S"), (std::vector<int32_t>{'I', 'T', '\'', 'S'}));
+    // llama3 ignores merges for a word that is a token.
+    EXPECT_EQ(llama3("xyz"), (std::vector<int32_t>{XYZ}));
+    EXPECT_EQ(gpt2("xyz"), (std::vector<int32_t>{'x', 'y', 'z'}));
+}
+
+TEST(BpeTokenizer, BytesRoundTrip) {
+    bpe_fixture f("llama-bpe");
+    const std::string text = "Gr\xC3\xBC\xC3\x9F" "e \xE6\x9D\xB1\xE4\xBA\xAC \xF0\x9F\x99\x82\t\r\n x";
+    const auto        ids  = f(text);
+    EXPECT_EQ(f.tok.detokenize(ids), text);
+    // é (C3 A9) is two byte tokens.
+    EXPECT_EQ(f("\xC3\xA9"), (std::vector<int32_t>{0xC3, 0xA9}));
+}
+
+TEST(BpeTokenizer, UnknownPreTokenizerIsNamed) {
+    bpe_fixture f("mystery");
+    try {
+        f("abc");
+        FAIL() << "no error";
+    } catch (const model::model_error & e) {
+        EXPECT_NE(std::string(e.what()).find("'mystery'"), std::string::npos) << e.what();
+    }
+}
