@@ -82,3 +82,30 @@ def test_prompt_longer_than_context_is_an_error():
     p = hexnpu("run", "-m", MODEL, "-f", TEXT, "-c", "64", "-n", "4", check=False)
     assert p.returncode == 1
     assert "\nerror: " in "\n" + p.stderr and "context size" in p.stderr, p.stderr
+
+
+def test_npu_session_dying_mid_generation_is_an_error():
+    """Kill the hexnpu-htpd that our hexnpu run started: a clear error, exit 1, no hang."""
+    import time
+    p = subprocess.Popen([BIN, "run", "-m", MODEL, "-p", PROMPT, "-n", "400", "--device", "HTP0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        children = []
+        deadline = time.time() + 60
+        while not children and time.time() < deadline and p.poll() is None:
+            time.sleep(0.5)
+            with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
+                children = [int(x) for x in f.read().split()]
+        assert children, "no hexnpu-htpd child appeared"
+        time.sleep(1.0)  # let generation start
+        for c in children:
+            with open(f"/proc/{c}/cmdline") as f:
+                if "hexnpu-htpd" in f.read():
+                    os.kill(c, 9)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 1, err
+    assert "error: " in err and "session" in err, err
