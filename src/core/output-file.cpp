@@ -240,9 +240,9 @@ void output_file::check_target(bool at_commit) const {
 }
 
 output_file::output_file(output_file && o) noexcept
-    : path_(std::move(o.path_)), target_(std::move(o.target_)), temp_(std::move(o.temp_)), inputs_(std::move(o.inputs_)),
-      input_ids_(std::move(o.input_ids_)), temp_id_(o.temp_id_), fd_(o.fd_), slot_(o.slot_), written_(o.written_),
-      committed_(o.committed_) {
+    : path_(std::move(o.path_)), target_(std::move(o.target_)), temp_(std::move(o.temp_)),
+      inputs_(std::move(o.inputs_)), input_ids_(std::move(o.input_ids_)), temp_id_(o.temp_id_), fd_(o.fd_),
+      slot_(o.slot_), written_(o.written_), committed_(o.committed_) {
     o.fd_   = -1;
     o.slot_ = -1;
     o.temp_.clear();

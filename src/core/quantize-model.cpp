@@ -1,6 +1,7 @@
 #include "quantize-model.h"
 
 #include "convert.h"
+#include "gguf-layout.h"
 
 #include <stdexcept>
 
@@ -67,7 +68,8 @@ tensor_plan plan_one(size_t index, const gguf::tensor_info & t, const quantize_o
             return p;
         }
         if (in_quant && !opt.allow_requantize) {
-            throw std::invalid_argument("tensor '" + t.name + "' is already " + ggml_type_name(t.type) +
+            throw std::invalid_argument("tensor " + gguf::layout::quoted(t.name) + " is already " +
+                                        ggml_type_name(t.type) +
                                         "; requantizing loses quality twice (pass --allow-requantize to do it anyway)");
         }
         p.action = in_quant ? tensor_action::requantize : tensor_action::quantize;

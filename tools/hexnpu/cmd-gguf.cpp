@@ -27,7 +27,7 @@ int gguf_info(const std::string & path) {
 
     table meta({"key", "type", "value"});
     for (const auto & e : r.metadata()) {
-        meta.add({e.key, value_type_string(e.val), e.val.to_display(8)});
+        meta.add({printable(e.key), value_type_string(e.val), e.val.to_display(8)});
     }
     meta.print(stdout);
     std::printf("\n");
@@ -38,7 +38,7 @@ int gguf_info(const std::string & path) {
     std::map<std::string, size_t>  per_type;
     for (size_t i = 0; i < r.tensors().size(); ++i) {
         const auto & t = r.tensors()[i];
-        tensors.add({std::to_string(i), t.name, ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims),
+        tensors.add({std::to_string(i), printable(t.name), ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims),
                      std::to_string(t.offset),
                      std::to_string(t.nbytes)});
         total_bytes += t.nbytes;
@@ -64,13 +64,18 @@ const char * kUsage =
 } // namespace
 
 int cmd_gguf(args a) {
-    if (a.size() == 1 && (a[0] == "--help" || a[0] == "-h")) {
-        std::fputs(kUsage, stdout);
-        return 0;
+    for (const std::string_view arg : a) {  // "gguf --help" and "gguf info --help"
+        if (arg == "--help" || arg == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
     }
     if (a.size() != 2 || a[0] != "info") {
         std::fputs(kUsage, stderr);
         return 1;
+    }
+    if (a[1].starts_with("-")) {
+        return fail("unknown option '%.*s'\n%s", int(a[1].size()), a[1].data(), kUsage);
     }
     try {
         return gguf_info(std::string(a[1]));

@@ -86,7 +86,8 @@ int cmd_quantize(args a) {
         } else {
             ++changed;
         }
-        tab.add({std::to_string(p.index), printable(t.name), shape_string(t.ne.data(), t.n_dims, "x"), ggml_type_name(t.type),
+        tab.add({std::to_string(p.index), printable(t.name), shape_string(t.ne.data(), t.n_dims, "x"),
+                 ggml_type_name(t.type),
                  "->", ggml_type_name(p.out_type), std::to_string(t.nbytes), std::to_string(p.out_nbytes), action});
         in_bytes += t.nbytes;
         out_bytes += p.out_nbytes;

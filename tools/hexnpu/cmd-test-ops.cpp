@@ -81,7 +81,14 @@ int check_cases(optest::case_runner & runner, const std::vector<const optest::op
         std::printf(", %zu skipped", skipped);
     }
     std::printf("\n");
-    return failed == 0 && passed > 0 ? 0 : 1;
+    std::fflush(stdout);
+    if (failed) {
+        return fail("%zu of %zu cases failed", failed, cases.size());
+    }
+    if (passed == 0) {
+        return fail("none of the %zu selected cases ran (the backend supports none of them)", cases.size());
+    }
+    return 0;
 }
 
 int time_cases(optest::case_runner & runner, const std::vector<const optest::op_case *> & cases) {
@@ -101,7 +108,11 @@ int time_cases(optest::case_runner & runner, const std::vector<const optest::op_
     }
     t.print(stdout);
     std::printf("%zu timed, %zu not supported\n", timed, skipped);
-    return timed > 0 ? 0 : 1;
+    std::fflush(stdout);
+    if (timed == 0) {
+        return fail("none of the %zu selected cases ran (the backend supports none of them)", cases.size());
+    }
+    return 0;
 }
 
 } // namespace
@@ -153,6 +164,11 @@ int cmd_test_ops(args a) {
         if (filter.matches(optest::describe(c))) {
             selected.push_back(&c);
         }
+    }
+    if (selected.empty()) {
+        return fail("no op case matches%s%s%s%s (run 'hexnpu test-ops -b CPU' to list every case)",
+                    filter.op.empty() ? "" : " -o ", printable(filter.op).c_str(), filter.type ? " -t " : "",
+                    filter.type ? ggml_type_name(*filter.type) : "");
     }
     optest::case_runner runner(*target, target == &cpu ? nullptr : &cpu);
     const int           status = perf ? time_cases(runner, selected) : check_cases(runner, selected);

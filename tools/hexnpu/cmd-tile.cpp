@@ -38,7 +38,9 @@ std::string repack(const gguf::reader & r, const gguf::tensor_info & t, std::vec
     return hexagon::repack_tensor(t.type, t.ne.data(), r.tensor_data(t).data(), tiled.data(), n_threads).error;
 }
 
-// Largest |flat - tiled| over all values; values with identical bits (including NaN) count as equal.
+// Largest |flat - tiled| over all values. Values with identical bits count as equal, and so do two
+// NaNs whatever their sign and payload: a tiled form may store a scale negated (q2_K keeps -dmin),
+// which flips the sign of a NaN that the flat block's NaN scale produces.
 double max_dequant_difference(const gguf::reader & r, const gguf::tensor_info & t, const std::vector<uint8_t> & tiled,
                               int n_threads) {
     const int64_t   n_rows    = t.ne[1] * t.ne[2] * t.ne[3];
@@ -56,7 +58,8 @@ double max_dequant_difference(const gguf::reader & r, const gguf::tensor_info & 
             to_float(flat + size_t(row) * row_bytes, a.data(), rows * t.ne[0]);
             hexagon::dequantize_tiled_rows(t.type, t.ne.data(), tiled.data(), row, row + rows, b.data());
             for (size_t i = 0; i < size_t(rows * t.ne[0]); ++i) {
-                if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i])) {
+                if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i]) &&
+                    !(std::isnan(a[i]) && std::isnan(b[i]))) {
                     const double diff = std::abs(double(a[i]) - double(b[i]));
                     local_max         = std::isnan(diff) || std::isnan(local_max) ? NAN : std::max(local_max, diff);
                 }
@@ -83,7 +86,8 @@ int write_tensor(const std::string & in_path, std::string_view name, const std::
     }
     out.write(tiled.data(), tiled.size());
     out.commit();
-    std::printf("%s: %s %s, %llu flat -> %llu tiled bytes, written to %s\n", printable(t->name).c_str(), ggml_type_name(t->type),
+    std::printf("%s: %s %s, %llu flat -> %llu tiled bytes, written to %s\n", printable(t->name).c_str(),
+                ggml_type_name(t->type),
                 shape_string(t->ne.data(), t->n_dims, "x").c_str(), (unsigned long long) t->nbytes,
                 (unsigned long long) tiled.size(), out_path.c_str());
     return 0;
@@ -102,7 +106,8 @@ int check(const std::string & in_path, int n_threads) {
         const gguf::tensor_info & t = r.tensors()[i];
         bar.update(i, printable(t.name));
         if (const std::string error = repack(r, t, tiled, n_threads); !error.empty()) {
-            flat_table.add({printable(t.name), ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims, "x"), error});
+            flat_table.add(
+                {printable(t.name), ggml_type_name(t.type), shape_string(t.ne.data(), t.n_dims, "x"), error});
             continue;
         }
         const bool   lossless = hexagon::is_lossless_tiling(t.type);
