@@ -1,7 +1,10 @@
 #include "remote-session.h"
 
 #include "dspqueue.h"
+#include "proto/htp-msg.h"
 #include "proto/htp-status.h"
+#include "proto/hw-model.h"
+#include "util/parse-setting.h"
 #include "vnpu/session/shared-queue.h"
 #include "vnpu/session/unix-channel.h"
 
@@ -30,20 +33,17 @@ using clock = std::chrono::steady_clock;
 
 std::string errno_text(const char * what, int err) { return std::string(what) + ": " + std::strerror(err); }
 
-std::optional<uint64_t> env_number(const char * name) {
-    const char * text = std::getenv(name);
-    if (text == nullptr || *text == '\0') {
-        return std::nullopt;
+// HEXNPU_ARCH: "v79" or "79", one of the arches there is a hardware model for.
+uint32_t env_arch(const std::string & text) {
+    const std::string_view digits = !text.empty() && (text[0] == 'v' || text[0] == 'V')
+                                        ? std::string_view(text).substr(1)
+                                        : std::string_view(text);
+    const auto      arch = util::parse_decimal(digits);
+    proto::hw_model model{};
+    if (!arch || *arch > UINT32_MAX || !proto::hw_model_for_arch(uint32_t(*arch), model)) {
+        throw util::bad_setting("HEXNPU_ARCH", text, "expected one of v73, v75, v79, v81 (or 73, 75, 79, 81)");
     }
-    if (*text == 'v' || *text == 'V') {  // "v79"
-        ++text;
-    }
-    char *     end = nullptr;
-    const auto v   = std::strtoull(text, &end, 0);
-    if (*end != '\0') {
-        return std::nullopt;
-    }
-    return v;
+    return uint32_t(*arch);
 }
 
 std::string signal_name(int signal) {
@@ -94,28 +94,37 @@ const char * rpc_errc_name(rpc_errc code) {
     return "unknown";
 }
 
+// Every HEXNPU_* number goes through the strict parser shared with GGML_HEXAGON_* (src/util): a bad
+// value is an error naming the variable, the value and the range, never a silent default or a
+// truncation. The ranges are what the session accepts (session_platform, session_window).
 session_options session_options::from_environment() {
+    const uint64_t  page = uint64_t(sysconf(_SC_PAGESIZE));
     session_options o;
-    if (auto v = env_number("HEXNPU_ARCH")) {
-        o.arch = uint32_t(*v);
+    if (auto v = util::env_text("HEXNPU_ARCH")) {
+        o.arch = env_arch(*v);
     }
-    if (auto v = env_number("HEXNPU_WINDOW_SIZE")) {
-        o.window_size = *v;
+    if (auto v = util::env_text("HEXNPU_WINDOW_SIZE")) {
+        // 0: the arch's; else [2 pages, 4 GiB], whole pages.
+        o.window_size = util::parse_setting("HEXNPU_WINDOW_SIZE", *v, {0, uint64_t(4) << 30, page});
+        if (o.window_size != 0 && o.window_size < 2 * page) {
+            throw util::bad_setting("HEXNPU_WINDOW_SIZE", *v,
+                                    "must be 0 (the arch's) or at least 2 pages (" + std::to_string(2 * page) + ")");
+        }
     }
-    if (auto v = env_number("HEXNPU_VTCM_SIZE")) {
+    if (auto v = util::env_setting("HEXNPU_VTCM_SIZE", {0, uint64_t(1) << 30, page})) {  // 0: the arch's
         o.vtcm_size = uint32_t(*v);
     }
-    if (auto v = env_number("HEXNPU_HVX_COUNT")) {
+    if (auto v = util::env_setting("HEXNPU_HVX_COUNT", {0, proto::HTP_MAX_NTHREADS})) {  // 0: the arch's
         o.n_hvx = uint32_t(*v);
     }
-    if (auto v = env_number("HEXNPU_HOST_THREADS")) {
+    if (auto v = util::env_setting("HEXNPU_HOST_THREADS", {0, 1024})) {  // 0: the host's cores
         o.host_threads = uint32_t(*v);
     }
-    if (auto v = env_number("HEXNPU_SESSION_TIMEOUT_MS")) {
+    if (auto v = util::env_setting("HEXNPU_SESSION_TIMEOUT_MS", {1, 24 * 3600 * 1000})) {  // up to a day
         o.timeout = std::chrono::milliseconds(*v);
     }
-    if (auto v = env_number("HEXNPU_STRICT")) {
-        o.strict = *v != 0;
+    if (auto v = util::env_text("HEXNPU_STRICT")) {
+        o.strict = util::parse_flag("HEXNPU_STRICT", *v);
     }
     if (const char * p = std::getenv("HEXNPU_HTPD")) {
         o.htpd_path = p;
