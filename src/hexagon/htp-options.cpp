@@ -1,8 +1,9 @@
 #include "htp-options.h"
 
 #include "proto/hw-model.h"
+#include "util/parse-setting.h"
 
-#include <charconv>
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <stdexcept>
@@ -10,32 +11,15 @@
 namespace hexnpu::hexagon {
 namespace {
 
+// Every message names the variable and the value: "GGML_HEXAGON_NHVX='x': ...".
 std::invalid_argument bad_value(const char * var, const std::string & value, const std::string & why) {
-    return std::invalid_argument(std::string(var) + "='" + value + "': " + why);
+    return util::bad_setting(var, value, why);
 }
 
-// A whole decimal number (no sign, no trailing text).
-std::optional<uint64_t> parse_number(std::string_view s) {
-    uint64_t v = 0;
-    if (s.empty()) {
-        return std::nullopt;
-    }
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size()) {
-        return std::nullopt;
-    }
-    return v;
-}
-
+// The strict parser shared with the HEXNPU_* variables (src/util/parse-setting.h): a whole decimal
+// or 0x-hex number in [min, max], else an error naming the variable, the value and the range.
 uint64_t number_option(const char * var, const std::string & value, uint64_t min, uint64_t max) {
-    const auto v = parse_number(value);
-    if (!v) {
-        throw bad_value(var, value, "not a number");
-    }
-    if (*v < min || *v > max) {
-        throw bad_value(var, value, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
-    }
-    return *v;
+    return util::parse_setting(var, value, {min, max});
 }
 
 // "HTP<npu>:<session>" -> spec; nullopt when the item does not have that form.
@@ -48,8 +32,8 @@ std::optional<htp_device_spec> parse_device_item(std::string_view item) {
     if (colon == std::string_view::npos) {
         return std::nullopt;
     }
-    const auto npu     = parse_number(rest.substr(0, colon));
-    const auto session = parse_number(rest.substr(colon + 1));
+    const auto npu     = util::parse_decimal(rest.substr(0, colon));
+    const auto session = util::parse_decimal(rest.substr(colon + 1));
     if (!npu || !session || *npu > 255 || *session >= HTP_MAX_SESSIONS) {
         return std::nullopt;
     }
@@ -64,9 +48,18 @@ std::optional<htp_device_spec> parse_device_item(std::string_view item) {
 // virtual NPU has no PMU: that mode reports what the basic one does).
 htp_profile_mode parse_profile(const std::string & value) {
     if (value.find(',') != std::string::npos) {
-        size_t n = 1;
-        for (char c : value) {
-            n += c == ',';
+        size_t n     = 0;
+        size_t begin = 0;
+        while (begin <= value.size()) {
+            const size_t      end  = std::min(value.find(',', begin), value.size());
+            const std::string item = value.substr(begin, end - begin);
+            const auto        id   = util::parse_number(item);
+            if (!id || *id > UINT32_MAX) {
+                throw bad_value("GGML_HEXAGON_PROFILE", value,
+                                "PMU event id '" + item + "' is not a number in [0, 4294967295] (decimal or 0x hex)");
+            }
+            ++n;
+            begin = end + 1;
         }
         if (n != 8) {
             throw bad_value("GGML_HEXAGON_PROFILE", value, "a PMU event list has 8 comma-separated ids");
@@ -80,7 +73,7 @@ htp_profile_mode parse_profile(const std::string & value) {
 } // namespace
 
 std::vector<htp_device_spec> parse_device_list(const std::string & text) {
-    if (const auto count = parse_number(text)) {
+    if (const auto count = util::parse_decimal(text)) {
         if (*count < 1 || *count > HTP_MAX_SESSIONS) {
             throw bad_value("GGML_HEXAGON_DEVICES", text,
                             "a device count must be in [1, " + std::to_string(HTP_MAX_SESSIONS) + "]");
@@ -120,7 +113,7 @@ uint32_t parse_arch(const std::string & text) {
                                         ? std::string_view(text).substr(1)
                                         : std::string_view(text);
     proto::hw_model model{};
-    const auto      arch = parse_number(digits);
+    const auto      arch = util::parse_decimal(digits);
     if (!arch || *arch > UINT32_MAX || !proto::hw_model_for_arch(uint32_t(*arch), model)) {
         throw bad_value("GGML_HEXAGON_ARCH", text, "expected one of v73, v75, v79, v81 (or 73, 75, 79, 81)");
     }

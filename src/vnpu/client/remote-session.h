@@ -45,7 +45,9 @@ struct session_options {
 
     // HEXNPU_ARCH ("v79" or "79"), HEXNPU_WINDOW_SIZE, HEXNPU_VTCM_SIZE, HEXNPU_HVX_COUNT,
     // HEXNPU_HOST_THREADS, HEXNPU_SESSION_TIMEOUT_MS, HEXNPU_STRICT (0 or 1), HEXNPU_HTPD,
-    // HEXNPU_LIB_DIR.
+    // HEXNPU_LIB_DIR. Numbers are decimal or 0x hex, parsed strictly (src/util/parse-setting.h): a
+    // bad value throws std::invalid_argument naming the variable, the value and the accepted range.
+    // Unset or empty means the default.
     static session_options from_environment();
 };
 
