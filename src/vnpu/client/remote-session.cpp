@@ -317,6 +317,10 @@ void remote_session::record_exit(int wait_status) {
                 where;
     } else if (e.signal != 0) {
         text += " was killed by " + signal_name(e.signal) + where;
+        if (const uint32_t sig = page_->external_signal.load(std::memory_order_acquire); int(sig) == e.signal) {
+            // fault-report: sent with kill() by another process, not raised by the session's own code
+            text += " (sent by process " + std::to_string(page_->external_sender) + ", not an NPU fault)";
+        }
     } else {
         text += " exited with status " + std::to_string(e.exit_code) + where;
     }

@@ -70,6 +70,10 @@ struct status_page {
     uint32_t              fault_batch;
     uint64_t              fault_host_addr;
     std::atomic<uint32_t> fault_signal;  // 0: no fault recorded
+
+    // A SIGSEGV/SIGBUS sent by another process (kill(2)), not raised by an access: who sent it.
+    uint32_t              external_sender;
+    std::atomic<uint32_t> external_signal;  // 0: none; written after external_sender
 };
 
 inline constexpr uint32_t STATUS_PAGE_MAGIC = 0x48545044;  // "HTPD"

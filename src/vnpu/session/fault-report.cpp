@@ -12,6 +12,16 @@ wire::status_page *      g_page     = nullptr;
 
 // Async-signal-safe: plain stores into the shared page and the window arithmetic of npu_address_of.
 void on_fault(int signal, siginfo_t * info, void *) {
+    if (info->si_code <= 0) {
+        // Sent by a process (kill, tgkill, sigqueue: SI_USER, SI_TKILL, SI_QUEUE ...), not raised by
+        // an access of this one: si_addr means nothing. Record the sender instead of a fault and end
+        // the process with the signal at once; returning would just resume (the signal would be
+        // swallowed, and a second one would be reported with the first one's bogus address).
+        g_page->external_sender = uint32_t(info->si_pid);
+        g_page->external_signal.store(uint32_t(signal), std::memory_order_release);
+        raise(signal);  // the default action again (SA_RESETHAND); blocked here, delivered on return
+        return;
+    }
     uint32_t   npu_addr  = 0;
     const bool in_window = g_platform->npu_address_of(info->si_addr, &npu_addr);
     g_page->fault_in_window = in_window ? 1 : 0;
