@@ -33,6 +33,8 @@ bool synth_preset(const std::string & name, synth_params & out) {
         // defaults
     } else if (name == "small") {
         p.n_vocab = 4096, p.n_embd = 1024, p.n_layer = 4, p.n_head = 16, p.n_head_kv = 4, p.n_ff = 2816, p.n_ctx = 2048;
+    } else if (name == "1b") {  // TinyLlama 1.1B's shapes, 4 of its 22 layers (for benchmarks)
+        p.n_vocab = 32000, p.n_embd = 2048, p.n_layer = 4, p.n_head = 32, p.n_head_kv = 4, p.n_ff = 5632, p.n_ctx = 2048;
     } else if (name == "gemma3-tiny") {
         p.arch = "gemma3", p.n_embd = 128, p.n_layer = 6, p.n_head = 4, p.n_head_kv = 2, p.n_embd_head = 64, p.n_ff = 256;
         p.n_swa = 4, p.rope_base = 1000000.0f;

@@ -29,7 +29,8 @@ struct synth_params {
     uint64_t    seed       = 42;
 };
 
-// Named presets: "tiny" (~1.8M parameters) and "small" (~53M) llamas; "gemma3-tiny", "qwen2-tiny"
+// Named presets: "tiny" (~1.8M parameters), "small" (~53M) and "1b" (TinyLlama 1.1B's shapes with 4
+// of its 22 layers, ~310M) llamas; "gemma3-tiny", "qwen2-tiny"
 // and "qwen3-tiny" (the other architectures' tensors and keys at tiny sizes; gemma3 with six layers,
 // head size 64 != n_embd / n_head, sliding window 4, tied embeddings).
 bool synth_preset(const std::string & name, synth_params & out);

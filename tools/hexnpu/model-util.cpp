@@ -1,5 +1,7 @@
 #include "model-util.h"
 
+#include "cli-util.h"
+
 #include "cpu/cpu-backend.h"
 #include "model/synth-model.h"
 
@@ -127,6 +129,19 @@ std::unique_ptr<model::model> load_model(const std::string & path, const devices
             return npu->supports_op(ggml_mul_mat(&ctx, a, b)) ? repack : nullptr;
         };
     }
+    // Copies (into NPU buffers) show a progress line on a terminal; mapped weights load instantly.
+    std::unique_ptr<progress> bar;
+    struct progress_state {
+        std::unique_ptr<progress> * bar;
+    } state{&bar};
+    opts.progress_user = &state;
+    opts.progress      = [](size_t done, size_t total, void * user) {
+        auto & b = *static_cast<progress_state *>(user)->bar;
+        if (!b) {
+            b = std::make_unique<progress>(total);
+        }
+        b->update(done, "loading weights");
+    };
     return model::model::load(path, opts);
 }
 
