@@ -181,13 +181,7 @@ uint32_t op_binary(htp_op_context * octx) {
     job.src1 = octx->src[1];
     job.dst  = octx->dst[0];
 
-    const uint32_t status = plan_eltwise_rows(octx, job.dst, job.kp.pipe, BINARY_STREAMS, &job.rows_plan);
-    if (status != proto::HTP_STATUS_OK || job.rows_plan.nrows == 0) {
-        return status;
-    }
-
-    work_queue_run(octx->work, binary_thread, &job, job.kp.pipe.n_threads);
-    return proto::HTP_STATUS_OK;
+    return run_eltwise_job(octx, job, BINARY_STREAMS, binary_thread);
 }
 
 } // namespace hexnpu::htp

@@ -9,6 +9,7 @@
 #include "proto/htp-kparams.h"
 #include "proto/htp-status.h"
 #include "vtcm.h"
+#include "work-queue.h"
 
 #include <stdint.h>
 
@@ -58,6 +59,18 @@ inline uint32_t plan_eltwise_rows(const htp_op_context * octx, const proto::htp_
     out->n_slots    = pipe.n_slots;
     out->slot_bytes = uint32_t(proto::htp_eltwise_slot_bytes(pipe));
     out->n_streams  = n_streams;
+    return proto::HTP_STATUS_OK;
+}
+
+// Plans a streaming job's rows (job.dst, job.kp.pipe -> job.rows_plan) and runs thread_fn over the
+// host's n_threads: the tail of every streaming op's entry point.
+template <typename Job>
+uint32_t run_eltwise_job(const htp_op_context * octx, Job & job, uint32_t n_streams, work_fn thread_fn) {
+    const uint32_t status = plan_eltwise_rows(octx, job.dst, job.kp.pipe, n_streams, &job.rows_plan);
+    if (status != proto::HTP_STATUS_OK || job.rows_plan.nrows == 0) {
+        return status;
+    }
+    work_queue_run(octx->work, thread_fn, &job, job.kp.pipe.n_threads);
     return proto::HTP_STATUS_OK;
 }
 

@@ -150,13 +150,7 @@ uint32_t op_unary(htp_op_context * octx) {
     job.src     = octx->src[0];
     job.dst     = octx->dst[0];
 
-    const uint32_t status = plan_eltwise_rows(octx, job.dst, job.kp.pipe, UNARY_STREAMS, &job.rows_plan);
-    if (status != proto::HTP_STATUS_OK || job.rows_plan.nrows == 0) {
-        return status;
-    }
-
-    work_queue_run(octx->work, unary_thread, &job, job.kp.pipe.n_threads);
-    return proto::HTP_STATUS_OK;
+    return run_eltwise_job(octx, job, UNARY_STREAMS, unary_thread);
 }
 
 } // namespace hexnpu::htp

@@ -128,12 +128,7 @@ uint32_t op_test_stream(htp_op_context * octx) {
     job.octx = octx;
     job.src  = octx->src[0];
     job.dst  = octx->dst[0];
-    const uint32_t status = plan_eltwise_rows(octx, job.dst, job.kp.pipe, STREAM_STREAMS, &job.rows_plan);
-    if (status != proto::HTP_STATUS_OK || job.rows_plan.nrows == 0) {
-        return status;
-    }
-    work_queue_run(octx->work, stream_thread, &job, job.kp.pipe.n_threads);
-    return proto::HTP_STATUS_OK;
+    return run_eltwise_job(octx, job, STREAM_STREAMS, stream_thread);
 }
 
 bool no_guard(const htp_op_context *) { return true; }
