@@ -24,6 +24,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -438,6 +440,97 @@ TEST_F(CliSafety, Class4_AFailedWriteKeepsTheExistingOutput) {
         EXPECT_TRUE(read_all(path("out.bin")) == std::string(old.begin(), old.end())) << describe(args, r);
         EXPECT_EQ(names_in(dir_), names) << describe(args, r);
     }
+}
+
+// In a private mount namespace (root only; the rest of the system never sees its mounts): `body`
+// runs in a child that has unshared its mounts; its return value is the child's exit code.
+template <typename F> int in_mount_namespace(F && body) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+            _exit(77);
+        }
+        _exit(body());
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The issue's own examples on the real paths: /dev/null and /dev/full, in a namespace whose /dev is
+// a fresh tmpfs holding just those two nodes.
+TEST_F(CliSafety, Class4_DevNullAndDevFullInAPrivateDevAreLeftInPlace) {
+    need_root();
+    const std::string model = model_.string();
+    const int         code  = in_mount_namespace([&] {
+        if (mount("none", "/dev", "tmpfs", 0, "size=64k") != 0 ||
+            mknod("/dev/null", S_IFCHR | 0666, makedev(1, 3)) != 0 ||
+            mknod("/dev/full", S_IFCHR | 0666, makedev(1, 7)) != 0) {
+            return 77;
+        }
+        const node_state null = state_of("/dev/null"), full = state_of("/dev/full");
+        int              bad  = 0;
+        for (const std::vector<std::string> & args : {
+                 std::vector<std::string>{"synth", "/dev/null"},
+                 std::vector<std::string>{"quantize", model, "/dev/null", "q4_0", "--allow-requantize"},
+                 std::vector<std::string>{"tile", model, "--tensor", "wq", "-o", "/dev/full"},
+                 std::vector<std::string>{"test-ops", "-b", "CPU", "-o", "ADD", "--trace", "/dev/full"},
+             }) {
+            const run_result r = hexnpu(args);
+            if (!failed_with(r, "is a character device")) {
+                std::fprintf(stderr, "%s\n", describe(args, r).c_str());
+                bad |= 1;
+            }
+        }
+        if (!(state_of("/dev/null") == null) || !(state_of("/dev/full") == full)) {
+            bad |= 2;
+        }
+        if (names_in("/dev") != std::set<std::string>{"null", "full"}) {
+            bad |= 4;
+        }
+        return bad;
+    });
+    if (code == 77) {
+        GTEST_SKIP() << "no private mount namespace with a tmpfs /dev here (unshare/mount refused)";
+    }
+    EXPECT_EQ(code, 0) << "1: a command did not fail with the error, 2: a device node changed, 4: /dev gained a file";
+}
+
+// The ENOSPC itself: a tmpfs of three pages, already holding the old output.
+TEST_F(CliSafety, Class4_ADiskFullKeepsTheExistingOutput) {
+    need_root();
+    const std::string model = model_.string(), small = p("small");
+    fs::create_directories(small);
+    const int code = in_mount_namespace([&] {
+        if (mount("none", small.c_str(), "tmpfs", 0, "size=12k") != 0) {
+            return 77;
+        }
+        const std::string out = small + "/out.bin", old(1000, 'o');
+        int               bad = 0;
+        for (const std::vector<std::string> & args : {
+                 std::vector<std::string>{"synth", out},
+                 std::vector<std::string>{"quantize", model, out, "q8_0", "--allow-requantize"},
+                 std::vector<std::string>{"tile", model, "--tensor", "wq", "-o", out},  // 8704 bytes
+             }) {
+            write_bytes(out, std::vector<uint8_t>(old.begin(), old.end()));
+            const run_result r = hexnpu(args);
+            if (!failed_with(r, std::strerror(ENOSPC))) {
+                std::fprintf(stderr, "%s\n", describe(args, r).c_str());
+                bad |= 1;
+            }
+            if (read_all(out) != old) {
+                bad |= 2;
+            }
+            if (names_in(small) != std::set<std::string>{"out.bin"}) {
+                bad |= 4;
+            }
+        }
+        return bad;
+    });
+    if (code == 77) {
+        GTEST_SKIP() << "no private mount namespace with a small tmpfs here (unshare/mount refused)";
+    }
+    EXPECT_EQ(code, 0) << "1: no ENOSPC error, 2: the old output changed, 4: a temporary was left";
 }
 
 // ---- Class 5: special inputs ------------------------------------------------------------------------------
