@@ -26,12 +26,13 @@ constexpr uint64_t MiB = 1 << 20;
 // A platform with one shared buffer mapped into its window and a DMA queue on hardware queue 0.
 class HtpDmaQueue : public ::testing::Test {
   protected:
-    void open(uint32_t arch, uint64_t ddr_size = 4 * MiB) {
+    void open(uint32_t arch, uint64_t ddr_size = 4 * MiB, bool strict = true) {
         vnpu::platform_config cfg;
         cfg.arch        = arch;
         cfg.window_size = 16 * MiB;
         cfg.vtcm_size   = 1 * MiB;
-        cfg.log         = [](int, const std::string &) {};
+        cfg.strict      = strict;
+        cfg.log         = [this](int, const std::string & m) { log += m + "\n"; };
         std::string error;
         plat            = vnpu::session_platform::create(cfg, &error);
         ASSERT_TRUE(plat) << error;
@@ -54,6 +55,7 @@ class HtpDmaQueue : public ::testing::Test {
     std::unique_ptr<vnpu::shared_buffer>    ddr;
     uint32_t                                ddr_npu = 0;
     dma_queue                               q;
+    std::string                             log;
 };
 
 TEST_F(HtpDmaQueue, PopsInPushOrderIncludingTokens) {
@@ -93,10 +95,32 @@ TEST_F(HtpDmaQueue, CapacityIsEnforced) {
     for (uint32_t i = 0; i < htp::DMA_QUEUE_CAPACITY; ++i) {
         ASSERT_TRUE(htp::dma_queue_push(&q, {dma_addr_of(vtcm()), dma_addr_of(vtcm())}, 0, 0, 0, 0, 0));
     }
+    // The refused push is not dropped silently: the op sees false, the queue counts it (the batch
+    // loop turns that into STRICT) and the reason is logged once.
     EXPECT_FALSE(htp::dma_queue_push(&q, {dma_addr_of(vtcm()), dma_addr_of(vtcm())}, 0, 0, 0, 0, 0));
+    EXPECT_FALSE(htp::dma_queue_push(&q, {dma_addr_of(vtcm()), dma_addr_of(vtcm())}, 0, 0, 0, 0, 0));
+    EXPECT_EQ(q.overflows, 2u);
+    EXPECT_EQ(log, "htp: DMA push on a full queue (64 transfers in flight): transfer not queued\n");
     htp::dma_queue_flush(&q);
     EXPECT_TRUE(htp::dma_queue_empty(&q));
+    htp::dma_queue_reset(&q);
+    EXPECT_EQ(q.overflows, 0u);
     EXPECT_EQ(op_done(), proto::HTP_STATUS_OK);
+}
+
+// HEXNPU_STRICT=0 (benchmarks only): the data lands at submit, so there is no poison to see, but
+// every descriptor is still validated.
+TEST_F(HtpDmaQueue, StrictOffCopiesAtSubmitAndStillValidates) {
+    open(79, 4 * MiB, false);
+    ASSERT_TRUE(htp::dma_queue_push_ddr_to_vtcm(&q, dma_addr_of(vtcm()), dma_addr_of(ddr_npu_ptr()), 256, 256, 256, 4,
+                                                0));
+    EXPECT_EQ(std::memcmp(vtcm(), ddr_npu_ptr(), 1024), 0) << "copied at submit";
+    htp::dma_queue_pop(&q);
+    EXPECT_EQ(op_done(), proto::HTP_STATUS_OK);
+    EXPECT_FALSE(htp::dma_queue_push(&q, {dma_addr_of(ddr_npu_ptr()), dma_addr_of(ddr_npu_ptr() + 4096)}, 64, 64, 64,
+                                     1, 0));
+    htp::dma_queue_pop(&q);
+    EXPECT_EQ(op_done(), proto::HTP_STATUS_STRICT) << "DDR to DDR is still refused";
 }
 
 TEST_F(HtpDmaQueue, OneDimensionalRoundTrip) {
