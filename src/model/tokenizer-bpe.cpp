@@ -4,6 +4,7 @@
 #include "model/tokenizer.h"
 
 #include <cctype>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -103,7 +104,10 @@ bool is_number(uint32_t c) {
     return in(c, '0', '9') || c == 0xB2 || c == 0xB3 || c == 0xB9 || in(c, 0xBC, 0xBE) || in(c, 0x660, 0x669) ||
            in(c, 0x6F0, 0x6F9) || in(c, 0x966, 0x96F) || in(c, 0x2070, 0x2079) || in(c, 0x2080, 0x2089) ||
            in(c, 0x2150, 0x2189) || in(c, 0x2460, 0x249B) || in(c, 0x24EA, 0x24FF) || in(c, 0x3007, 0x3007) ||
-           in(c, 0x3021, 0x3029) || in(c, 0xFF10, 0xFF19);
+           in(c, 0x3021, 0x3029) || in(c, 0xFF10, 0xFF19) || in(c, 0x9E6, 0x9EF) || in(c, 0xA66, 0xA6F) ||
+           in(c, 0xAE6, 0xAEF) || in(c, 0xB66, 0xB6F) || in(c, 0xBE6, 0xBF2) || in(c, 0xC66, 0xC6F) ||
+           in(c, 0xCE6, 0xCEF) || in(c, 0xD66, 0xD78) || in(c, 0xE50, 0xE59) || in(c, 0xED0, 0xED9) ||
+           in(c, 0xF20, 0xF33) || in(c, 0x1040, 0x1049) || in(c, 0x17E0, 0x17E9) || in(c, 0x1810, 0x1819);
 }
 
 // Letters: ASCII letters, and outside ASCII every code point that is not a space, a number, a
@@ -121,7 +125,17 @@ bool is_letter(uint32_t c) {
     }
     if (c == 0xD7 || c == 0xF7 || in(c, 0x2B9, 0x2FF) || in(c, 0x300, 0x36F) || in(c, 0x483, 0x489) ||
         in(c, 0x591, 0x5C7) || in(c, 0x5F3, 0x5F4) || in(c, 0x600, 0x61F) || in(c, 0x64B, 0x65F) ||
-        in(c, 0x900, 0x903) || in(c, 0x93A, 0x94F) || in(c, 0x951, 0x957) || in(c, 0x962, 0x965) ||
+        in(c, 0x900, 0x903) || in(c, 0x93A, 0x93C) || in(c, 0x93E, 0x94F) || in(c, 0x951, 0x957) ||
+        in(c, 0x962, 0x965) || c == 0x970 || in(c, 0x981, 0x983) || c == 0x9BC || in(c, 0x9BE, 0x9CD) ||
+        c == 0x9D7 || in(c, 0x9E2, 0x9E3) || in(c, 0xA01, 0xA03) || in(c, 0xA3C, 0xA51) || in(c, 0xA70, 0xA71) ||
+        c == 0xA75 || in(c, 0xA81, 0xA83) || c == 0xABC || in(c, 0xABE, 0xACD) || in(c, 0xB01, 0xB03) ||
+        c == 0xB3C || in(c, 0xB3E, 0xB57) || c == 0xB82 || in(c, 0xBBE, 0xBCD) || c == 0xBD7 ||
+        in(c, 0xC00, 0xC04) || in(c, 0xC3E, 0xC56) || in(c, 0xC81, 0xC83) || c == 0xCBC || in(c, 0xCBE, 0xCD6) ||
+        in(c, 0xD00, 0xD03) || in(c, 0xD3B, 0xD3C) || in(c, 0xD3E, 0xD4D) || c == 0xD57 || c == 0xE31 ||
+        in(c, 0xE34, 0xE3F) || in(c, 0xE47, 0xE4F) || in(c, 0xE5A, 0xE5B) || c == 0xEB1 || in(c, 0xEB4, 0xEBC) ||
+        in(c, 0xEC8, 0xECD) || in(c, 0xF01, 0xF1F) || in(c, 0xF34, 0xF3F) || in(c, 0xF71, 0xF87) ||
+        in(c, 0xF8D, 0xFBC) || in(c, 0x102B, 0x103E) || in(c, 0x1056, 0x1059) || in(c, 0x17B4, 0x17D3) ||
+        in(c, 0x1AB0, 0x1AFF) || in(c, 0x1DC0, 0x1DFF) ||
         in(c, 0x2000, 0x206F) || in(c, 0x20A0, 0x20FF) || in(c, 0x2100, 0x214F) || in(c, 0x2190, 0x2BFF) ||
         in(c, 0x2E00, 0x2E7F) || in(c, 0x3000, 0x3004) || in(c, 0x3008, 0x3020) || in(c, 0x3030, 0x3030) ||
         in(c, 0x303D, 0x303F) || in(c, 0x3099, 0x309C) || c == 0x30A0 || c == 0x30FB || in(c, 0xE000, 0xF8FF) ||
@@ -225,8 +239,17 @@ size_t match_at(const std::vector<uint32_t> & c, size_t i, pre_kind kind) {
 
 } // namespace
 
-void tokenizer::tokenize_bpe(const std::string & text, std::vector<int32_t> & out) const {
-    pre_kind kind;
+std::vector<std::string> tokenizer::pre_tokenize(const std::string & text) const {
+    if (model_ != "gpt2") {
+        throw model_error("pre_tokenize: only the gpt2 tokenizer has a pre-tokenizer");
+    }
+    std::vector<std::string> words;
+    split_words(text, [&](const std::string & w) { words.push_back(w); });
+    return words;
+}
+
+void tokenizer::split_words(const std::string & text, const std::function<void(const std::string &)> & fn) const {
+    pre_kind kind = pre_kind::gpt2;
     if (pre_.empty() || pre_ == "default" || pre_ == "gpt2" || pre_ == "gpt-2") {
         kind = pre_kind::gpt2;
     } else if (pre_ == "llama-bpe" || pre_ == "llama3" || pre_ == "smaug-bpe") {
@@ -239,9 +262,15 @@ void tokenizer::tokenize_bpe(const std::string & text, std::vector<int32_t> & ou
     std::vector<size_t>         offs;
     const std::vector<uint32_t> cps = decode_utf8(text, offs);
     for (size_t i = 0; i < cps.size();) {
-        const size_t      len  = match_at(cps, i, kind);
-        const std::string word = text.substr(offs[i], offs[i + len] - offs[i]);
+        const size_t len = match_at(cps, i, kind);
+        fn(text.substr(offs[i], offs[i + len] - offs[i]));
         i += len;
+    }
+}
+
+void tokenizer::tokenize_bpe(const std::string & text, std::vector<int32_t> & out) const {
+    const bool ignore_merges = pre_ == "llama-bpe" || pre_ == "llama3" || pre_ == "smaug-bpe";
+    split_words(text, [&](const std::string & word) {
         // Bytes -> GPT-2's printable code points, one symbol per byte.
         std::vector<std::string> sym;
         std::string              mapped;
@@ -251,10 +280,10 @@ void tokenizer::tokenize_bpe(const std::string & text, std::vector<int32_t> & ou
             mapped += s;
             sym.push_back(std::move(s));
         }
-        if (kind == pre_kind::llama3) {  // llama.cpp's ignore_merges: a word that is a token stays whole
+        if (ignore_merges) {  // llama.cpp's ignore_merges (llama3): a word that is a token stays whole
             if (auto it = token_to_id_.find(mapped); it != token_to_id_.end()) {
                 out.push_back(it->second);
-                continue;
+                return;
             }
         }
         // Merge the lowest-ranked adjacent pair (leftmost on ties) until none is in the merges.
@@ -290,7 +319,7 @@ void tokenizer::tokenize_bpe(const std::string & text, std::vector<int32_t> & ou
                 }
             }
         }
-    }
+    });
 }
 
 } // namespace hexnpu::model

@@ -8,6 +8,7 @@
 #include "hexnpu/gguf.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,6 +29,8 @@ class tokenizer {
     // The text of one token (special: control tokens' own text, else nothing).
     std::string          token_to_piece(int32_t id, bool special = false) const;
     std::string          detokenize(const std::vector<int32_t> & ids, bool special = false) const;
+    // GPT-2 BPE only: the words the pre-tokenizer regex cuts the text into (no special tokens).
+    std::vector<std::string> pre_tokenize(const std::string & text) const;
 
     int32_t            n_vocab() const { return int32_t(tokens_.size()); }
     int32_t            bos() const { return bos_; }
@@ -41,6 +44,7 @@ class tokenizer {
   private:
     void tokenize_spm(const std::string & text, std::vector<int32_t> & out) const;
     void tokenize_bpe(const std::string & text, std::vector<int32_t> & out) const;
+    void split_words(const std::string & text, const std::function<void(const std::string &)> & fn) const;
     int32_t byte_token(uint8_t b) const;
     static std::string bpe_decode(const std::string & token);  // byte-level BPE text -> bytes
 

@@ -19,13 +19,14 @@ const char * kUsage =
     "usage: hexnpu tokenize -m FILE (-p TEXT | -f FILE) [--ids] [--no-bos] [--no-parse-special] [--show-count]\n"
     "  Prints one line per token, 'id -> 'piece'', or with --ids the list [id, id, ...]. BOS is added as the\n"
     "  model's tokenizer says unless --no-bos; control tokens written in the text are recognised unless\n"
-    "  --no-parse-special.\n";
+    "  --no-parse-special. --pretokens (GPT-2 BPE models) prints the pre-tokenizer's words instead, one\n"
+    "  per line as JSON strings.\n";
 
 } // namespace
 
 int cmd_tokenize(args a) {
     std::string model_path, text, file;
-    bool        have_text = false, ids_only = false, add_bos = true, parse_special = true, show_count = false;
+    bool        have_text = false, ids_only = false, pretokens = false, add_bos = true, parse_special = true, show_count = false;
     for (size_t i = 0; i < a.size(); ++i) {
         const bool has_value = i + 1 < a.size();
         if (a[i] == "--help" || a[i] == "-h") {
@@ -43,6 +44,8 @@ int cmd_tokenize(args a) {
             add_bos = false;
         } else if (a[i] == "--no-parse-special") {
             parse_special = false;
+        } else if (a[i] == "--pretokens") {
+            pretokens = true;
         } else if (a[i] == "--show-count") {
             show_count = true;
         } else {
@@ -64,6 +67,22 @@ int cmd_tokenize(args a) {
     }
     const gguf::reader     r = gguf::reader::open(model_path);
     const model::tokenizer tok(r);
+    if (pretokens) {
+        for (const std::string & w : tok.pre_tokenize(text)) {
+            std::string j = "\"";
+            for (unsigned char c : w) {
+                if (c == '"' || c == '\\') {
+                    j += '\\', j += char(c);
+                } else if (c < 0x20) {
+                    j += format("\\u%04x", c);
+                } else {
+                    j += char(c);
+                }
+            }
+            std::printf("%s\"\n", j.c_str());
+        }
+        return 0;
+    }
     const std::vector<int32_t> ids = tok.tokenize(text, add_bos, parse_special);
     if (ids_only) {
         std::string line = "[";
