@@ -8,6 +8,7 @@
 
 #include "model/context.h"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -29,11 +30,15 @@ double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string file_type_name(const gguf::reader & r) {
-    const gguf::value * v = r.find("general.file_type");
+std::string file_type_name(const model::model & m) {
+    const gguf::value * v = m.file().find("general.file_type");
     const auto          t = v ? v->as_uint() : std::nullopt;
-    if (!t) {
-        return "?";
+    if (!t) {  // no file type recorded: the type of the FFN weights
+        std::string s = ggml_type_name(m.layers.front().ffn_down->type);
+        for (char & c : s) {
+            c = char(std::toupper(static_cast<unsigned char>(c)));
+        }
+        return s;
     }
     switch (*t) {
         case 0: return "all F32";
@@ -210,7 +215,7 @@ int cmd_bench(args a) {
         size_label = " " + *v->as_string();
     }
     const std::string model_name = std::string(model::arch_name(h.architecture)) + size_label + " " +
-                                   file_type_name(m->file());
+                                   file_type_name(*m);
     const double bw = read_bandwidth(threads);
     // Per generated token every weight is read once, the token embedding only for one row.
     const double bytes_per_token =
