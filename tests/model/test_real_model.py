@@ -7,8 +7,12 @@
   subtly wrong one (RoPE base, a missing norm, no sliding window) lands well above the bound.
 - Greedy generation is deterministic and English; --device HTP0 (element-wise ops on the virtual
   NPU, the rest on the CPU) gives the same greedy tokens.
-- Tokenize -> detokenize round-trips a multilingual text; a prompt longer than the context is an
-  error, exit 1.
+- Tokenize -> detokenize round-trips a multilingual text; on texts without runs of spaces the ids
+  equal Google's sentencepiece (a BPE model proto built from the GGUF's pieces, scores and types).
+  Runs of spaces differ on purpose: Gemma's vocabulary has user-defined pieces of 2..31 raw spaces,
+  which llama.cpp (and hexnpu) match in the raw text, while sentencepiece matches user-defined
+  pieces after escaping spaces to U+2581, so it never produces them.
+- A prompt longer than the context is an error, exit 1; so is the NPU session dying.
 """
 
 import os
@@ -37,10 +41,16 @@ def tokenize(text):
     return [int(x) for x in out.strip().strip("[]").split(",")]
 
 
-def test_logits_match_numpy_reference():
+@pytest.fixture(scope="module")
+def reader():
+    from gguf import GGUFReader
+    return GGUFReader(MODEL)  # ~20 s for the 262144-token vocabulary: read once
+
+
+def test_logits_match_numpy_reference(reader):
     from model_reference import Model, forward
     tokens = tokenize(PROMPT)
-    ref = forward(Model(MODEL), tokens)
+    ref = forward(Model(MODEL, reader), tokens)
     out = hexnpu("run", "-m", MODEL, "--tokens", ",".join(map(str, tokens)), "--logits").stdout
     got = np.array([[float(v) for v in line.split()] for line in out.strip().splitlines()])
     err = np.abs(got - ref).max() / np.abs(ref).max()
@@ -76,6 +86,42 @@ def test_tokenize_round_trip_multilingual():
     assert ids[0] == 2  # <bos>
     out = hexnpu("run", "-m", MODEL, "--tokens", ",".join(map(str, ids)), "-n", "0").stdout
     assert out == text + "\n\n"
+
+
+def test_tokenizer_matches_sentencepiece(reader):
+    try:
+        import sentencepiece as spm
+        from sentencepiece import sentencepiece_model_pb2 as pb
+    except ImportError as e:
+        pytest.skip(f"sentencepiece/protobuf not installed ({e}); scripts/fetch-model.sh installs them")
+    f = reader.fields
+    toks = [bytes(f["tokenizer.ggml.tokens"].parts[i]).decode() for i in f["tokenizer.ggml.tokens"].data]
+    scores = [float(f["tokenizer.ggml.scores"].parts[i][0]) for i in f["tokenizer.ggml.scores"].data]
+    types = [int(f["tokenizer.ggml.token_type"].parts[i][0]) for i in f["tokenizer.ggml.token_type"].data]
+    P = pb.ModelProto.SentencePiece
+    kind = {1: P.NORMAL, 2: P.UNKNOWN, 3: P.CONTROL, 4: P.USER_DEFINED, 5: P.UNUSED, 6: P.BYTE}
+    m = pb.ModelProto()
+    m.trainer_spec.model_type = pb.TrainerSpec.BPE
+    m.trainer_spec.byte_fallback = True
+    m.trainer_spec.vocab_size = len(toks)
+    m.trainer_spec.pad_id, m.trainer_spec.eos_id, m.trainer_spec.bos_id, m.trainer_spec.unk_id = 0, 1, 2, 3
+    m.normalizer_spec.name = "identity"
+    m.normalizer_spec.add_dummy_prefix = False  # tokenizer.ggml.add_space_prefix
+    m.normalizer_spec.escape_whitespaces = True
+    m.normalizer_spec.remove_extra_whitespaces = False
+    for t, sc, ty in zip(toks, scores, types):
+        p = m.pieces.add()
+        p.piece, p.score, p.type = t, sc, kind[ty]
+    m.pieces[3].type = P.UNKNOWN  # <unk> is stored as a control token; sentencepiece wants it UNKNOWN
+    sp = spm.SentencePieceProcessor(model_proto=m.SerializeToString())
+    texts = [TEXT.read_text()[:3000].replace("  ", " "), PROMPT + " Paris.",
+             "Grüße aus München! Ça va? 東京は日本の首都です。 Привет, мир. 🙂 <b>bold</b>\n\n\ttab",
+             "def f(x):\n\treturn x**2 # square\n\n\n", "नमस्ते दुनिया ﬁ ligature ① circled \u00a0nbsp \u200bzw",
+             "<start_of_turn>user\nhi<end_of_turn>", "a\x01b\x7f c \U0001F9EC x"]
+    for t in texts:
+        got = [int(x) for x in hexnpu("tokenize", "-m", MODEL, "-p", t, "--ids", "--no-bos",
+                                      "--no-parse-special").stdout.strip().strip("[]").split(",")]
+        assert got == sp.encode(t), t[:80]
 
 
 def test_prompt_longer_than_context_is_an_error():

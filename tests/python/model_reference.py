@@ -11,8 +11,8 @@ from gguf import quants
 
 
 class Model:
-    def __init__(self, path):
-        r = GGUFReader(str(path))
+    def __init__(self, path, reader=None):
+        r = reader if reader is not None else GGUFReader(str(path))
         self.kv = {k: f.contents() for k, f in r.fields.items() if not k.startswith("tokenizer.")}
         self.arch = self.kv["general.architecture"]
         self.t = {}
