@@ -600,8 +600,8 @@ TEST(Cli, FiltersAndFailures) {
     EXPECT_NE(silu.output.find("SILU(type=f16,ne=[16,3,2,1]): NMSE="), std::string::npos) << silu.output;
 
     const command_result none = run_test_ops("-o NO_SUCH_OP");
-    EXPECT_NE(none.exit_code, 0);  // nothing ran
-    EXPECT_EQ(last_line(none.output), "0 passed, 0 failed");
+    EXPECT_EQ(none.exit_code, 1);  // nothing matched: an error, not an empty run
+    EXPECT_EQ(last_line(none.output).rfind("error: no op case matches -o NO_SUCH_OP", 0), 0u) << none.output;
 
     EXPECT_NE(run_test_ops("-b NO_SUCH_BACKEND").exit_code, 0);
     EXPECT_NE(run_test_ops("-t q9_9").exit_code, 0);
