@@ -74,10 +74,11 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
         }
         const float base  = swa ? h.rope_freq_base_swa : h.rope_freq_base;
         const float scale = swa ? 1.0f : h.rope_freq_scale;
+        const float ext   = swa ? 0.0f : h.rope_ext_factor;
         q = ggml_rope_ext(&ctx, q, in.pos, rope_freqs, int(h.n_rot), h.rope_type, int(h.n_ctx_orig), base, scale,
-                          0.0f, 1.0f, 32.0f, 1.0f);
+                          ext, 1.0f, 32.0f, 1.0f);
         k = ggml_rope_ext(&ctx, k, in.pos, rope_freqs, int(h.n_rot), h.rope_type, int(h.n_ctx_orig), base, scale,
-                          0.0f, 1.0f, 32.0f, 1.0f);
+                          ext, 1.0f, 32.0f, 1.0f);
         float kq_scale = 1.0f / std::sqrt(float(hd_k));
         if (h.f_attention_scale != 0.0f) {
             q        = ggml_scale(&ctx, q, h.f_attention_scale);

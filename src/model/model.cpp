@@ -131,10 +131,11 @@ void model::read_hparams() {
     h.n_ctx_orig     = get_u("rope.scaling.original_context_length", h.n_ctx_train, false);
     if (const gguf::value * st = reader_.find(pre + "rope.scaling.type")) {
         const std::string * s = st->as_string();
-        if (!s || (*s != "none" && *s != "linear")) {
-            throw model_error("key " + pre + "rope.scaling.type: only 'none' and 'linear' are supported, is " +
+        if (!s || (*s != "none" && *s != "linear" && *s != "yarn")) {
+            throw model_error("key " + pre + "rope.scaling.type: only 'none', 'linear' and 'yarn' are supported, is " +
                               st->to_display());
         }
+        h.rope_ext_factor = *s == "yarn" ? 1.0f : 0.0f;
     }
     const float factor = get_f("rope.scaling.factor", 0.0f, false);
     h.rope_freq_scale  = factor > 0.0f ? 1.0f / factor : 1.0f;

@@ -43,6 +43,7 @@ struct hparams {
     int         rope_type     = 0;  // GGML_ROPE_TYPE_NORMAL or _NEOX
     float       rope_freq_base     = 10000.0f;
     float       rope_freq_scale    = 1.0f;
+    float       rope_ext_factor    = 0.0f;      // YaRN: 1 when rope.scaling.type = yarn
     float       rope_freq_base_swa = 10000.0f;  // sliding-window layers (gemma3)
     int64_t     n_ctx_orig         = 0;         // RoPE's original context (YaRN), n_ctx_train by default
     int64_t     n_swa              = 0;         // sliding window (0: none)

@@ -28,10 +28,13 @@ def rms_norm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope(x, pos, n_rot, base, neox):
-    """x: [n_tokens, n_heads, head_dim]; rotates the first n_rot dims."""
+def rope(x, pos, n_rot, base, neox, freq_scale=1.0, freq_factors=None):
+    """x: [n_tokens, n_heads, head_dim]; rotates the first n_rot dims. Linear scaling multiplies the
+    positions by freq_scale; Llama 3's rope_freqs divide each frequency by its factor."""
     half = n_rot // 2
-    inv = base ** (-np.arange(half) * 2.0 / n_rot)
+    inv = base ** (-np.arange(half) * 2.0 / n_rot) * freq_scale
+    if freq_factors is not None:
+        inv = inv / freq_factors[:half]
     ang = pos[:, None] * inv[None, :]  # [n_tokens, half]
     cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
     out = x.copy()
@@ -67,6 +70,9 @@ def forward(m, tokens):
     eps = m.key("attention.layer_norm_rms_epsilon")
     base = m.key("rope.freq_base", 10000.0)
     n_swa = m.key("attention.sliding_window", 0) if gemma else 0
+    scaling = m.key("rope.scaling.type", "none")
+    assert scaling in ("none", "linear"), scaling
+    freq_scale = 1.0 / m.key("rope.scaling.factor", 1.0) if scaling == "linear" else 1.0
     neox = arch != "llama"
     t = m.t
     n = len(tokens)
@@ -92,8 +98,10 @@ def forward(m, tokens):
             q = rms_norm(q, t[p + "attn_q_norm.weight"], eps)
             k = rms_norm(k, t[p + "attn_k_norm.weight"], eps)
         b = 10000.0 if local else base
-        q = rope(q, pos, n_rot, b, neox)
-        k = rope(k, pos, n_rot, b, neox)
+        fs = 1.0 if local else freq_scale
+        ff = t.get("rope_freqs.weight")
+        q = rope(q, pos, n_rot, b, neox, fs, ff)
+        k = rope(k, pos, n_rot, b, neox, fs, ff)
         # The cache holds K and V as float16.
         k = k.astype(np.float16).astype(np.float64)
         v = v.astype(np.float16).astype(np.float64)

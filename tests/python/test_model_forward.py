@@ -55,3 +55,38 @@ def test_sliding_window_matters(run, tmp_path):
     m.kv["gemma3.attention.sliding_window"] = 10 ** 6
     no_window = forward(m, TOKENS)
     assert np.abs(got - no_window).max() / np.abs(no_window).max() > 1e-2
+
+
+def test_rope_scaling_and_llama3_freq_factors(run, tmp_path):
+    """rope.scaling.type = linear (factor 4) and a rope_freqs.weight tensor, as Llama 3 files carry:
+    the synthesized llama rewritten with both, then compared with the reference."""
+    from gguf import GGUFReader, GGUFWriter, GGUFValueType
+    src = tmp_path / "tiny.gguf"
+    run("synth", src, "--preset", "tiny")
+    r = GGUFReader(str(src))
+    dst = tmp_path / "scaled.gguf"
+    w = GGUFWriter(str(dst), "llama")
+    for k, f in r.fields.items():
+        if k.startswith("GGUF.") or k == "general.architecture":
+            continue
+        vt = f.types[0]
+        if vt == GGUFValueType.ARRAY:
+            w.add_key_value(k, f.contents(), vt, sub_type=f.types[-1])
+        else:
+            w.add_key_value(k, f.contents(), vt)
+    w.add_string("llama.rope.scaling.type", "linear")
+    w.add_float32("llama.rope.scaling.factor", 4.0)
+    for t in r.tensors:
+        w.add_tensor(t.name, np.asarray(t.data).reshape([int(d) for d in reversed(t.shape)]))
+    n_rot = int(r.fields["llama.rope.dimension_count"].contents())
+    w.add_tensor("rope_freqs.weight", np.linspace(1.0, 8.0, n_rot // 2).astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    ref = forward(Model(dst), TOKENS)
+    plain = forward(Model(src), TOKENS)
+    got = hexnpu_logits(run, dst, TOKENS, "-ub", "3")
+    scale = np.abs(ref).max()
+    assert np.abs(got - ref).max() / scale < 2e-4
+    assert np.abs(plain - ref).max() / scale > 1e-3  # the scaling is visible in the logits
