@@ -1,0 +1,136 @@
+// MUL_MAT on the NPU's HVX path (dst = src1 · src0ᵀ, GGML's mul_mat): the kernel_params, the VTCM
+// layout and the host-side planner; both sides compile this header. The host's supports_op and op
+// preparation call prepare_matmul_kparams; the kernel (htp/ops/matmul-ops.cpp) executes the plan.
+//
+// Shapes: src0 (weights) [K, N] of a tiled type, one matrix (ne02 = ne03 = 1), stored tiled
+// (HTP_TENSOR_TILED: proto/tile-formats.h) or flat; src1 (activations) F32 [K, M, ne12, ne13] with
+// contiguous rows; dst F32 [N, M, ne12, ne13]. K is a multiple of 32.
+//
+// Activations are quantized on the NPU, once per op, into VTCM (the "act area"), a group of at most
+// act_rows rows of one (i12, i13) slice at a time. Per row and per 32-element block kt: ten vectors
+//   [0..7]  the block's int8 values, group g = elements 4g..4g+3 as one 32-bit word repeated in every
+//           lane, so one vrmpy against a weight tile vector in vrmpy byte order (word lane r = four
+//           consecutive k of weight row r) gives all 32 row partial sums;
+//   [8]     the block's scale 2^E as fp32 in every lane;
+//   [9]     the sum of the block's int8 values in every lane (the offset term of Q4_0).
+// The scale is a power of two: E is the least integer with amax <= 127 * 2^E, q = round-to-even(
+// x * 2^-E) in [-127, 127]. The quantization is then exact arithmetic apart from the final rounding
+// (no division on the NPU, and a scalar model reproduces it bit for bit); it costs up to one bit of
+// the 8 against GGML's amax / 127. Blocks with amax < 2^-100 quantize to zero.
+//
+// Weights stream DDR -> DMA -> VTCM per thread: thread i takes the 32-row strips [i * spt, (i+1) *
+// spt) of the N rows; each strip's n_k_tiles tiles come in blocks of up to tiles_per_block tiles
+// (one 2-D transfer: a tile per row, slot_size apart in VTCM) through n_slots slots. Per thread:
+//   slots:   n_slots * tiles_per_block * slot_size bytes (also the staging of activation rows while
+//            they are quantized: k * 4 bytes)
+//   acc:     act_rows vectors, the fp32 sums of the strip in progress
+//   out:     n_slots * act_rows vectors, a finished strip's results waiting for their writeback
+#pragma once
+
+#include "proto/htp-msg.h"
+#include "proto/tile-formats.h"
+
+#include <stdint.h>
+
+namespace hexnpu::proto {
+
+inline constexpr uint32_t HTP_MM_ACT_VECTORS     = 10;   // vectors per activation row and 32-block
+inline constexpr uint32_t HTP_MM_ACT_BLOCK_BYTES = HTP_MM_ACT_VECTORS * 128;
+inline constexpr uint32_t HTP_MM_MAX_SLOTS       = 4;
+inline constexpr uint32_t HTP_MM_BLOCK_BYTES     = 32768;  // weight bytes per DMA block aimed at
+inline constexpr uint32_t HTP_MM_MAX_ACT_ROWS    = 8;      // activation rows per group
+inline constexpr int32_t  HTP_MM_MIN_EXP         = -100;   // smaller blocks quantize to zero
+
+struct htp_matmul_kparams {
+    uint32_t wtype;            // GGML type of src0: 2 (Q4_0) or 8 (Q8_0)
+    uint32_t k;                // ne00
+    uint32_t n;                // ne01
+    uint32_t n_k_tiles;        // k / 32
+    uint32_t n_strips;         // ceil(n / 32)
+    uint32_t tile_size;        // bytes of a tile in DDR
+    uint32_t slot_size;        // bytes of a tile's VTCM slot (tile_size rounded up to 128)
+    uint32_t tiles_per_block;  // tiles per weight DMA block
+    uint32_t n_slots;          // weight blocks in flight per thread, 2..HTP_MM_MAX_SLOTS
+    uint32_t n_threads;        // <= the session's threads
+    uint32_t strips_per_thread;
+    uint32_t act_rows;         // activation rows per group, 1..HTP_MM_MAX_ACT_ROWS, <= ne11
+    uint32_t act_row_bytes;    // n_k_tiles * HTP_MM_ACT_BLOCK_BYTES
+    uint32_t thread_bytes;     // one thread's VTCM area (slots, acc, out), a multiple of 128
+    uint32_t slots_bytes;      // of which the slots
+    uint32_t vtcm_size;        // act area + n_threads * thread_bytes
+};
+static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
+constexpr bool htp_matmul_weight_type(uint32_t type) { return type == 2 || type == 8; }
+
+constexpr uint64_t htp_matmul_vtcm_size(const htp_matmul_kparams & p) {
+    return uint64_t(p.act_rows) * p.act_row_bytes + uint64_t(p.n_threads) * p.thread_bytes;
+}
+
+// The shapes the HVX matmul takes (both sides agree on them).
+constexpr bool htp_matmul_shapes_supported(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
+    if (!htp_matmul_weight_type(src0.type) || src1.type != 0 || dst.type != 0) {
+        return false;
+    }
+    const uint32_t k = src0.ne[0];
+    if (k == 0 || k % TILE_N_COLS != 0 || k > (UINT32_MAX / 4) || src1.ne[0] != k || src0.ne[2] != 1 ||
+        src0.ne[3] != 1) {
+        return false;
+    }
+    if (dst.ne[0] != src0.ne[1] || dst.ne[1] != src1.ne[1] || dst.ne[2] != src1.ne[2] || dst.ne[3] != src1.ne[3]) {
+        return false;
+    }
+    // Activation and output rows: F32 elements in order (rows may be padded, slices anywhere).
+    return src1.nb[0] == 4 && dst.nb[0] == 4 && src1.nb[1] >= uint64_t(k) * 4 && dst.nb[1] >= uint64_t(dst.ne[0]) * 4;
+}
+
+// The plan for the op on at most n_threads threads within vtcm_size bytes of VTCM; false when the
+// shapes are not taken or even the smallest plan does not fit.
+constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
+                                      uint32_t n_threads, uint32_t vtcm_size, htp_matmul_kparams * out) {
+    if (!htp_matmul_shapes_supported(src0, src1, dst) || n_threads == 0 || n_threads > HTP_MAX_NTHREADS) {
+        return false;
+    }
+    const tiled_type   t = tiled_type(int32_t(src0.type));
+    htp_matmul_kparams p{};
+    p.wtype             = src0.type;
+    p.k                 = src0.ne[0];
+    p.n                 = src0.ne[1];
+    p.n_k_tiles         = p.k / TILE_N_COLS;
+    p.n_strips          = (p.n + TILE_N_ROWS - 1) / TILE_N_ROWS;
+    p.tile_size         = tile_size(t);
+    p.slot_size         = tile_slot_size(t);
+    p.n_threads         = p.n_strips < n_threads ? p.n_strips : n_threads;
+    p.strips_per_thread = (p.n_strips + p.n_threads - 1) / p.n_threads;
+    p.act_row_bytes     = p.n_k_tiles * HTP_MM_ACT_BLOCK_BYTES;
+    p.act_rows          = src1.ne[1] < HTP_MM_MAX_ACT_ROWS ? src1.ne[1] : HTP_MM_MAX_ACT_ROWS;
+    const uint32_t target = HTP_MM_BLOCK_BYTES / p.slot_size;
+    p.tiles_per_block     = target < 1 ? 1 : (target < p.n_k_tiles ? target : p.n_k_tiles);
+    p.n_slots             = 3;
+    for (;;) {
+        // The slots double as the staging of one activation row (k floats) while it is quantized.
+        uint64_t slots = uint64_t(p.n_slots) * p.tiles_per_block * p.slot_size;
+        slots          = slots < uint64_t(p.k) * 4 ? uint64_t(p.k) * 4 : slots;
+        slots          = (slots + 127) / 128 * 128;
+        const uint64_t thread = slots + uint64_t(p.act_rows) * 128 * (1 + p.n_slots);
+        p.slots_bytes         = uint32_t(slots);
+        p.thread_bytes        = uint32_t(thread);
+        if (slots <= UINT32_MAX && htp_matmul_vtcm_size(p) <= vtcm_size) {
+            break;
+        }
+        if (p.act_rows > 1) {
+            p.act_rows /= 2;
+        } else if (p.tiles_per_block > 1) {
+            p.tiles_per_block /= 2;
+        } else if (p.n_slots > 2) {
+            --p.n_slots;
+        } else {
+            return false;
+        }
+    }
+    p.vtcm_size = uint32_t(htp_matmul_vtcm_size(p));
+    *out        = p;
+    return true;
+}
+
+} // namespace hexnpu::proto
