@@ -57,8 +57,9 @@ def silu(x):
     return x / (1.0 + np.exp(-x))
 
 
-def forward(m, tokens):
-    """Logits [n_tokens, n_vocab] for the token sequence from position 0 (causal)."""
+def forward(m, tokens, last_n=None):
+    """Logits [n_tokens, n_vocab] for the token sequence from position 0 (causal); with last_n,
+    only the last last_n positions' logits."""
     arch = m.arch
     gemma = arch == "gemma3"
     n_embd = m.key("embedding_length")
@@ -129,6 +130,8 @@ def forward(m, tokens):
         if gemma:
             f = rms_norm(f, t[p + "post_ffw_norm.weight"], eps)
         x = x + f
+    if last_n is not None:
+        x = x[-last_n:]
     x = rms_norm(x, t["output_norm.weight"], eps)
     w_out = t.get("output.weight", t["token_embd.weight"])
     return x @ w_out.T
