@@ -183,3 +183,40 @@ TEST(Sampler, GreedyIsArgmaxAndSeedsRepeat) {
     rp.accept(1);
     EXPECT_EQ(rp.sample(logits), 4);
 }
+
+TEST(ModelLoad, CopiedWeightsGiveTheSameLogitsAsMapped) {
+    synth_params p;
+    synth_preset("gemma3-tiny", p);
+    const std::string path = temp_path("copy");
+    synth_model(p).writer().write(path);
+    cpu_env             env;
+    std::vector<float>  logits[3];
+    const std::vector<int32_t> toks = {1, 17, 300, 42, 99, 7, 7, 3};
+    for (int mode = 0; mode < 3; ++mode) {
+        model::load_options o;
+        o.host_buft = env.dev->buffer_type();
+        if (mode == 1) {
+            o.weight_buft = env.dev->buffer_type();  // everything copied
+        } else if (mode == 2) {                      // matmul weights copied, the rest mapped
+            o.placement = [&](const ggml_tensor *, bool is_matmul) {
+                return is_matmul ? env.dev->buffer_type() : nullptr;
+            };
+        }
+        size_t calls = 0;
+        o.progress_user = &calls;
+        o.progress      = [](size_t done, size_t total, void * user) {
+            ++*static_cast<size_t *>(user);
+            EXPECT_LE(done, total);
+        };
+        auto                  m = model::model::load(path, o);
+        model::context_params cp;
+        cp.n_ctx    = 16;
+        cp.backends = {env.be.get()};
+        model::context ctx(*m, cp);
+        logits[mode] = ctx.decode(toks, true);
+        EXPECT_EQ(calls > 0, mode != 0);
+    }
+    EXPECT_EQ(logits[0], logits[1]);
+    EXPECT_EQ(logits[0], logits[2]);
+    std::remove(path.c_str());
+}

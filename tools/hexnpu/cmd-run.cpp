@@ -19,7 +19,7 @@ namespace {
 const char * kUsage =
     "usage: hexnpu run [-m FILE] [-p PROMPT | -f FILE] [-n N] [-c N] [-ub N] [-t N] [--device HTP0|CPU|HTP0,CPU]\n"
     "                  [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S]\n"
-    "                  [--no-parse-special] [--verbose] [--tokens ID,ID,... [--logits]]\n"
+    "                  [--repeat-last-n N] [--ignore-eos] [--no-parse-special] [--verbose] [--tokens ID,... [--logits]]\n"
     "  Streams the continuation of the prompt, then the timing lines. Defaults: -n 64, -c 4096 (at most the\n"
     "  model's), -ub 512, greedy unless --temp > 0 (then top-k 40, top-p 0.95, min-p 0.05), seed 42,\n"
     "  --device CPU. Without -m: the real Gemma 3 270M if installed (scripts/fetch-model.sh), else a\n"
@@ -45,7 +45,7 @@ bool parse_float(std::string_view s, float & out) {
 
 int cmd_run(args a) {
     std::string model_path, prompt, prompt_file, device = "CPU";
-    bool        have_prompt = false, verbose = false, parse_special = true, print_logits = false;
+    bool        have_prompt = false, verbose = false, parse_special = true, print_logits = false, ignore_eos = false;
     std::vector<int32_t> given_tokens;
     long long   n_predict = 64, n_ctx = 4096, n_ubatch = 512, n_threads = 0, seed = 42;
     model::sampler_params sp;
@@ -82,7 +82,7 @@ int cmd_run(args a) {
             need_int(n_ubatch, 1);
         } else if (f == "-t" || f == "--threads") {
             need_int(n_threads, 1);
-        } else if (f == "--seed") {
+        } else if (f == "--seed" || f == "-s") {
             need_int(seed, 0);
         } else if (f == "--temp") {
             need_float(sp.temp);
@@ -96,6 +96,12 @@ int cmd_run(args a) {
             need_float(sp.min_p);
         } else if (f == "--repeat-penalty") {
             need_float(sp.repeat_penalty);
+        } else if (f == "--repeat-last-n") {
+            long long n = 0;
+            need_int(n, 0);
+            sp.repeat_last_n = int(n);
+        } else if (f == "--ignore-eos") {
+            ignore_eos = true;
         } else if ((f == "--device" || f == "-dev") && has_value) {
             device = a[++i];
         } else if (f == "--no-parse-special") {
@@ -197,7 +203,7 @@ int cmd_run(args a) {
     int        n_eval = 0;
     for (long long i = 0; i < n_predict; ++i) {
         const int32_t next = smp.sample(std::span<const float>(logits->data(), size_t(h.n_vocab)));
-        if (tok.is_eog(next)) {
+        if (tok.is_eog(next) && !ignore_eos) {
             break;
         }
         smp.accept(next);
