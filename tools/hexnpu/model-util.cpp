@@ -96,7 +96,10 @@ devices open_devices(const std::string & spec, int n_threads) {
     d.owned.push_back(std::make_unique<cpu_backend>(d.cpu, n_threads));
     for (auto & b : d.owned) {
         d.backends.push_back(b.get());
-        d.names += (d.names.empty() ? "" : ",") + std::string(b->name());
+        if (!d.names.empty()) {
+            d.names += ',';
+        }
+        d.names += b->name();
     }
     return d;
 }
