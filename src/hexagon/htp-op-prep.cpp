@@ -1,6 +1,7 @@
 #include "htp-op-prep.h"
 
 #include "proto/htp-kparams.h"
+#include "proto/htp-matmul.h"
 #include "proto/htp-opcodes.h"
 
 #include <cstring>
@@ -18,6 +19,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_SCALE: return proto::HTP_OP_SCALE;
         case GGML_OP_SQR: return proto::HTP_OP_SQR;
         case GGML_OP_SQRT: return proto::HTP_OP_SQRT;
+        case GGML_OP_MUL_MAT: return proto::HTP_OP_MUL_MAT;
         case GGML_OP_UNARY:
             switch (ggml_get_op_param<int32_t>(node, 0)) {
                 case GGML_UNARY_OP_NEG: return proto::HTP_OP_NEG;
@@ -64,6 +66,16 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         return std::nullopt;
     }
     op.src[0] = node->src[0];
+    if (opcode == proto::HTP_OP_MUL_MAT) {
+        const auto                src1 = static_descriptor(node->src[1]);
+        proto::htp_matmul_kparams kp{};
+        if (!src1 || !proto::prepare_matmul_kparams(*src0, *src1, *dst, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
+        op.src[1] = node->src[1];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
     if (proto::htp_is_binary_op(opcode)) {
         const auto src1 = static_descriptor(node->src[1]);
         proto::htp_binary_kparams kp{};

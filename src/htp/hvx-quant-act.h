@@ -29,7 +29,8 @@ inline HVX_Vector hvx_w_allsum(HVX_Vector v) {
     return v;
 }
 
-inline void hvx_quantize_act_block(HVX_Vector x, HVX_Vector * out) {
+// Not inlined: its dozen constants would otherwise be hoisted out of the caller's block loop and spill.
+__attribute__((noinline)) inline void hvx_quantize_act_block(HVX_Vector x, HVX_Vector * out) {
     // |x| as bits: for non-negative floats the integer order is the float order.
     const HVX_Vector amax  = hvx_w_allmax(Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF)));
     const HVX_Vector e_a   = Q6_Vw_vsub_VwVw(Q6_Vuw_vlsr_VuwR(amax, 23), hvx_splat_w(127));

@@ -7,6 +7,7 @@ namespace {
 
 constexpr op_entry BINARY = {op_binary, guard_binary, 2, 1};
 constexpr op_entry UNARY  = {op_unary, guard_unary, 1, 1};
+constexpr op_entry MATMUL = {op_matmul, guard_matmul, 2, 1};
 
 } // namespace
 
@@ -21,6 +22,7 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_SQRT:
         case proto::HTP_OP_NEG:
         case proto::HTP_OP_SILU: return &UNARY;
+        case proto::HTP_OP_MUL_MAT: return &MATMUL;
         default: return find_test_op(opcode);
     }
 }

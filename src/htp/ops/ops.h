@@ -28,5 +28,7 @@ uint32_t op_binary(htp_op_context * octx);  // ADD, SUB, MUL, DIV
 bool     guard_binary(const htp_op_context * octx);
 uint32_t op_unary(htp_op_context * octx);   // SCALE, SQR, SQRT, NEG, SILU
 bool     guard_unary(const htp_op_context * octx);
+uint32_t op_matmul(htp_op_context * octx);  // MUL_MAT (HVX)
+bool     guard_matmul(const htp_op_context * octx);
 
 } // namespace hexnpu::htp

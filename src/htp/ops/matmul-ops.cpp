@@ -1,0 +1,295 @@
+// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 weights, tiled or flat.
+// Per group of activation rows: the threads quantize the rows into the VTCM act area
+// (HVX_A_QUANT), then each thread streams the weight tiles of its 32-row strips DDR -> DMA -> VTCM
+// through the shared pipeline (stream-pipeline.h) and accumulates every strip's 32 x act_rows
+// results in VTCM; a strip's last block writes them back by DMA.
+//
+// Flat weights (a plain HTPn buffer, a test tensor, a view) are gathered into the tile layout by the
+// DMA itself, a tile per block: for each column pair (Q8_0) or quant byte (Q4_0) one 2-D transfer
+// takes that byte pair / byte of all 32 rows, and one more the 32 row scales. A flat Q4_0 byte j
+// holds elements j and j + 16 where a tile byte holds 2cp and 2cp + 1, so for flat Q4_0 the
+// activations are quantized with their elements in that order instead (the integer sums match
+// either way).
+#include "dma-queue.h"
+#include "htp-tensor.h"
+#include "hvx-quant-act.h"
+#include "hvx-tile-dot.h"
+#include "ops.h"
+#include "stream-pipeline.h"
+#include "trace.h"
+#include "vtcm.h"
+#include "proto/htp-matmul.h"
+#include "proto/htp-status.h"
+#include "proto/htp-trace.h"
+#include "vnpu/hvx/hvx.h"
+
+namespace hexnpu::htp {
+
+namespace {
+
+using proto::htp_matmul_kparams;
+using proto::htp_tensor;
+
+constexpr uint32_t TYPE_Q4_0      = 2;
+constexpr uint32_t TYPE_Q8_0      = 8;
+constexpr uint32_t FLAT_TRANSFERS = 17;  // per tile: 16 column pairs / quant bytes, 1 for the scales
+
+struct mm_job {
+    const htp_op_context * octx;
+    htp_matmul_kparams     kp;
+    const htp_tensor *     src0;
+    const htp_tensor *     src1;
+    const htp_tensor *     dst;
+    bool                   tiled;
+    uint8_t *              act;      // act area: act_rows rows of act_row_bytes
+    uint8_t *              threads;  // thread i's area at i * thread_bytes
+    // The group in progress: activation rows [row0, row0 + nrows) of slice (i12, i13).
+    uint32_t i12, i13, row0, nrows;
+};
+
+// One weight DMA block: tiles [kt0, kt0 + ntiles) of strip `row` (the trace info).
+struct mm_block {
+    uint32_t row;
+    uint32_t kt0;
+    uint32_t ntiles;
+};
+
+uint8_t * thread_area(const mm_job & job, uint32_t i) { return job.threads + size_t(i) * job.kp.thread_bytes; }
+HVX_Vector * acc_area(const mm_job & job, uint32_t i) {
+    return reinterpret_cast<HVX_Vector *>(thread_area(job, i) + job.kp.slots_bytes);
+}
+HVX_Vector * out_slot(const mm_job & job, uint32_t i, uint32_t k) {
+    return acc_area(job, i) + job.kp.act_rows * (1 + k);
+}
+uint8_t * weight_slot(const mm_job & job, uint32_t i, uint32_t k) {
+    return thread_area(job, i) + size_t(k) * job.kp.tiles_per_block * job.kp.slot_size;
+}
+const HVX_Vector * act_block(const mm_job & job, uint32_t j, uint32_t kt) {
+    return reinterpret_cast<const HVX_Vector *>(job.act + size_t(j) * job.kp.act_row_bytes +
+                                                size_t(kt) * proto::HTP_MM_ACT_BLOCK_BYTES);
+}
+
+// ---- activations
+
+// Elements (j, j + 16) side by side for j = 0..15: the order of a flat Q4_0 block's bytes.
+inline HVX_Vector q4_0_flat_order(HVX_Vector x) { return Q6_V_lo_W(Q6_W_vshuff_VVR(Q6_V_vror_VR(x, 64), x, -4)); }
+
+void quantize_thread(uint32_t n, uint32_t i, void * data) {
+    const mm_job &     job     = *static_cast<const mm_job *>(data);
+    dma_queue *        q       = &job.octx->dma[i];
+    trace_buf *        tr      = &job.octx->trace[i];
+    uint8_t *          staging = thread_area(job, i);
+    const dma_addr_t   base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
+    const bool         permute = !job.tiled && job.kp.wtype == TYPE_Q4_0;
+    const uint32_t     bytes   = job.kp.k * 4;
+    for (uint32_t j = i; j < job.nrows; j += n) {
+        const uint32_t offset = (job.row0 + j) * job.src1->nb[1] + job.i12 * job.src1->nb[2] + job.i13 * job.src1->nb[3];
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(staging), dma_addr_at(base, offset), bytes, bytes, bytes, 1,
+                                   trace_info(job.row0 + j));
+        dma_queue_pop(q);
+        trace_event_start(tr, proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
+        const HVX_Vector * x   = reinterpret_cast<const HVX_Vector *>(staging);
+        HVX_Vector *       out = reinterpret_cast<HVX_Vector *>(job.act + size_t(j) * job.kp.act_row_bytes);
+        for (uint32_t kt = 0; kt < job.kp.n_k_tiles; ++kt) {
+            hvx_quantize_act_block(permute ? q4_0_flat_order(x[kt]) : x[kt], out + kt * proto::HTP_MM_ACT_VECTORS);
+        }
+        trace_event_stop(tr, proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
+    }
+}
+
+// ---- weights
+
+void push_tiled_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
+    const htp_matmul_kparams & kp     = job.kp;
+    const uint32_t             offset = (b.row * kp.n_k_tiles + b.kt0) * kp.tile_size;
+    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot), dma_addr_at(w_base, offset), kp.slot_size, kp.tile_size,
+                               kp.tile_size, b.ntiles, trace_info(b.row));
+}
+
+// A flat tile: block kt of rows strip * 32 .. + rows, gathered into the tile layout.
+void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
+    const htp_matmul_kparams & kp    = job.kp;
+    const uint32_t             nb1   = job.src0->nb[1];
+    const uint32_t             left  = kp.n - b.row * proto::TILE_N_ROWS;
+    const uint32_t             rows  = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
+    const bool                 q8    = kp.wtype == TYPE_Q8_0;
+    const uint32_t             block = q8 ? 34 : 18;  // bytes of a flat block: fp16 d, then the quants
+    const uint32_t             first = b.row * proto::TILE_N_ROWS * nb1 + b.kt0 * block;
+    const uint32_t             width = q8 ? 2 : 1;    // bytes per row and transfer
+    for (uint32_t c = 0; c < 16; ++c) {
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + c * 32 * width), dma_addr_at(w_base, first + 2 + c * width),
+                                   width, nb1, width, rows, trace_info(b.row));
+    }
+    const uint32_t scales = q8 ? proto::TILE_SCALES_Q8_0 : proto::TILE_SCALES_4BIT;
+    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + scales), dma_addr_at(w_base, first), 2, nb1, 2, rows,
+                               trace_info(b.row));
+}
+
+// ---- compute
+
+template <uint32_t Type> HVX_Vector tile_isum(const HVX_Vector * tile, const HVX_Vector * act) {
+    if constexpr (Type == TYPE_Q8_0) {
+        return hvx_tile_isum_q8_0(tile, act);
+    } else {
+        return hvx_tile_isum_q4_0(tile, act);
+    }
+}
+template <uint32_t Type> constexpr uint32_t scale_vector() {
+    return (Type == TYPE_Q8_0 ? proto::TILE_SCALES_Q8_0 : proto::TILE_SCALES_4BIT) / 128;
+}
+
+// The block's tiles into the strip's sums; at the strip's last block the sums move to the slot's
+// output rows and start again from zero.
+template <uint32_t Type> void compute_block(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b) {
+    const htp_matmul_kparams & kp  = job.kp;
+    HVX_Vector *               acc = acc_area(job, i);
+    if (b.kt0 == 0) {
+        for (uint32_t j = 0; j < job.nrows; ++j) {
+            acc[j] = Q6_V_vzero();
+        }
+    }
+    const uint8_t * slot = weight_slot(job, i, k);
+    for (uint32_t t = 0; t < b.ntiles; ++t) {
+        const HVX_Vector * tile = reinterpret_cast<const HVX_Vector *>(slot + t * kp.slot_size);
+        for (uint32_t j = 0; j < job.nrows; ++j) {
+            const HVX_Vector * a = act_block(job, j, b.kt0 + t);
+            acc[j]               = hvx_tile_accumulate(acc[j], tile_isum<Type>(tile, a), tile + scale_vector<Type>(), a);
+        }
+    }
+    if (b.kt0 + b.ntiles == kp.n_k_tiles) {
+        HVX_Vector * out = out_slot(job, i, k);
+        for (uint32_t j = 0; j < job.nrows; ++j) {
+            out[j] = acc[j];
+        }
+    }
+}
+
+void dot_thread(uint32_t, uint32_t i, void * data) {
+    const mm_job &             job = *static_cast<const mm_job *>(data);
+    const htp_matmul_kparams & kp  = job.kp;
+    const uint32_t             s0  = i * kp.strips_per_thread;
+    const uint32_t             s1  = s0 + kp.strips_per_thread < kp.n_strips ? s0 + kp.strips_per_thread : kp.n_strips;
+    if (s0 >= s1) {
+        return;
+    }
+    dma_queue *      q         = &job.octx->dma[i];
+    const dma_addr_t w_base    = htp_tensor_dma_addr(job.octx->plat, job.src0);
+    const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
+    const uint32_t   per_block = job.tiled ? kp.tiles_per_block : 1;
+    const uint32_t   dst_rows  = job.row0 * job.dst->nb[1] + job.i12 * job.dst->nb[2] + job.i13 * job.dst->nb[3];
+
+    mm_block next{s0, 0, 0};
+    auto     take = [&](mm_block & b) {
+        if (next.row >= s1) {
+            return false;
+        }
+        const uint32_t left = kp.n_k_tiles - next.kt0;
+        b                   = mm_block{next.row, next.kt0, left < per_block ? left : per_block};
+        next.kt0 += b.ntiles;
+        if (next.kt0 == kp.n_k_tiles) {
+            next = mm_block{next.row + 1, 0, 0};
+        }
+        return true;
+    };
+    auto compute = [&](uint32_t k, const mm_block & b) {
+        if (kp.wtype == TYPE_Q8_0) {
+            compute_block<TYPE_Q8_0>(job, i, k, b);
+        } else {
+            compute_block<TYPE_Q4_0>(job, i, k, b);
+        }
+    };
+    auto writeback = [&](uint32_t k, const mm_block & b) {
+        HVX_Vector * out = out_slot(job, i, k);
+        if (b.kt0 + b.ntiles != kp.n_k_tiles) {
+            dma_queue_push_token(q, out, trace_info(b.row));  // the strip goes on
+            return;
+        }
+        const uint32_t left = kp.n - b.row * proto::TILE_N_ROWS;
+        const uint32_t cols = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
+        dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, dst_rows + b.row * proto::TILE_N_ROWS * 4),
+                                   dma_addr_of(out), job.dst->nb[1], 128, cols * 4, job.nrows, trace_info(b.row));
+    };
+    auto token = [&](uint32_t k, const mm_block & b) { dma_queue_push_token(q, out_slot(job, i, k), trace_info(b.row)); };
+    if (job.tiled) {
+        stream_blocks<proto::HTP_MM_MAX_SLOTS, mm_block>(
+            q, &job.octx->trace[i], kp.n_slots, 1, take, token,
+            [&](uint32_t k, const mm_block & b) { push_tiled_block(job, q, weight_slot(job, i, k), w_base, b); },
+            compute, writeback);
+    } else {
+        stream_blocks<proto::HTP_MM_MAX_SLOTS, mm_block>(
+            q, &job.octx->trace[i], kp.n_slots, FLAT_TRANSFERS, take, token,
+            [&](uint32_t k, const mm_block & b) { push_flat_block(job, q, weight_slot(job, i, k), w_base, b); },
+            compute, writeback);
+    }
+}
+
+} // namespace
+
+bool guard_matmul(const htp_op_context * octx) {
+    htp_matmul_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * src0 = octx->src[0];
+    const htp_tensor * src1 = octx->src[1];
+    const htp_tensor * dst  = octx->dst[0];
+    const bool         q8   = kp.wtype == TYPE_Q8_0;
+    // Loop bounds and fixed arrays (threads, slots, act rows, the DMA ring) and the VTCM layout.
+    const bool plan = (q8 || kp.wtype == TYPE_Q4_0) && src0->type == kp.wtype && src1->type == HTP_TYPE_F32 &&
+                      dst->type == HTP_TYPE_F32 && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads &&
+                      kp.n_slots >= 2 && kp.n_slots <= (src0->flags & proto::HTP_TENSOR_TILED ? proto::HTP_MM_MAX_SLOTS : 3) &&
+                      kp.act_rows >= 1 && kp.act_rows <= proto::HTP_MM_MAX_ACT_ROWS && kp.tiles_per_block >= 1 &&
+                      kp.k == src0->ne[0] && kp.k == src1->ne[0] && kp.n == src0->ne[1] && kp.n == dst->ne[0] &&
+                      kp.k % proto::TILE_N_COLS == 0 && kp.n_k_tiles * proto::TILE_N_COLS == kp.k &&
+                      kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.strips_per_thread * kp.n_threads >= kp.n_strips &&
+                      kp.tile_size == (q8 ? proto::TILE_SIZE_Q8_0 : proto::TILE_SIZE_Q4_0) &&
+                      kp.slot_size == (q8 ? 1152u : 640u) && kp.act_row_bytes == kp.n_k_tiles * proto::HTP_MM_ACT_BLOCK_BYTES &&
+                      kp.slots_bytes >= uint64_t(kp.n_slots) * kp.tiles_per_block * kp.slot_size &&
+                      kp.slots_bytes >= uint64_t(kp.k) * 4 &&
+                      kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
+                      kp.vtcm_size == proto::htp_matmul_vtcm_size(kp);
+    if (!plan) {
+        return false;
+    }
+    // Rows inside their tensors: weights (tiled: the strips' tiles; flat: rows of k / 32 blocks),
+    // activation rows of k floats, output rows of n floats.
+    const uint64_t w_bytes = (src0->flags & proto::HTP_TENSOR_TILED)
+                                 ? uint64_t(kp.n_strips) * kp.n_k_tiles * kp.tile_size
+                                 : uint64_t(kp.n - 1) * src0->nb[1] + uint64_t(kp.n_k_tiles) * (q8 ? 34 : 18);
+    const uint64_t a_last = uint64_t(src1->ne[1] - 1) * src1->nb[1] + uint64_t(src1->ne[2] - 1) * src1->nb[2] +
+                            uint64_t(src1->ne[3] - 1) * src1->nb[3];
+    const uint64_t d_last = uint64_t(dst->ne[1] - 1) * dst->nb[1] + uint64_t(dst->ne[2] - 1) * dst->nb[2] +
+                            uint64_t(dst->ne[3] - 1) * dst->nb[3];
+    return w_bytes <= src0->size && a_last + uint64_t(kp.k) * 4 <= src1->size && dst->ne[1] == src1->ne[1] &&
+           dst->ne[2] == src1->ne[2] && dst->ne[3] == src1->ne[3] && d_last + uint64_t(kp.n) * 4 <= dst->size;
+}
+
+uint32_t op_matmul(htp_op_context * octx) {
+    mm_job job{};
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    job.octx  = octx;
+    job.src0  = octx->src[0];
+    job.src1  = octx->src[1];
+    job.dst   = octx->dst[0];
+    job.tiled = (job.src0->flags & proto::HTP_TENSOR_TILED) != 0;
+
+    vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
+    job.act     = vtcm.take(uint64_t(job.kp.act_rows) * job.kp.act_row_bytes);
+    job.threads = vtcm.take(job.kp.thread_bytes, job.kp.n_threads);
+    if (!vtcm.ok()) {
+        return proto::HTP_STATUS_VTCM_TOO_SMALL;
+    }
+    const uint32_t ne11 = job.src1->ne[1];
+    // Multi-device: the strips of dst's rows (N) are what a device group would split, inside
+    // `if (mdev.count > 1)`, once the runtime carries mdev state.
+    for (job.i13 = 0; job.i13 < job.src1->ne[3]; ++job.i13) {
+        for (job.i12 = 0; job.i12 < job.src1->ne[2]; ++job.i12) {
+            for (job.row0 = 0; job.row0 < ne11; job.row0 += job.kp.act_rows) {
+                job.nrows = ne11 - job.row0 < job.kp.act_rows ? ne11 - job.row0 : job.kp.act_rows;
+                work_queue_run(octx->work, quantize_thread, &job, job.nrows < job.kp.n_threads ? job.nrows : job.kp.n_threads);
+                work_queue_run(octx->work, dot_thread, &job, job.kp.n_threads);
+            }
+        }
+    }
+    return proto::HTP_STATUS_OK;
+}
+
+} // namespace hexnpu::htp

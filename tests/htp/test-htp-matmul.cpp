@@ -1,0 +1,248 @@
+// MUL_MAT on the in-process virtual NPU (strict DMA on), tiled and flat weights, over shapes that
+// exercise every piece of the plan: N not a multiple of 32 (padding rows), activation rows in
+// several groups, slices over dims 2 and 3, padded activation and output rows, 1..4 threads, a
+// VTCM small enough to force thin blocks. The expected values are an independent float64 model:
+// the weights dequantized by the core's reference, the activations quantized as proto/htp-matmul.h
+// specifies (power-of-two scales, round half to even), so only the kernel's fp32 accumulation
+// order separates the two.
+#include "../htp/test-htp-util.h"
+#include "hexagon/repack.h"
+#include "hexnpu/ggml-types.h"
+#include "proto/htp-matmul.h"
+#include "proto/htp-opcodes.h"
+#include "proto/htp-status.h"
+#include "vnpu/platform/in-process-session.h"
+#include "vnpu/platform/shared-buffer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace hexnpu;
+using namespace htp_test;
+using vnpu::batch_builder;
+using vnpu::packed_batch;
+using vnpu::in_process_session;
+using vnpu::shared_buffer;
+
+vnpu::platform_config config(uint32_t vtcm = 8u << 20) {
+    vnpu::platform_config c;
+    c.vtcm_size    = vtcm;
+    c.host_threads = 4;  // four HVX threads even on a two-core host
+    c.log       = [](int, const std::string &) {};
+    return c;
+}
+
+struct mm_case {
+    ggml_type type;
+    uint32_t  k, n, m, ne2, ne3;
+    uint32_t  act_pad, dst_pad;  // bytes after each activation / output row
+};
+
+// x / 2^E rounded half to even, 2^E the least power of two with amax <= 127 * 2^E.
+std::vector<double> model_quantize(const float * x, uint32_t k) {
+    std::vector<double> out(k);
+    for (uint32_t b = 0; b < k / 32; ++b) {
+        double amax = 0;
+        for (uint32_t i = 0; i < 32; ++i) {
+            amax = std::fmax(amax, std::fabs(double(x[32 * b + i])));
+        }
+        int e = -200;
+        while (!(amax <= 127.0 * std::ldexp(1.0, e))) {
+            ++e;
+        }
+        for (uint32_t i = 0; i < 32; ++i) {
+            out[32 * b + i] = amax == 0 || e < proto::HTP_MM_MIN_EXP
+                                  ? 0.0
+                                  : std::nearbyint(std::ldexp(double(x[32 * b + i]), -e)) * std::ldexp(1.0, e);
+        }
+    }
+    return out;
+}
+
+struct mm_run {
+    std::vector<double> want;
+    std::vector<float>  got;
+    uint32_t            status;
+};
+
+mm_run run_case(in_process_session & s, const mm_case & c, bool tiled, uint32_t n_threads, uint32_t vtcm,
+                uint32_t seed) {
+    std::mt19937                          rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    const auto *                          traits = ggml_get_type_traits(c.type);
+    const size_t                          row_bytes = size_t(c.k) / 32 * traits->type_size;
+
+    // Weights [k, n]: random floats quantized by the core, dequantized back for the model.
+    std::vector<float>   wf(size_t(c.k) * c.n);
+    std::vector<uint8_t> flat(row_bytes * c.n);
+    for (float & v : wf) {
+        v = dist(rng);
+    }
+    traits->from_float_ref(wf.data(), flat.data(), int64_t(wf.size()));
+    traits->to_float_ref(flat.data(), wf.data(), int64_t(wf.size()));
+    const int64_t        ne[4] = {c.k, c.n, 1, 1};
+    std::vector<uint8_t> w_bytes = flat;
+    if (tiled) {
+        w_bytes.assign(hexagon::tiled_nbytes(c.type, ne), 0);
+        EXPECT_TRUE(hexagon::repack_tensor(c.type, ne, flat.data(), w_bytes.data()).ok());
+    }
+
+    // Activations [k, m, ne2, ne3] and dst [n, m, ne2, ne3], rows padded.
+    const uint32_t a_nb1 = c.k * 4 + c.act_pad, d_nb1 = c.n * 4 + c.dst_pad;
+    const uint32_t rows  = c.m * c.ne2 * c.ne3;
+    shared_buffer  wbuf(w_bytes.size()), abuf(size_t(a_nb1) * rows), dbuf(size_t(d_nb1) * rows);
+    std::memcpy(wbuf.data(), w_bytes.data(), w_bytes.size());
+    std::memset(dbuf.data(), 0x5A, dbuf.size());
+    std::vector<float> act(size_t(c.k) * rows);
+    for (uint32_t r = 0; r < rows; ++r) {
+        for (uint32_t i = 0; i < c.k; ++i) {
+            // Mixed magnitudes per block, so the blocks get different scales.
+            act[size_t(r) * c.k + i] = dist(rng) * std::ldexp(1.0f, int(i / 32 % 5) - 2);
+        }
+        std::memcpy(abuf.data() + size_t(r) * a_nb1, act.data() + size_t(r) * c.k, size_t(c.k) * 4);
+    }
+
+    proto::htp_tensor w{}, a{}, d{};
+    w.type  = uint32_t(c.type);
+    w.flags = tiled ? proto::HTP_TENSOR_TILED : 0;
+    w.size  = w_bytes.size();
+    w.ne[0] = c.k, w.ne[1] = c.n, w.ne[2] = 1, w.ne[3] = 1;
+    w.nb[0] = uint32_t(traits->type_size), w.nb[1] = uint32_t(row_bytes), w.nb[2] = w.nb[3] = uint32_t(flat.size());
+    a.type = d.type = 0;
+    a.flags = d.flags = proto::HTP_TENSOR_COMPUTE;
+    a.ne[0] = c.k, a.ne[1] = c.m, a.ne[2] = c.ne2, a.ne[3] = c.ne3;
+    a.nb[0] = 4, a.nb[1] = a_nb1, a.nb[2] = a_nb1 * c.m, a.nb[3] = a_nb1 * c.m * c.ne2;
+    a.size  = abuf.size();
+    d.ne[0] = c.n, d.ne[1] = c.m, d.ne[2] = c.ne2, d.ne[3] = c.ne3;
+    d.nb[0] = 4, d.nb[1] = d_nb1, d.nb[2] = d_nb1 * c.m, d.nb[3] = d_nb1 * c.m * c.ne2;
+    d.size  = dbuf.size();
+
+    proto::htp_matmul_kparams kp{};
+    EXPECT_TRUE(proto::prepare_matmul_kparams(w, a, d, n_threads, vtcm, &kp));
+    batch_builder b;
+    w.bi = b.add_buffer(wbuf, false);
+    a.bi = b.add_buffer(abuf, false);
+    d.bi = b.add_buffer(dbuf, false);
+    b.add_tensor(w);
+    b.add_tensor(a);
+    b.add_tensor(d);
+    proto::htp_op_desc op = batch_builder::op(proto::HTP_OP_MUL_MAT, {0, 1}, {2});
+    std::memcpy(op.kparams, &kp, sizeof kp);
+    b.add_op(op);
+    packed_batch batch = b.pack(1, 0, 0);
+    mm_run       r;
+    r.status = s.process(batch).status;
+    for (const shared_buffer * buf : {&wbuf, &abuf, &dbuf}) {
+        htp_iface_munmap(s.handle(), buf->fd());
+    }
+
+    for (uint32_t row = 0; row < rows; ++row) {
+        const std::vector<double> q = model_quantize(act.data() + size_t(row) * c.k, c.k);
+        for (uint32_t j = 0; j < c.n; ++j) {
+            double sum = 0;
+            for (uint32_t i = 0; i < c.k; ++i) {
+                sum += q[i] * double(wf[size_t(j) * c.k + i]);
+            }
+            r.want.push_back(sum);
+            float f;
+            std::memcpy(&f, dbuf.data() + size_t(row) * d_nb1 + size_t(j) * 4, 4);
+            r.got.push_back(f);
+        }
+        // The row padding after the n results is untouched.
+        for (uint32_t p = c.n * 4; p < d_nb1; ++p) {
+            EXPECT_EQ(dbuf.data()[size_t(row) * d_nb1 + p], 0x5A) << "output row " << row << " padding";
+        }
+    }
+    return r;
+}
+
+// fp32 sums of k products of magnitude <= 127 * 2^E * max|w|: relative error well below 1e-5.
+void expect_close(const mm_run & r, const std::string & what) {
+    ASSERT_EQ(r.status, proto::HTP_STATUS_OK) << what;
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < r.want.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(r.got[i])) << what << " element " << i;
+        err += (r.got[i] - r.want[i]) * (r.got[i] - r.want[i]);
+        norm += r.want[i] * r.want[i];
+    }
+    EXPECT_LT(err / norm, 1e-11) << what;
+}
+
+TEST(HtpMatmul, TiledAndFlatWeightsOverShapesAndThreads) {
+    in_process_session s(config(), 4);
+    const mm_case cases[] = {
+        {GGML_TYPE_Q8_0, 128, 32, 1, 1, 1, 0, 0},    // one strip, mat-vec
+        {GGML_TYPE_Q4_0, 128, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_Q8_0, 256, 70, 3, 1, 1, 12, 8},   // padding rows, padded rows
+        {GGML_TYPE_Q4_0, 288, 45, 9, 1, 1, 4, 0},    // two activation groups (8 + 1)
+        {GGML_TYPE_Q4_0, 64, 100, 2, 3, 2, 0, 4},    // slices over dims 2 and 3
+        {GGML_TYPE_Q8_0, 1024, 129, 5, 1, 1, 0, 0},  // many tiles per strip
+        {GGML_TYPE_Q4_0, 4096, 64, 2, 1, 1, 0, 0},   // long rows, several blocks per strip
+    };
+    uint32_t seed = 1;
+    for (const mm_case & c : cases) {
+        for (bool tiled : {true, false}) {
+            for (uint32_t threads : {1u, 4u}) {
+                const std::string what = std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " +
+                                         std::to_string(c.n) + " m " + std::to_string(c.m) + "x" +
+                                         std::to_string(c.ne2) + "x" + std::to_string(c.ne3) +
+                                         (tiled ? " tiled" : " flat") + ", " + std::to_string(threads) + " threads";
+                expect_close(run_case(s, c, tiled, threads, 8u << 20, seed++), what);
+                EXPECT_EQ(s.platform().last_violation(), "") << what;
+            }
+        }
+    }
+}
+
+TEST(HtpMatmul, ASmallVtcmGivesThinBlocksAndStillTheSameResults) {
+    // 160 KiB: one activation row at a time, blocks of a few tiles, double buffering.
+    in_process_session s(config(160 * 1024), 2);
+    const mm_case      c{GGML_TYPE_Q8_0, 1024, 96, 3, 1, 1, 0, 0};
+    proto::htp_matmul_kparams kp{};
+    proto::htp_tensor         w{}, a{}, d{};
+    w.type = 8, w.ne[0] = 1024, w.ne[1] = 96, w.ne[2] = w.ne[3] = 1;
+    a.ne[0] = 1024, a.ne[1] = 3, a.ne[2] = a.ne[3] = 1, a.nb[0] = 4, a.nb[1] = 4096;
+    d.ne[0] = 96, d.ne[1] = 3, d.ne[2] = d.ne[3] = 1, d.nb[0] = 4, d.nb[1] = 384;
+    ASSERT_TRUE(proto::prepare_matmul_kparams(w, a, d, 2, 160 * 1024, &kp));
+    EXPECT_LT(kp.act_rows, 3u);
+    for (bool tiled : {true, false}) {
+        expect_close(run_case(s, c, tiled, 2, 160 * 1024, 77), tiled ? "tiled" : "flat");
+    }
+    EXPECT_FALSE(proto::prepare_matmul_kparams(w, a, d, 2, 8 * 1024, &kp)) << "not even one row fits";
+}
+
+TEST(HtpMatmul, AWeightSmallerThanItsShapeIsRefusedByTheGuard) {
+    in_process_session s(config(), 2);
+    // A valid plan, but the weight tensor claims fewer bytes than its tiles: INVAL_PARAMS, no DMA.
+    proto::htp_tensor w{}, a{}, d{};
+    w.type = 2, w.flags = proto::HTP_TENSOR_TILED, w.ne[0] = 128, w.ne[1] = 64, w.ne[2] = w.ne[3] = 1;
+    w.nb[0] = 18, w.nb[1] = 72, w.size = 2 * 4 * 576 - 1;
+    a.ne[0] = 128, a.ne[1] = 2, a.ne[2] = a.ne[3] = 1, a.nb[0] = 4, a.nb[1] = 512, a.nb[2] = a.nb[3] = 1024;
+    a.size = 1024, a.flags = proto::HTP_TENSOR_COMPUTE;
+    d.ne[0] = 64, d.ne[1] = 2, d.ne[2] = d.ne[3] = 1, d.nb[0] = 4, d.nb[1] = 256, d.nb[2] = d.nb[3] = 512;
+    d.size = 512, d.flags = proto::HTP_TENSOR_COMPUTE;
+    proto::htp_matmul_kparams kp{};
+    ASSERT_TRUE(proto::prepare_matmul_kparams(w, a, d, 2, 8u << 20, &kp));
+    shared_buffer wbuf(8192), abuf(1024), dbuf(512);
+    batch_builder b;
+    w.bi = b.add_buffer(wbuf, false);
+    a.bi = b.add_buffer(abuf, false);
+    d.bi = b.add_buffer(dbuf, false);
+    b.add_tensor(w);
+    b.add_tensor(a);
+    b.add_tensor(d);
+    proto::htp_op_desc op = batch_builder::op(proto::HTP_OP_MUL_MAT, {0, 1}, {2});
+    std::memcpy(op.kparams, &kp, sizeof kp);
+    b.add_op(op);
+    packed_batch batch = b.pack(1, 0, 0);
+    EXPECT_EQ(s.process(batch).status, proto::HTP_STATUS_INVAL_PARAMS);
+}
+
+} // namespace
