@@ -167,7 +167,7 @@ int cmd_bench(args a) {
     cp.n_ctx    = std::max<long long>(16, std::max(n_prompt, n_gen + 1));
     cp.n_ubatch = n_ubatch;
     cp.backends = d.backends;
-    cp.kv_buft  = d.cpu->buffer_type();
+    cp.kv_buft  = d.kv_buft;
     model::context ctx(*m, cp);
 
     std::mt19937 rng(42);

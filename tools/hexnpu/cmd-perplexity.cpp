@@ -94,7 +94,7 @@ int cmd_perplexity(args a) {
     cp.n_ctx    = n_ctx;
     cp.n_ubatch = n_ubatch;
     cp.backends = d.backends;
-    cp.kv_buft  = d.cpu->buffer_type();
+    cp.kv_buft  = d.kv_buft;
     model::context ctx(*m, cp);
     std::fprintf(stderr, "perplexity: %s on %s: %zu tokens, %lld chunks of %lld, scoring the second half of each\n",
                  h.name.c_str(), d.names.c_str(), tokens.size(), n_chunk, n_ctx);

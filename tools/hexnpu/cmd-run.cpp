@@ -159,7 +159,7 @@ int cmd_run(args a) {
     cp.n_ctx    = std::min<long long>(n_ctx, h.n_ctx_train > 0 ? h.n_ctx_train : n_ctx);
     cp.n_ubatch = n_ubatch;
     cp.backends = d.backends;
-    cp.kv_buft  = d.cpu->buffer_type();
+    cp.kv_buft  = d.kv_buft;
     cp.plan_out = verbose ? stderr : nullptr;
     model::context ctx(*m, cp);
     const double load_ms = ms_since(t_load);

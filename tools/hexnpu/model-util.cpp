@@ -93,6 +93,13 @@ devices open_devices(const std::string & spec, int n_threads) {
         d.owned.push_back(dev->init_backend());
         d.npu = true;
     }
+    d.kv_buft = d.cpu->buffer_type();
+    if (d.npu) {
+        backend_buffer_type * b = d.owned.front()->device()->buffer_type();
+        if (b->is_host() && d.cpu->supports_buft(b)) {
+            d.kv_buft = b;
+        }
+    }
     d.owned.push_back(std::make_unique<cpu_backend>(d.cpu, n_threads));
     for (auto & b : d.owned) {
         d.backends.push_back(b.get());

@@ -25,6 +25,9 @@ struct devices {
     backend_device *                      cpu = nullptr;
     std::string                           names;  // "HTP0,CPU"
     bool                                  npu = false;
+    // Where the KV cache lives: the NPU's compute buffers when an NPU is used and the CPU can read
+    // them in place (host-visible), else CPU memory.
+    backend_buffer_type * kv_buft = nullptr;
 };
 devices open_devices(const std::string & spec, int n_threads);
 
