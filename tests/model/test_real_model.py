@@ -5,8 +5,9 @@
 - hexnpu perplexity on the shipped public-domain text stays below a bound: measured 4.57 with
   -c 256 --chunks 2 (the text is famous, so low); a broken layer gives hundreds or thousands, a
   subtly wrong one (RoPE base, a missing norm, no sliding window) lands well above the bound.
-- Greedy generation is deterministic and English; --device HTP0 (element-wise ops on the virtual
-  NPU, the rest on the CPU) gives the same greedy tokens.
+- Greedy generation is deterministic and English. --device HTP0 (what the virtual NPU supports on
+  it, the rest on the CPU) agrees with the CPU as the issue asks where fp16/Q8 rounding on the NPU
+  makes tokens diverge: top-1 agreement >= 95 % over 128 positions of the text, perplexity (-c 128) within 2 %.
 - Tokenize -> detokenize round-trips a multilingual text; on texts without runs of spaces the ids
   equal Google's sentencepiece (a BPE model proto built from the GGUF's pieces, scores and types).
   Runs of spaces differ on purpose: Gemma's vocabulary has user-defined pieces of 2..31 raw spaces,
@@ -58,25 +59,38 @@ def test_logits_match_numpy_reference(reader):
     assert (got.argmax(axis=1) == ref.argmax(axis=1)).all()
 
 
-def test_perplexity_is_plausible():
-    out = hexnpu("perplexity", "-m", MODEL, "-f", TEXT, "-c", "256", "--chunks", "2").stdout
+def perplexity(ctx, chunks, *extra):
+    out = hexnpu("perplexity", "-m", MODEL, "-f", TEXT, "-c", ctx, "--chunks", chunks, *extra).stdout
     m = re.search(r"Final estimate: PPL = ([0-9.]+) \+/- ([0-9.]+)", out)
     assert m, out
-    assert 1.5 < float(m.group(1)) < 8.0, out
+    return float(m.group(1))
+
+
+def test_perplexity_is_plausible():
+    assert 1.5 < perplexity(256, 2) < 8.0
 
 
 def generate(*extra):
     return hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "32", *extra).stdout
 
 
-def test_greedy_is_deterministic_english_and_same_on_htp0():
+def test_greedy_is_deterministic_and_english():
     a, b = generate(), generate("-t", "1")
     assert a == b
     words = re.findall(r"[A-Za-z']+", a[len(PROMPT):])
     assert len(words) >= 15, a
     common = {"the", "of", "and", "is", "in", "a", "to", "it", "city", "capital", "france"}
     assert sum(w.lower() in common for w in words) >= 5, a
-    assert generate("--device", "HTP0") == a
+
+
+def test_htp0_agrees_with_cpu():
+    ids = ",".join(map(str, tokenize(TEXT.read_text())[:128]))
+    top = [hexnpu("run", "-m", MODEL, "--tokens", ids, "--argmax", *dev).stdout.split()
+           for dev in [(), ("--device", "HTP0")]]
+    agree = sum(a == b for a, b in zip(*top)) / len(top[0])
+    assert agree >= 0.95, f"top-1 agreement {agree:.3f}"
+    cpu_ppl, npu_ppl = perplexity(128, 1), perplexity(128, 1, "--device", "HTP0")
+    assert abs(npu_ppl / cpu_ppl - 1) < 0.02, (npu_ppl, cpu_ppl)
 
 
 def test_tokenize_round_trip_multilingual():

@@ -19,12 +19,13 @@ namespace {
 const char * kUsage =
     "usage: hexnpu run [-m FILE] [-p PROMPT | -f FILE] [-n N] [-c N] [-ub N] [-t N] [--device HTP0|CPU|HTP0,CPU]\n"
     "                  [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S]\n"
-    "                  [--repeat-last-n N] [--ignore-eos] [--no-parse-special] [--verbose] [--tokens ID,... [--logits]]\n"
+    "                  [--repeat-last-n N] [--ignore-eos] [--no-parse-special] [--verbose] [--tokens ID,... [--logits|--argmax]]\n"
     "  Streams the continuation of the prompt, then the timing lines. Defaults: -n 64, -c 4096 (at most the\n"
     "  model's), -ub 512, greedy unless --temp > 0 (then top-k 40, top-p 0.95, min-p 0.05), seed 42,\n"
     "  --device CPU. Without -m: the real Gemma 3 270M if installed (scripts/fetch-model.sh), else a\n"
     "  synthesized tiny llama. --tokens evaluates those ids instead of a prompt; --logits then prints the\n"
-    "  logits of every position (one line of n_vocab numbers each) and generates nothing.\n";
+    "  logits of every position (one line of n_vocab numbers each), --argmax the top token of each, and\n"
+    "  generates nothing.\n";
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -45,7 +46,8 @@ bool parse_float(std::string_view s, float & out) {
 
 int cmd_run(args a) {
     std::string model_path, prompt, prompt_file, device = "CPU";
-    bool        have_prompt = false, verbose = false, parse_special = true, print_logits = false, ignore_eos = false;
+    bool        have_prompt = false, verbose = false, parse_special = true, print_logits = false, print_argmax = false,
+                ignore_eos = false;
     std::vector<int32_t> given_tokens;
     long long   n_predict = 64, n_ctx = 4096, n_ubatch = 512, n_threads = 0, seed = 42;
     model::sampler_params sp;
@@ -120,6 +122,8 @@ int cmd_run(args a) {
             }
         } else if (f == "--logits") {
             print_logits = true;
+        } else if (f == "--argmax") {
+            print_argmax = true;
         } else if (f == "--verbose" || f == "-v") {
             verbose = true;
         } else {
@@ -169,6 +173,16 @@ int cmd_run(args a) {
                  d.names.c_str(), (long long) cp.n_ctx);
 
     std::vector<int32_t> tokens = given_tokens.empty() ? tok.tokenize(prompt, true, parse_special) : given_tokens;
+    if (print_argmax) {
+        if (given_tokens.empty()) {
+            return fail("--argmax needs --tokens");
+        }
+        const std::vector<float> & all = ctx.decode(tokens, true);
+        for (size_t t = 0; t < tokens.size(); ++t) {
+            std::printf("%d\n", model::argmax(std::span<const float>(all.data() + t * size_t(h.n_vocab), size_t(h.n_vocab))));
+        }
+        return 0;
+    }
     if (print_logits) {
         if (given_tokens.empty()) {
             return fail("--logits needs --tokens");
