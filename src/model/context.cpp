@@ -40,10 +40,17 @@ context::context(const model & m, const context_params & p) : model_(m), params_
 context::~context() = default;
 
 const std::vector<float> & context::decode(std::span<const int32_t> tokens, bool all_logits) {
+    return decode_from(tokens, all_logits ? 0 : int64_t(tokens.size()) - 1);
+}
+
+const std::vector<float> & context::decode_from(std::span<const int32_t> tokens, int64_t first_output) {
     const hparams & h = model_.hp();
     const int64_t   n = int64_t(tokens.size());
     if (n == 0) {
         throw model_error("decode: no tokens");
+    }
+    if (first_output < 0 || first_output >= n) {
+        throw model_error("decode: the first output must be one of the tokens");
     }
     if (n_past_ + n > params_.n_ctx) {
         throw model_error("context overflow: " + std::to_string(n_past_) + " positions used + " + std::to_string(n) +
@@ -56,23 +63,22 @@ const std::vector<float> & context::decode(std::span<const int32_t> tokens, bool
                               std::to_string(h.n_vocab) + ")");
         }
     }
-    logits_.resize(size_t(all_logits ? n : 1) * size_t(h.n_vocab));
+    logits_.resize(size_t(n - first_output) * size_t(h.n_vocab));
     for (int64_t i = 0; i < n; i += params_.n_ubatch) {
-        const int64_t nb   = std::min(params_.n_ubatch, n - i);
-        const bool    last = i + nb == n;
-        if (!all_logits && !last) {
-            eval_ubatch(tokens.data() + i, nb, false, nullptr);
-        } else {
-            eval_ubatch(tokens.data() + i, nb, all_logits, all_logits ? logits_.data() + i * h.n_vocab : logits_.data());
-        }
+        const int64_t nb        = std::min(params_.n_ubatch, n - i);
+        const int64_t out_first = std::max<int64_t>(first_output - i, 0);  // within this ubatch
+        float *       out       = out_first < nb ? logits_.data() + (i + out_first - first_output) * h.n_vocab : nullptr;
+        eval_ubatch(tokens.data() + i, nb, out_first, out);
     }
     return logits_;
 }
 
-void context::eval_ubatch(const int32_t * tokens, int64_t n, bool all_logits, float * out) {
+void context::eval_ubatch(const int32_t * tokens, int64_t n, int64_t out_first, float * out) {
     const hparams & h         = model_.hp();
     const int64_t   n_kv      = n_past_ + n;
-    const int64_t   n_outputs = out == nullptr ? 1 : (all_logits ? n : 1);
+    // Without outputs the graph still ends in the head of the last token (a graph needs a result).
+    const int64_t   first     = out ? out_first : n - 1;
+    const int64_t   n_outputs = n - first;
 
     ggml_context ctx;
     ggml_cgraph  gf;
@@ -108,12 +114,8 @@ void context::eval_ubatch(const int32_t * tokens, int64_t n, bool all_logits, fl
     }
     if (in.out_ids) {
         std::vector<int32_t> ids;
-        if (n_outputs == 1) {
-            ids.push_back(int32_t(n - 1));
-        } else {
-            for (int64_t i = 0; i < n_outputs; ++i) {
-                ids.push_back(int32_t(i));
-            }
+        for (int64_t i = first; i < n; ++i) {
+            ids.push_back(int32_t(i));
         }
         tensor_set(in.out_ids, ids.data(), 0, ids.size() * sizeof(int32_t));
     }

@@ -36,6 +36,9 @@ class context {
     // the last one, n_vocab floats per token. Throws model_error when the tokens do not fit the
     // context (nothing is evaluated then) or a token id is outside the vocabulary.
     const std::vector<float> & decode(std::span<const int32_t> tokens, bool all_logits = false);
+    // The same with the logits of tokens [first_output, n) only (n_vocab floats each), e.g. the
+    // scored half of a perplexity chunk: the output head runs only for those.
+    const std::vector<float> & decode_from(std::span<const int32_t> tokens, int64_t first_output);
 
     int64_t n_past() const { return n_past_; }
     int64_t n_ctx() const { return params_.n_ctx; }
@@ -45,7 +48,8 @@ class context {
     int64_t n_graph_nodes() const { return n_graph_nodes_; }
 
   private:
-    void eval_ubatch(const int32_t * tokens, int64_t n, bool all_logits, float * out);
+    // Outputs the logits of the ubatch's tokens [out_first, n) into out (none when out_first >= n).
+    void eval_ubatch(const int32_t * tokens, int64_t n, int64_t out_first, float * out);
     void print_plan_summary(const ggml_cgraph & gf, int64_t n_tokens) const;
 
     const model &                   model_;

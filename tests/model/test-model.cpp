@@ -220,3 +220,39 @@ TEST(ModelLoad, CopiedWeightsGiveTheSameLogitsAsMapped) {
     EXPECT_EQ(logits[0], logits[2]);
     std::remove(path.c_str());
 }
+
+TEST(ModelContext, OutputsOfATailEqualThoseOfAllTokens) {
+    synth_params p;
+    synth_preset("gemma3-tiny", p);
+    const std::string path = temp_path("tail");
+    synth_model(p).writer().write(path);
+    cpu_env             env;
+    model::load_options o;
+    o.host_buft = env.dev->buffer_type();
+    auto                       m    = model::model::load(path, o);
+    const std::vector<int32_t> toks = {1, 17, 300, 42, 99, 7, 7, 3, 250, 11};
+    const int64_t              V    = m->hp().n_vocab;
+    std::vector<float>         all;
+    for (int64_t ub : {10, 3}) {
+        model::context_params cp;
+        cp.n_ctx    = 16;
+        cp.n_ubatch = ub;
+        cp.backends = {env.be.get()};
+        model::context ctx(*m, cp);
+        if (all.empty()) {
+            all = ctx.decode(toks, true);
+            ASSERT_EQ(all.size(), toks.size() * size_t(V));
+            ctx.clear();
+        }
+        for (int64_t first : {0, 4, 9}) {
+            ctx.clear();
+            const std::vector<float> & tail = ctx.decode_from(toks, first);
+            ASSERT_EQ(tail.size(), (toks.size() - size_t(first)) * size_t(V));
+            EXPECT_TRUE(std::equal(tail.begin(), tail.end(), all.begin() + first * V)) << "ub " << ub << " first " << first;
+        }
+        ctx.clear();
+        const std::vector<float> & last = ctx.decode(toks);
+        EXPECT_TRUE(std::equal(last.begin(), last.end(), all.end() - V));
+    }
+    std::remove(path.c_str());
+}

@@ -109,9 +109,9 @@ int cmd_perplexity(args a) {
             chunk[0] = tok.bos();
         }
         ctx.clear();
-        const std::vector<float> & logits = ctx.decode(chunk, true);
+        const std::vector<float> & logits = ctx.decode_from(chunk, first);  // the scored half only
         for (int64_t j = first; j < n_ctx - 1; ++j) {
-            const float * row = logits.data() + size_t(j) * size_t(h.n_vocab);
+            const float * row = logits.data() + size_t(j - first) * size_t(h.n_vocab);
             float         mx  = row[0];
             for (int64_t v = 1; v < h.n_vocab; ++v) {
                 mx = std::max(mx, row[v]);
