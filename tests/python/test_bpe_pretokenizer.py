@@ -5,10 +5,10 @@ tokenization against a small reference BPE in Python over a synthesized vocabula
 
 import json
 
-import numpy as np
 import pytest
-import regex
 from gguf import GGUFWriter
+
+regex = pytest.importorskip("regex", reason="the `regex` module (pip install regex; scripts/fetch-model.sh installs it)")
 
 REGEXES = {
     "default": r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
