@@ -46,6 +46,22 @@ void add_mul_mat(std::vector<op_case> & cases, ggml_type wt, ggml_type bt, const
 
 } // namespace
 
+std::vector<op_case> op_perf_catalog(bool large) {
+    std::vector<op_case> cases;
+    for (const ggml_type wt : kWeightTypes) {
+        for (const int64_t n : {1, 2, 4, 8}) {
+            add_mul_mat(cases, wt, GGML_TYPE_F32, {4096, n, 4096, 1, 1, 1, 1, false});
+        }
+    }
+    if (large) {
+        // 65536 x 8192: 288 MiB of Q4_0, 544 MiB of Q8_0, 1 GiB of F16.
+        for (const ggml_type wt : kWeightTypes) {
+            add_mul_mat(cases, wt, GGML_TYPE_F32, {65536, 1, 8192, 1, 1, 1, 1, false});
+        }
+    }
+    return cases;
+}
+
 void add_matmul_cases(std::vector<op_case> & cases) {
     for (const ggml_type wt : kWeightTypes) {
         // k: whole blocks of the weight type; 33/17 rows are not multiples of 32.

@@ -63,9 +63,18 @@ const ggml_tensor * first_unsupported(const backend_device & dev, const ggml_cgr
 // A case placed in a buffer of the device with its inputs set, ready to compute.
 struct device_case {
     built_case                      b;
+    std::unique_ptr<backend_buffer> weights;  // the matmul's weights when they go to an extra buffer type
     std::unique_ptr<backend_buffer> buffer;
 
-    device_case(const op_case & c, backend_device & dev, const std::vector<std::vector<uint8_t>> & bytes) : b(c) {
+    device_case(const op_case & c, backend_device & dev, const std::vector<std::vector<uint8_t>> & bytes,
+                bool weights_in_extra = false)
+        : b(c) {
+        const bool matmul = b.out->op == GGML_OP_MUL_MAT || b.out->op == GGML_OP_MUL_MAT_ID;
+        if (weights_in_extra && matmul && !dev.extra_buffer_types().empty() && !b.out->src[0]->view_src) {
+            backend_buffer_type * extra = dev.extra_buffer_types().front();
+            weights                     = extra->alloc_buffer(extra->alloc_size(b.out->src[0]));
+            tensor_alloc(weights.get(), b.out->src[0], weights->base());
+        }
         buffer = alloc_ctx_tensors(b.ctx, dev.buffer_type());
         for (size_t i = 0; i < bytes.size(); ++i) {
             tensor_set(b.inputs.inputs()[i].first, bytes[i].data(), 0, bytes[i].size());
@@ -195,12 +204,12 @@ case_result case_runner::check(const op_case & c, const case_info & info) {
     }
 }
 
-std::optional<perf_result> case_runner::perf(const op_case & c, double min_seconds) {
+std::optional<perf_result> case_runner::perf(const op_case & c, double min_seconds, bool weights_in_extra) {
     const built_case probe(c);
     if (first_unsupported(target_dev_, probe.graph)) {
         return std::nullopt;
     }
-    device_case dc(c, target_dev_, input_bytes(probe, describe(c).name));
+    device_case dc(c, target_dev_, input_bytes(probe, describe(c).name), weights_in_extra);
     using clock = std::chrono::steady_clock;
     target_->graph_compute(dc.b.graph);  // warm-up: first-touch of buffers, caches
     target_->synchronize();
@@ -213,7 +222,9 @@ std::optional<perf_result> case_runner::perf(const op_case & c, double min_secon
         ++runs;
         elapsed = clock::now() - start;
     } while (runs < 3 || elapsed.count() < min_seconds);
-    return perf_result{elapsed.count() * 1e6 / runs, case_bytes(dc.b.out), case_flops(dc.b.out), runs};
+    const bool   matmul  = dc.b.out->op == GGML_OP_MUL_MAT || dc.b.out->op == GGML_OP_MUL_MAT_ID;
+    const double weights = matmul ? double(ggml_nbytes(dc.b.out->src[0])) : 0.0;
+    return perf_result{elapsed.count() * 1e6 / runs, case_bytes(dc.b.out), weights, case_flops(dc.b.out), runs};
 }
 
 } // namespace hexnpu::optest

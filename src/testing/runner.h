@@ -40,8 +40,9 @@ struct case_result {
 
 struct perf_result {
     double us_per_run;
-    double bytes;  // sources and result, once each
-    double flops;  // 0 for ops that are about moving data
+    double bytes;         // sources and result, once each
+    double weight_bytes;  // of which src0 of MUL_MAT / MUL_MAT_ID (as stored), else 0
+    double flops;         // 0 for ops that are about moving data
     int    runs;
 };
 
@@ -54,8 +55,9 @@ class case_runner {
     case_result check(const op_case & c, const case_info & info);
 
     // Runs the case on the target until min_seconds have passed (at least 3 runs); nullopt when the
-    // target does not support it.
-    std::optional<perf_result> perf(const op_case & c, double min_seconds);
+    // target does not support it. weights_in_extra: a matmul's weights go into the target's first
+    // extra buffer type (HTPn-REPACK: tiled), as a model loader places them.
+    std::optional<perf_result> perf(const op_case & c, double min_seconds, bool weights_in_extra = false);
 
   private:
     backend_device &         target_dev_;

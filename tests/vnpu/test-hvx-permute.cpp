@@ -95,6 +95,23 @@ TEST(HvxPermute, TwoVectorShuffleAndDealByRt) {
     EXPECT_EQ(bytes_of(Q6_W_vshuff_VVR(Q6_V_vsplat_R(1), Q6_V_vsplat_R(2), 0)), join(bytes_of(Q6_V_vsplat_R(2)), bytes_of(Q6_V_vsplat_R(1))));
 }
 
+// The table-driven fast path of vshuff/vdeal equals the stage-by-stage reference (the one the qemu
+// differential test pins to the real instructions) for every Rt.
+TEST(HvxPermute, TwoVectorShuffleFastPathEqualsTheReferenceForEveryRt) {
+    std::mt19937 rng(11);
+    for (int32_t rt = -128; rt < 256; ++rt) {
+        Bytes u, v;
+        for (int i = 0; i < 128; ++i) u[i] = uint8_t(rng()), v[i] = uint8_t(rng());
+        for (bool ascending : {true, false}) {
+            const PairBytes want =
+                bytes_of(hexnpu::hvx::intrinsics::detail_permute::transpose_stages(vec_of(u), vec_of(v), rt, ascending));
+            const PairBytes got = bytes_of(ascending ? Q6_W_vshuff_VVR(vec_of(u), vec_of(v), rt)
+                                                     : Q6_W_vdeal_VVR(vec_of(u), vec_of(v), rt));
+            ASSERT_EQ(got, want) << "rt " << rt << (ascending ? " vshuff" : " vdeal");
+        }
+    }
+}
+
 TEST(HvxPermute, PackUnpackExtend) {
     const auto pack = [](int w, auto f) {
         return [=](const Bytes &u, const Bytes &v) {

@@ -2,10 +2,8 @@
 // compares every result with the CPU backend's (or, for -b CPU, with a float64 evaluation).
 #include "cli-util.h"
 #include "commands.h"
+#include "device-select.h"
 
-#include "core/strings.h"
-
-#include "cpu/cpu-backend.h"
 #include "hexnpu/hexagon.h"
 #include "hexnpu/output-file.h"
 #include "testing/runner.h"
@@ -27,33 +25,6 @@ const char * kUsage =
     "  --perf    time each supported case on BACKEND instead (us per run, GB/s, GFLOP/s)\n"
     "  --trace FILE  write the HTP devices' NPU trace (Perfetto UI / Chrome trace JSON) to FILE\n";
 
-
-// The CPU device, registered on first use: it is every other backend's reference.
-backend_device & cpu_device() {
-    backend_registry & registry = backend_registry::get();
-    if (!registry.find("CPU")) {
-        registry.add(make_cpu_device());
-    }
-    return *registry.find("CPU");
-}
-
-backend_device * find_device(std::string_view name) {
-    for (backend_device * dev : backend_registry::get().devices()) {
-        if (equal_ignore_case(name, dev->name())) {
-            return dev;
-        }
-    }
-    return nullptr;
-}
-
-std::string device_names() {
-    std::string names;
-    for (const backend_device * dev : backend_registry::get().devices()) {
-        names += names.empty() ? "" : ", ";
-        names += dev->name();
-    }
-    return names;
-}
 
 int check_cases(optest::case_runner & runner, const std::vector<const optest::op_case *> & cases) {
     size_t passed = 0, failed = 0, skipped = 0;

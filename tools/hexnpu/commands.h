@@ -13,6 +13,7 @@ int cmd_quantize(args a);
 int cmd_synth(args a);
 int cmd_tile(args a);
 int cmd_test_ops(args a);
+int cmd_bench_ops(args a);
 int cmd_devices(args a);
 int cmd_run(args a);
 int cmd_tokenize(args a);

@@ -26,6 +26,7 @@ const command kCommands[] = {
     {"perplexity", hexnpu::cli::cmd_perplexity, "perplexity over a text: perplexity -m FILE -f TEXT [-c 512]"},
     {"bench", hexnpu::cli::cmd_bench, "prompt/generation speed, the llama-bench table: bench -m FILE [-p 128] [-n 64]"},
     {"test-ops", hexnpu::cli::cmd_test_ops, "check every op on a backend: test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf]"},
+    {"bench-ops", hexnpu::cli::cmd_bench_ops, "time model-sized op cases: bench-ops [-o OP] [-b BACKEND] [-t TYPE] [--json]"},
 };
 
 void print_usage(FILE * out) {

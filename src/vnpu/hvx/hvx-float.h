@@ -135,15 +135,21 @@ inline HVX_Vector Q6_Vhf_vcvt_VsfVsf(HVX_Vector u, HVX_Vector v) {
     }
     return vector_of(d);
 }
-// hf -> sf widening: even lanes to the low register, odd lanes to the high one.
+// hf -> sf widening: even lanes to the low register, odd lanes to the high one. The conversion of
+// f16_to_f32 done on all 32 lanes at once (vector code rather than a loop over lanes; the same bits).
 inline HVX_VectorPair Q6_Wsf_vcvt_Vhf(HVX_Vector u) {
-    const Lanes<uint16_t> x = lanes<uint16_t>(u);
-    Lanes<uint32_t> lo, hi;
-    for (int i = 0; i < 32; ++i) {
-        lo[i] = detail_float::bits_of(detail_float::f16_to_f32(x[2 * i]));
-        hi[i] = detail_float::bits_of(detail_float::f16_to_f32(x[2 * i + 1]));
-    }
-    return detail::pair_of(vector_of(lo), vector_of(hi));
+    typedef uint32_t u32s __attribute__((__vector_size__(128)));
+    auto convert = [](u32s h) {
+        const u32s sign    = (h & 0x8000u) << 16;
+        const u32s e       = (h >> 10) & 0x1Fu;
+        const u32s m       = h & 0x3FFu;
+        const u32s normal  = sign | ((e + 112u) << 23) | (m << 13);
+        const u32s special = sign | 0x7F800000u | (m << 13);
+        const u32s sub     = sign | (u32s) (__builtin_convertvector(m, detail_float::sf_lanes) * 0x1p-24f);
+        return (HVX_Vector) (e == 31u ? special : (e == 0u ? sub : normal));
+    };
+    const u32s w = (u32s) u;
+    return detail::pair_of(convert(w & 0xFFFFu), convert(w >> 16));
 }
 // Integer halfwords to hf, rounded to nearest even (every int16 is in range).
 inline HVX_Vector Q6_Vhf_vcvt_Vh(HVX_Vector u) {

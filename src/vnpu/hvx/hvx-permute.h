@@ -6,7 +6,7 @@
 
 #include "vnpu/hvx/hvx-types.h"
 
-#if defined(__AVX512VBMI__)
+#if defined(__AVX512BW__) && !defined(__hexagon__)
 #include <immintrin.h>
 #endif
 
@@ -73,7 +73,22 @@ inline HVX_Vector shuffle(HVX_Vector u) {
 inline HVX_Vector Q6_Vb_vdeal_Vb(HVX_Vector u) { return detail_permute::deal<uint8_t>(u); }
 inline HVX_Vector Q6_Vh_vdeal_Vh(HVX_Vector u) { return detail_permute::deal<uint16_t>(u); }
 inline HVX_Vector Q6_Vb_vshuff_Vb(HVX_Vector u) { return detail_permute::shuffle<uint8_t>(u); }
+#if defined(__AVX512BW__) && !defined(__hexagon__)
+// Halfword i and i + 32 side by side: two halfword permutes of the vector's two halves.
+inline HVX_Vector Q6_Vh_vshuff_Vh(HVX_Vector u) {
+    alignas(64) static const uint16_t index[64] = {
+        0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39, 8,  40, 9,  41, 10, 42,
+        11, 43, 12, 44, 13, 45, 14, 46, 15, 47, 16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53,
+        22, 54, 23, 55, 24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
+    const __m512i lo = _mm512_load_si512(&u), hi = _mm512_load_si512(reinterpret_cast<const __m512i *>(&u) + 1);
+    HVX_Vector    d;
+    _mm512_store_si512(&d, _mm512_permutex2var_epi16(lo, _mm512_load_si512(index), hi));
+    _mm512_store_si512(reinterpret_cast<__m512i *>(&d) + 1, _mm512_permutex2var_epi16(lo, _mm512_load_si512(index + 32), hi));
+    return d;
+}
+#else
 inline HVX_Vector Q6_Vh_vshuff_Vh(HVX_Vector u) { return detail_permute::shuffle<uint16_t>(u); }
+#endif
 
 // Bytes 0 and 2 of every word: Vv's byte-0s, Vv's byte-2s, Vu's byte-0s, Vu's byte-2s.
 inline HVX_Vector Q6_Vb_vdeale_VbVb(HVX_Vector u, HVX_Vector v) {
@@ -109,8 +124,62 @@ inline HVX_VectorPair transpose_stages(HVX_Vector u, HVX_Vector v, int32_t rt, b
 }
 } // namespace detail_permute
 
-inline HVX_VectorPair Q6_W_vshuff_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::transpose_stages(u, v, rt, true); }
-inline HVX_VectorPair Q6_W_vdeal_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::transpose_stages(u, v, rt, false); }
+// Fast path (x86 with AVX-512 VBMI): every one of these permutes is a fixed byte permutation of
+// (Vv, Vu) for a given Rt & 127, so it is read off once from the reference code above applied to
+// index bytes, then applied with byte permutes (vpermt2b) instead of a loop per stage. Same results
+// by construction; tests/vnpu/test-hvx-permute.cpp compares both for every Rt.
+namespace detail_permute {
+#if defined(__AVX512VBMI__) && !defined(__hexagon__)
+struct byte_permutation {
+    alignas(64) uint8_t lo[128], hi[128];  // output byte k takes byte [k] of Vv (0..127) then Vu (128..255)
+};
+struct transpose_table {
+    byte_permutation shuff[128], deal[128];
+    transpose_table() {
+        Lanes<uint8_t> v, u;
+        for (int k = 0; k < 128; ++k) {
+            v[k] = uint8_t(k);
+            u[k] = uint8_t(128 + k);
+        }
+        for (int32_t rt = 0; rt < 128; ++rt) {
+            for (int direction = 0; direction < 2; ++direction) {
+                const bool           ascending = direction == 0;
+                const HVX_VectorPair w = transpose_stages(vector_of(u), vector_of(v), rt, ascending);
+                byte_permutation &   p = (ascending ? shuff : deal)[rt];
+                const HVX_Vector     lo = detail::lo_of(w), hi = detail::hi_of(w);
+                __builtin_memcpy(p.lo, &lo, 128);
+                __builtin_memcpy(p.hi, &hi, 128);
+            }
+        }
+    }
+};
+// 128 bytes from the 256 of (v, u) by the index bytes idx.
+inline HVX_Vector permute_bytes(const __m512i src[4], const uint8_t * idx) {
+    HVX_Vector d;
+    for (int k = 0; k < 2; ++k) {
+        const __m512i i     = _mm512_load_si512(idx + 64 * k);
+        const __m512i from0 = _mm512_permutex2var_epi8(src[0], i, src[1]);  // index bit 6 picks the half
+        const __m512i from1 = _mm512_permutex2var_epi8(src[2], i, src[3]);
+        _mm512_store_si512(reinterpret_cast<__m512i *>(&d) + k, _mm512_mask_blend_epi8(_mm512_movepi8_mask(i), from0, from1));
+    }
+    return d;
+}
+inline HVX_VectorPair transpose_fast(HVX_Vector u, HVX_Vector v, int32_t rt, bool ascending) {
+    static const transpose_table table;
+    const byte_permutation &     p      = (ascending ? table.shuff : table.deal)[rt & 127];
+    const __m512i                src[4] = {_mm512_load_si512(&v), _mm512_load_si512(reinterpret_cast<const __m512i *>(&v) + 1),
+                                           _mm512_load_si512(&u), _mm512_load_si512(reinterpret_cast<const __m512i *>(&u) + 1)};
+    return detail::pair_of(permute_bytes(src, p.lo), permute_bytes(src, p.hi));
+}
+#else
+inline HVX_VectorPair transpose_fast(HVX_Vector u, HVX_Vector v, int32_t rt, bool ascending) {
+    return transpose_stages(u, v, rt, ascending);
+}
+#endif
+} // namespace detail_permute
+
+inline HVX_VectorPair Q6_W_vshuff_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::transpose_fast(u, v, rt, true); }
+inline HVX_VectorPair Q6_W_vdeal_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::transpose_fast(u, v, rt, false); }
 
 // ---- pack: even/odd narrow parts (or saturated values) of Vv then Vu -----------------------
 
