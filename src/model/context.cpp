@@ -76,9 +76,8 @@ const std::vector<float> & context::decode_from(std::span<const int32_t> tokens,
 void context::eval_ubatch(const int32_t * tokens, int64_t n, int64_t out_first, float * out) {
     const hparams & h         = model_.hp();
     const int64_t   n_kv      = n_past_ + n;
-    // Without outputs the graph still ends in the head of the last token (a graph needs a result).
-    const int64_t   first     = out ? out_first : n - 1;
-    const int64_t   n_outputs = n - first;
+    const int64_t   first     = out ? out_first : n;
+    const int64_t   n_outputs = n - first;  // 0: no output head at all
 
     ggml_context ctx;
     ggml_cgraph  gf;

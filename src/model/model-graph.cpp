@@ -36,7 +36,7 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
     if (any_swa && h.n_swa > 0) {
         in.mask_swa = input(GGML_TYPE_F16, n_kv, n_tokens, "kq_mask_swa");
     }
-    if (n_outputs < n_tokens) {
+    if (n_outputs > 0 && n_outputs < n_tokens) {
         in.out_ids = input(GGML_TYPE_I32, n_outputs, 1, "inp_out_ids");
     }
 
@@ -117,6 +117,10 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
         char name[32];
         std::snprintf(name, sizeof name, "l_out-%d", int(il));
         ggml_set_name(x, name);
+    }
+    if (n_outputs == 0) {  // a micro-batch whose logits nobody wants: the cache rows are the result
+        ggml_build_forward_expand(gf, x);
+        return in;
     }
     if (in.out_ids) {
         x = ggml_get_rows(&ctx, x, in.out_ids);

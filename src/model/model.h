@@ -114,8 +114,8 @@ class model {
         ggml_tensor * kv_idx   = nullptr;  // I64 [n_tokens]: cache rows to write
         ggml_tensor * mask     = nullptr;  // F16 [n_kv, n_tokens]
         ggml_tensor * mask_swa = nullptr;  // F16 [n_kv, n_tokens], sliding-window layers
-        ggml_tensor * out_ids  = nullptr;  // I32 [n_outputs], nullptr: every token
-        ggml_tensor * logits   = nullptr;  // F32 [n_vocab, n_outputs]
+        ggml_tensor * out_ids  = nullptr;  // I32 [n_outputs], nullptr: every token (or none)
+        ggml_tensor * logits   = nullptr;  // F32 [n_vocab, n_outputs]; nullptr when n_outputs == 0
     };
     graph_inputs build_graph(ggml_context & ctx, ggml_cgraph & graph, int64_t n_tokens, int64_t n_kv,
                              int64_t n_outputs, const std::vector<ggml_tensor *> & k_cache,
