@@ -168,8 +168,10 @@ TEST(HtpMatmulCores, Q8_0TileSumsAreTheExactRowDotProducts) {
         const act_block               a     = random_act(rng);
         const std::vector<HVX_Vector> tile  = as_vectors(tile_of(GGML_TYPE_Q8_0, rows));
         const std::vector<HVX_Vector> act   = act_vectors(a);
-        const HVX_Vector              isum  = htp::hvx_tile_isum_q8_0(tile.data(), act.data());
-        const HVX_Vector              accum = htp::hvx_tile_accumulate(Q6_V_vzero(), isum, &tile[8], act.data());
+        HVX_Vector                    w[8];
+        htp::hvx_tile_unpack_q8_0(tile.data(), w);
+        const HVX_Vector isum  = htp::hvx_tile_isum(w, act.data());
+        const HVX_Vector accum = htp::hvx_tile_accumulate(Q6_V_vzero(), isum, htp::hvx_hf_rows_to_sf(tile[8]), act.data());
         for (int r = 0; r < 32; ++r) {
             int32_t want = 0;
             for (int k = 0; k < 32; ++k) {
@@ -202,8 +204,10 @@ TEST(HtpMatmulCores, Q4_0TileSumsAreTheExactRowDotProducts) {
         const act_block               a     = random_act(rng);
         const std::vector<HVX_Vector> tile  = as_vectors(tile_of(GGML_TYPE_Q4_0, rows));
         const std::vector<HVX_Vector> act   = act_vectors(a);
-        const HVX_Vector              isum  = htp::hvx_tile_isum_q4_0(tile.data(), act.data());
-        const HVX_Vector              accum = htp::hvx_tile_accumulate(Q6_V_vzero(), isum, &tile[4], act.data());
+        HVX_Vector                    w[8];
+        htp::hvx_tile_unpack_q4_0(tile.data(), w);
+        const HVX_Vector isum  = htp::hvx_tile_isum(w, act.data());
+        const HVX_Vector accum = htp::hvx_tile_accumulate(Q6_V_vzero(), isum, htp::hvx_hf_rows_to_sf(tile[4]), act.data());
         for (int r = 0; r < 32; ++r) {
             int32_t want = 0;
             for (int k = 0; k < 32; ++k) {

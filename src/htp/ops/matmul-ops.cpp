@@ -127,11 +127,11 @@ void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr
 
 // ---- compute
 
-template <uint32_t Type> HVX_Vector tile_isum(const HVX_Vector * tile, const HVX_Vector * act) {
+template <uint32_t Type> void unpack_tile(const HVX_Vector * tile, HVX_Vector * w) {
     if constexpr (Type == TYPE_Q8_0) {
-        return hvx_tile_isum_q8_0(tile, act);
+        hvx_tile_unpack_q8_0(tile, w);
     } else {
-        return hvx_tile_isum_q4_0(tile, act);
+        hvx_tile_unpack_q4_0(tile, w);
     }
 }
 template <uint32_t Type> constexpr uint32_t scale_vector() {
@@ -151,9 +151,12 @@ template <uint32_t Type> void compute_block(const mm_job & job, uint32_t i, uint
     const uint8_t * slot = weight_slot(job, i, k);
     for (uint32_t t = 0; t < b.ntiles; ++t) {
         const HVX_Vector * tile = reinterpret_cast<const HVX_Vector *>(slot + t * kp.slot_size);
+        HVX_Vector         w[8];
+        unpack_tile<Type>(tile, w);
+        const HVX_Vector w_scale = hvx_hf_rows_to_sf(tile[scale_vector<Type>()]);
         for (uint32_t j = 0; j < job.nrows; ++j) {
             const HVX_Vector * a = act_block(job, j, b.kt0 + t);
-            acc[j]               = hvx_tile_accumulate(acc[j], tile_isum<Type>(tile, a), tile + scale_vector<Type>(), a);
+            acc[j]               = hvx_tile_accumulate(acc[j], hvx_tile_isum(w, a), w_scale, a);
         }
     }
     if (b.kt0 + b.ntiles == kp.n_k_tiles) {
