@@ -2,7 +2,7 @@
 // layout and the host-side planner; both sides compile this header. The host's supports_op and op
 // preparation call prepare_matmul_kparams; the kernel (htp/ops/matmul-ops.cpp) executes the plan.
 //
-// Shapes: src0 (weights) [K, N] of a tiled type, one matrix (ne02 = ne03 = 1), stored tiled
+// Shapes: src0 (weights) [K, N] of Q4_0, Q8_0, Q4_K or Q6_K, one matrix (ne02 = ne03 = 1), stored tiled
 // (HTP_TENSOR_TILED: proto/tile-formats.h) or flat; src1 (activations) F32 [K, M, ne12, ne13] with
 // contiguous rows; dst F32 [N, M, ne12, ne13]. K is a multiple of 32.
 //
@@ -42,7 +42,7 @@ inline constexpr uint32_t HTP_MM_MAX_ACT_ROWS    = 8;      // activation rows pe
 inline constexpr int32_t  HTP_MM_MIN_EXP         = -100;   // smaller blocks quantize to zero
 
 struct htp_matmul_kparams {
-    uint32_t wtype;            // GGML type of src0: 2 (Q4_0) or 8 (Q8_0)
+    uint32_t wtype;            // GGML type of src0 (htp_matmul_weight_type)
     uint32_t k;                // ne00
     uint32_t n;                // ne01
     uint32_t n_k_tiles;        // k / 32
@@ -61,7 +61,12 @@ struct htp_matmul_kparams {
 };
 static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
-constexpr bool htp_matmul_weight_type(uint32_t type) { return type == 2 || type == 8; }
+// The weight types the kernel multiplies from tiles: Q4_0, Q8_0, Q4_K, Q6_K.
+constexpr bool htp_matmul_weight_type(uint32_t type) { return type == 2 || type == 8 || type == 12 || type == 14; }
+// Of those, the ones it also multiplies flat (gathering flat blocks into tiles by DMA). supports_op
+// offers only these, since it cannot know whether a weight will be tiled (spec: supports_op
+// independence); the K-quants' flat path needs their scales decoded on the NPU and comes later.
+constexpr bool htp_matmul_flat_type(uint32_t type) { return type == 2 || type == 8; }
 
 constexpr uint64_t htp_matmul_vtcm_size(const htp_matmul_kparams & p) {
     return uint64_t(p.act_rows) * p.act_row_bytes + uint64_t(p.n_threads) * p.thread_bytes;

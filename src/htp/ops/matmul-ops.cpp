@@ -1,4 +1,5 @@
-// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 weights, tiled or flat.
+// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 weights, tiled or flat,
+// and Q4_K / Q6_K weights, tiled (the per-type tile kernels: hvx-tile-dot.h).
 // Per group of activation rows: the threads quantize the rows into the VTCM act area
 // (HVX_A_QUANT), then each thread streams the weight tiles of its 32-row strips DDR -> DMA -> VTCM
 // through the shared pipeline (stream-pipeline.h) and accumulates every strip's 32 x act_rows
@@ -127,20 +128,9 @@ void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr
 
 // ---- compute
 
-template <uint32_t Type> void unpack_tile(const HVX_Vector * tile, HVX_Vector * w) {
-    if constexpr (Type == TYPE_Q8_0) {
-        hvx_tile_unpack_q8_0(tile, w);
-    } else {
-        hvx_tile_unpack_q4_0(tile, w);
-    }
-}
-template <uint32_t Type> constexpr uint32_t scale_vector() {
-    return (Type == TYPE_Q8_0 ? proto::TILE_SCALES_Q8_0 : proto::TILE_SCALES_4BIT) / 128;
-}
-
 // The block's tiles into the strip's sums; at the strip's last block the sums move to the slot's
 // output rows and start again from zero.
-template <uint32_t Type> void compute_block(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b) {
+template <class Tile> void compute_block(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b) {
     const htp_matmul_kparams & kp  = job.kp;
     HVX_Vector *               acc = acc_area(job, i);
     if (b.kt0 == 0) {
@@ -151,12 +141,11 @@ template <uint32_t Type> void compute_block(const mm_job & job, uint32_t i, uint
     const uint8_t * slot = weight_slot(job, i, k);
     for (uint32_t t = 0; t < b.ntiles; ++t) {
         const HVX_Vector * tile = reinterpret_cast<const HVX_Vector *>(slot + t * kp.slot_size);
-        HVX_Vector         w[8];
-        unpack_tile<Type>(tile, w);
-        const HVX_Vector w_scale = hvx_hf_rows_to_sf(tile[scale_vector<Type>()]);
+        HVX_Vector         w[8], sc[2];
+        Tile::unpack(tile, w);
+        Tile::scales(tile, sc);
         for (uint32_t j = 0; j < job.nrows; ++j) {
-            const HVX_Vector * a = act_block(job, j, b.kt0 + t);
-            acc[j]               = hvx_tile_accumulate(acc[j], hvx_tile_isum(w, a), w_scale, a);
+            acc[j] = Tile::accumulate(acc[j], w, sc, act_block(job, j, b.kt0 + t));
         }
     }
     if (b.kt0 + b.ntiles == kp.n_k_tiles) {
@@ -195,10 +184,11 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
         return true;
     };
     auto compute = [&](uint32_t k, const mm_block & b) {
-        if (kp.wtype == TYPE_Q8_0) {
-            compute_block<TYPE_Q8_0>(job, i, k, b);
-        } else {
-            compute_block<TYPE_Q4_0>(job, i, k, b);
+        switch (kp.wtype) {
+            case tile_q8_0::type: return compute_block<tile_q8_0>(job, i, k, b);
+            case tile_q4_0::type: return compute_block<tile_q4_0>(job, i, k, b);
+            case tile_q4_k::type: return compute_block<tile_q4_k>(job, i, k, b);
+            default: return compute_block<tile_q6_k>(job, i, k, b);
         }
     };
     auto writeback = [&](uint32_t k, const mm_block & b) {
@@ -234,17 +224,22 @@ bool guard_matmul(const htp_op_context * octx) {
     const htp_tensor * src0 = octx->src[0];
     const htp_tensor * src1 = octx->src[1];
     const htp_tensor * dst  = octx->dst[0];
-    const bool         q8   = kp.wtype == TYPE_Q8_0;
+    const bool         q8    = kp.wtype == TYPE_Q8_0;
+    const bool         tiled = (src0->flags & proto::HTP_TENSOR_TILED) != 0;
+    if (!proto::htp_matmul_weight_type(kp.wtype) || (!tiled && !proto::htp_matmul_flat_type(kp.wtype))) {
+        return false;
+    }
+    const proto::tiled_type tt = proto::tiled_type(int32_t(kp.wtype));
     // Loop bounds and fixed arrays (threads, slots, act rows, the DMA ring) and the VTCM layout.
-    const bool plan = (q8 || kp.wtype == TYPE_Q4_0) && src0->type == kp.wtype && src1->type == HTP_TYPE_F32 &&
+    const bool plan = src0->type == kp.wtype && src1->type == HTP_TYPE_F32 &&
                       dst->type == HTP_TYPE_F32 && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads &&
-                      kp.n_slots >= 2 && kp.n_slots <= (src0->flags & proto::HTP_TENSOR_TILED ? proto::HTP_MM_MAX_SLOTS : 3) &&
+                      kp.n_slots >= 2 && kp.n_slots <= (tiled ? proto::HTP_MM_MAX_SLOTS : 3) &&
                       kp.act_rows >= 1 && kp.act_rows <= proto::HTP_MM_MAX_ACT_ROWS && kp.tiles_per_block >= 1 &&
                       kp.k == src0->ne[0] && kp.k == src1->ne[0] && kp.n == src0->ne[1] && kp.n == dst->ne[0] &&
                       kp.k % proto::TILE_N_COLS == 0 && kp.n_k_tiles * proto::TILE_N_COLS == kp.k &&
                       kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.strips_per_thread * kp.n_threads >= kp.n_strips &&
-                      kp.tile_size == (q8 ? proto::TILE_SIZE_Q8_0 : proto::TILE_SIZE_Q4_0) &&
-                      kp.slot_size == (q8 ? 1152u : 640u) && kp.act_row_bytes == kp.n_k_tiles * proto::HTP_MM_ACT_BLOCK_BYTES &&
+                      kp.tile_size == proto::tile_size(tt) && kp.slot_size == proto::tile_slot_size(tt) &&
+                      kp.act_row_bytes == kp.n_k_tiles * proto::HTP_MM_ACT_BLOCK_BYTES &&
                       kp.slots_bytes >= uint64_t(kp.n_slots) * kp.tiles_per_block * kp.slot_size &&
                       kp.slots_bytes >= uint64_t(kp.k) * 4 &&
                       kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
@@ -254,7 +249,7 @@ bool guard_matmul(const htp_op_context * octx) {
     }
     // Rows inside their tensors: weights (tiled: the strips' tiles; flat: rows of k / 32 blocks),
     // activation rows of k floats, output rows of n floats.
-    const uint64_t w_bytes = (src0->flags & proto::HTP_TENSOR_TILED)
+    const uint64_t w_bytes = tiled
                                  ? uint64_t(kp.n_strips) * kp.n_k_tiles * kp.tile_size
                                  : uint64_t(kp.n - 1) * src0->nb[1] + uint64_t(kp.n_k_tiles) * (q8 ? 34 : 18);
     const uint64_t a_last = uint64_t(src1->ne[1] - 1) * src1->nb[1] + uint64_t(src1->ne[2] - 1) * src1->nb[2] +
