@@ -168,7 +168,8 @@ void model::create_tensors(const load_options & opts) {
     std::vector<std::pair<ggml_tensor *, const gguf::tensor_info *>> loaded;
     std::vector<bool>                                                 is_matmul;
 
-    auto get = [&](const std::string & name, std::vector<int64_t> ne, bool required, bool matmul) -> ggml_tensor * {
+    auto get = [&](const std::string & name, std::vector<int64_t> ne, bool required, bool matmul,
+                   const char * as = nullptr) -> ggml_tensor * {
         const gguf::tensor_info * ti = reader_.find_tensor(name);
         if (!ti) {
             if (required) {
@@ -191,11 +192,13 @@ void model::create_tensors(const load_options & opts) {
                               ", which cannot be computed");
         }
         ggml_tensor * t = ggml_new_tensor(ctx_.get(), ti->type, 4, ti->ne.data());
-        ggml_set_name(t, name.c_str());
+        ggml_set_name(t, as ? as : name.c_str());
         loaded.emplace_back(t, ti);
         is_matmul.push_back(matmul);
-        n_params_ += uint64_t(ti->nelements());
-        weight_bytes_ += ti->nbytes;
+        if (!as) {  // a second use of a file tensor is not counted twice
+            n_params_ += uint64_t(ti->nelements());
+            weight_bytes_ += ti->nbytes;
+        }
         return t;
     };
 
@@ -209,7 +212,11 @@ void model::create_tensors(const load_options & opts) {
     output_norm = get("output_norm.weight", {E}, true, false);
     output      = get("output.weight", {E, V}, false, true);
     if (!output) {
-        output = tok_embd;  // tied embeddings
+        // Tied embeddings: the output head reads token_embd's bytes as a tensor of its own, so it can
+        // live where its MUL_MAT runs (an NPU's REPACK buffer) while GET_ROWS reads token_embd; when
+        // both stay in the file's mapping they share its memory.
+        tied_   = true;
+        output  = get("token_embd.weight", {E, V}, true, true, "output.weight (tied to token_embd.weight)");
     }
     rope_freqs = get("rope_freqs.weight", {h.n_rot / 2}, false, false);
     layers.resize(size_t(h.n_layer));

@@ -99,11 +99,12 @@ class model {
     const gguf::reader & file() const { return reader_; }
     const std::string &  path() const { return path_; }
     uint64_t             n_params() const { return n_params_; }
-    uint64_t             weight_bytes() const { return weight_bytes_; }
+    uint64_t             weight_bytes() const { return weight_bytes_; }  // each file tensor once
+    bool                 tied() const { return tied_; }  // output head = token embedding
 
     ggml_tensor *              tok_embd    = nullptr;
     ggml_tensor *              output_norm = nullptr;
-    ggml_tensor *              output      = nullptr;  // == tok_embd when tied
+    ggml_tensor *              output      = nullptr;  // token_embd's data when tied()
     ggml_tensor *              rope_freqs  = nullptr;  // optional per-dimension RoPE factors
     std::vector<layer_weights> layers;
 
@@ -133,6 +134,7 @@ class model {
     std::vector<std::unique_ptr<backend_buffer>> buffers_;
     uint64_t                                     n_params_     = 0;
     uint64_t                                     weight_bytes_ = 0;
+    bool                                         tied_         = false;
 };
 
 } // namespace hexnpu::model

@@ -219,7 +219,7 @@ int cmd_bench(args a) {
     const double bw = read_bandwidth(threads);
     // Per generated token every weight is read once, the token embedding only for one row.
     const double bytes_per_token =
-        double(m->weight_bytes()) - (m->output == m->tok_embd ? 0.0 : double(ggml_nbytes(m->tok_embd)));
+        double(m->weight_bytes()) - (m->tied() ? 0.0 : double(ggml_nbytes(m->tok_embd)));
     const double tg_bound = bw / bytes_per_token;
     if (output == "json") {
         std::printf("[\n");
