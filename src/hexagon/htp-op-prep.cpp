@@ -69,8 +69,7 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     if (opcode == proto::HTP_OP_MUL_MAT) {
         const auto                src1 = static_descriptor(node->src[1]);
         proto::htp_matmul_kparams kp{};
-        if (!src1 || !proto::htp_matmul_flat_type(src0->type) ||
-            !proto::prepare_matmul_kparams(*src0, *src1, *dst, target.n_threads, target.vtcm_size, &kp)) {
+        if (!src1 || !proto::prepare_matmul_kparams(*src0, *src1, *dst, target.n_threads, target.vtcm_size, &kp)) {
             return std::nullopt;
         }
         op.src[1] = node->src[1];

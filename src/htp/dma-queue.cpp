@@ -54,7 +54,7 @@ bool dma_queue_push(dma_queue * q, dma_ptr_pair p, uint32_t dst_stride, uint32_t
                     uint32_t nrows, uint16_t info) {
     if (dma_queue_depth(q) == DMA_QUEUE_CAPACITY) {
         if (q->overflows++ == 0) {
-            q->plat->log(q->plat->ctx, 0, "htp: DMA push on a full queue (64 transfers in flight): transfer not queued");
+            q->plat->log(q->plat->ctx, 0, "htp: DMA push on a full queue (every ring entry in flight): transfer not queued");
         }
         return false;
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "htp/platform.h"
+#include "proto/htp-msg.h"
 #include "trace.h"
 
 #include <stdint.h>
@@ -29,7 +30,8 @@ struct dma_ptr_pair {
     dma_addr_t src;
 };
 
-inline constexpr uint32_t DMA_QUEUE_CAPACITY = 64;  // power of two
+inline constexpr uint32_t DMA_QUEUE_CAPACITY = proto::HTP_DMA_QUEUE_CAPACITY;  // power of two
+static_assert((DMA_QUEUE_CAPACITY & (DMA_QUEUE_CAPACITY - 1)) == 0);
 
 struct dma_queue_entry {
     dma_ptr_pair ptr;

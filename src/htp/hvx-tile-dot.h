@@ -138,4 +138,66 @@ struct tile_q6_k {
     }
 };
 
+// ---- flat K-quant blocks, staged by the DMA in vrmpy order (proto/htp-matmul.h): vector v of the
+// staging holds 4 bytes of every row, word lane r = row r. One staging = one 256-column super-block
+// of 32 rows; tile t = its 32-column sub-block t. Both reuse their tiled siblings' accumulate.
+
+inline HVX_Vector hvx_byte_of_words(HVX_Vector v, int b) {
+    return Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(v, 8 * b), hvx_splat_w(0xFF));
+}
+
+// Q4_K flat: [0, 32) the quant words (qs bytes 4g..4g+3), [32, 36) d | dmin << 16 and scales[0..11].
+// Sub-block t sits in nibble t & 1 of qs bytes 32 (t >> 1) .. + 31.
+struct flat_q4_k : tile_q4_k {
+    static void unpack(const HVX_Vector * st, uint32_t t, HVX_Vector * w) {
+        const HVX_Vector nibble = hvx_splat_w(0x0F0F0F0F);
+        for (uint32_t kg = 0; kg < 8; ++kg) {
+            w[kg] = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(st[8 * (t >> 1) + kg], 4 * (t & 1)), nibble);
+        }
+    }
+    // GGML's get_scale_min_k4 on every lane, then D = d sc and M = -dmin m in fp32.
+    static void scales(const HVX_Vector * st, uint32_t t, HVX_Vector * sc) {
+        auto scale_byte = [&](uint32_t b) { return hvx_byte_of_words(st[33 + b / 4], int(b % 4)); };
+        HVX_Vector s, m;
+        if (t < 4) {
+            s = Q6_V_vand_VV(scale_byte(t), hvx_splat_w(63));
+            m = Q6_V_vand_VV(scale_byte(t + 4), hvx_splat_w(63));
+        } else {
+            const HVX_Vector hi = scale_byte(t + 4);
+            s = Q6_V_vor_VV(Q6_V_vand_VV(hi, hvx_splat_w(0xF)), Q6_Vw_vasl_VwR(Q6_Vuw_vlsr_VuwR(scale_byte(t - 4), 6), 4));
+            m = Q6_V_vor_VV(Q6_Vuw_vlsr_VuwR(hi, 4), Q6_Vw_vasl_VwR(Q6_Vuw_vlsr_VuwR(scale_byte(t), 6), 4));
+        }
+        HVX_Vector d, dmin;
+        hvx_hf_pairs_to_sf(st[32], &d, &dmin);
+        sc[0] = hvx_sf_mul(d, hvx_w_small_to_sf(s));
+        sc[1] = Q6_V_vxor_VV(hvx_sf_mul(dmin, hvx_w_small_to_sf(m)), hvx_splat_w(int32_t(0x80000000u)));
+    }
+};
+
+// Q6_K flat: [0, 32) ql words, [32, 48) qh words, [48, 52) the int8 scales, [52] d (low halfword).
+// Sub-block t = (half h = t >> 2, quarter g = t & 3): low 4 bits in nibble g >> 1 of ql bytes
+// 64h + 32 (g & 1) + k, high 2 bits at shift 2g of qh bytes 32h + k, scales[2t], [2t + 1].
+struct flat_q6_k : tile_q6_k {
+    static void unpack(const HVX_Vector * st, uint32_t t, HVX_Vector * w) {
+        const uint32_t   h = t >> 2, g = t & 3;
+        const HVX_Vector nibble = hvx_splat_w(0x0F0F0F0F);
+        const HVX_Vector two    = hvx_splat_w(0x03030303);
+        const HVX_Vector bias   = hvx_splat_w(0x20202020);
+        for (uint32_t kg = 0; kg < 8; ++kg) {
+            const HVX_Vector lo4 = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(st[16 * h + 8 * (g & 1) + kg], 4 * (g >> 1)), nibble);
+            const HVX_Vector hi2 = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(st[32 + 8 * h + kg], 2 * g), two);
+            w[kg]                = Q6_Vb_vsub_VbVb(Q6_V_vor_VV(lo4, Q6_Vh_vasl_VhR(hi2, 4)), bias);
+        }
+    }
+    static void scales(const HVX_Vector * st, uint32_t t, HVX_Vector * sc) {
+        HVX_Vector d, unused;
+        hvx_hf_pairs_to_sf(st[52], &d, &unused);
+        for (uint32_t s = 0; s < 2; ++s) {
+            const uint32_t   b  = 2 * t + s;  // the int8 scale, sign-extended from its byte
+            const HVX_Vector sb = Q6_Vw_vasr_VwR(Q6_Vw_vasl_VwR(st[48 + b / 4], int32_t(24 - 8 * (b % 4))), 24);
+            sc[s]               = hvx_sf_mul(d, hvx_w_small_to_sf(sb));
+        }
+    }
+};
+
 } // namespace hexnpu::htp

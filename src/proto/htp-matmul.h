@@ -21,8 +21,8 @@
 // Weights stream DDR -> DMA -> VTCM per thread: thread i takes the 32-row strips [i * spt, (i+1) *
 // spt) of the N rows; each strip's n_k_tiles tiles come in blocks of up to tiles_per_block tiles
 // (one 2-D transfer: a tile per row, slot_size apart in VTCM) through n_slots slots. Per thread:
-//   slots:   n_slots * tiles_per_block * slot_size bytes (also the staging of activation rows while
-//            they are quantized: k * 4 bytes)
+//   slots:   n_slots slots slot_stride apart, each tiles_per_block tiles or a flat block's staged
+//            vectors (also the staging of activation rows while they are quantized: k * 4 bytes)
 //   acc:     act_rows vectors, the fp32 sums of the strip in progress
 //   out:     n_slots * act_rows vectors, a finished strip's results waiting for their writeback
 #pragma once
@@ -49,7 +49,8 @@ struct htp_matmul_kparams {
     uint32_t n_strips;         // ceil(n / 32)
     uint32_t tile_size;        // bytes of a tile in DDR
     uint32_t slot_size;        // bytes of a tile's VTCM slot (tile_size rounded up to 128)
-    uint32_t tiles_per_block;  // tiles per weight DMA block
+    uint32_t tiles_per_block;  // tiles per weight DMA block (tiled weights)
+    uint32_t slot_stride;      // bytes between weight slots: tiles_per_block tiles or a flat block
     uint32_t n_slots;          // weight blocks in flight per thread, 2..HTP_MM_MAX_SLOTS
     uint32_t n_threads;        // <= the session's threads
     uint32_t strips_per_thread;
@@ -61,12 +62,20 @@ struct htp_matmul_kparams {
 };
 static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
-// The weight types the kernel multiplies from tiles: Q4_0, Q8_0, Q4_K, Q6_K.
+// The weight types the kernel multiplies, tiled and flat: Q4_0, Q8_0, Q4_K, Q6_K.
 constexpr bool htp_matmul_weight_type(uint32_t type) { return type == 2 || type == 8 || type == 12 || type == 14; }
-// Of those, the ones it also multiplies flat (gathering flat blocks into tiles by DMA). supports_op
-// offers only these, since it cannot know whether a weight will be tiled (spec: supports_op
-// independence); the K-quants' flat path needs their scales decoded on the NPU and comes later.
-constexpr bool htp_matmul_flat_type(uint32_t type) { return type == 2 || type == 8; }
+
+// Flat weights are gathered by the DMA engine, a block per 32-row strip:
+//  Q4_0, Q8_0: one tile (32 columns) per block, into the tile layout: a 2-D transfer per quant byte
+//              (Q4_0) or byte pair (Q8_0) of all 32 rows, one for the row scales;
+//  Q4_K, Q6_K: one super-block (256 columns, 8 tiles) per block, 4 bytes of all 32 rows per
+//              transfer, so that each staged vector is already in vrmpy order (word lane r = row r):
+//              Q4_K 32 quant words + 4 header words (d|dmin, scales[0..11]); Q6_K 32 ql words,
+//              16 qh words, 4 scale words and d.
+constexpr uint32_t htp_matmul_flat_transfers(uint32_t type) {
+    return type == 12 ? 36 : type == 14 ? 53 : 17;
+}
+constexpr uint32_t htp_matmul_flat_tiles(uint32_t type) { return type == 12 || type == 14 ? 8 : 1; }
 
 constexpr uint64_t htp_matmul_vtcm_size(const htp_matmul_kparams & p) {
     return uint64_t(p.act_rows) * p.act_row_bytes + uint64_t(p.n_threads) * p.thread_bytes;
@@ -111,10 +120,15 @@ constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor 
     p.act_rows          = src1.ne[1] < HTP_MM_MAX_ACT_ROWS ? src1.ne[1] : HTP_MM_MAX_ACT_ROWS;
     const uint32_t target = HTP_MM_BLOCK_BYTES / p.slot_size;
     p.tiles_per_block     = target < 1 ? 1 : (target < p.n_k_tiles ? target : p.n_k_tiles);
-    p.n_slots             = 3;
+    // Every transfer of the blocks in flight, and a token per slot, must fit the DMA ring.
+    const uint32_t flat_entries = htp_matmul_flat_transfers(p.wtype) + 1;
+    p.n_slots                   = 3 * flat_entries <= HTP_DMA_QUEUE_CAPACITY ? 3 : 2;
     for (;;) {
+        const uint64_t tiles = uint64_t(p.tiles_per_block) * p.slot_size;
+        const uint64_t flat  = uint64_t(htp_matmul_flat_transfers(p.wtype)) * 128;
+        p.slot_stride        = uint32_t((tiles > flat ? tiles : flat) + 127) / 128 * 128;
         // The slots double as the staging of one activation row (k floats) while it is quantized.
-        uint64_t slots = uint64_t(p.n_slots) * p.tiles_per_block * p.slot_size;
+        uint64_t slots = uint64_t(p.n_slots) * p.slot_stride;
         slots          = slots < uint64_t(p.k) * 4 ? uint64_t(p.k) * 4 : slots;
         slots          = (slots + 127) / 128 * 128;
         const uint64_t thread = slots + uint64_t(p.act_rows) * 128 * (1 + p.n_slots);

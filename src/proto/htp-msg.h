@@ -20,6 +20,7 @@ inline constexpr uint32_t HTP_OP_MAX_KERN_PARAMS = 32;  // int32 words: host-pre
 inline constexpr uint32_t HTP_OP_MAX_BUFS        = 16;
 inline constexpr uint32_t HTP_OP_MAX_TENSORS     = 8192;
 inline constexpr uint32_t HTP_MAX_NTHREADS       = 10;
+inline constexpr uint32_t HTP_DMA_QUEUE_CAPACITY = 128;  // transfers in flight per thread's DMA queue
 inline constexpr uint32_t HTP_TRACE_SLOTS        = HTP_MAX_NTHREADS + 1;  // + the HMX thread
 inline constexpr uint16_t HTP_NO_TENSOR          = 0xffff;
 inline constexpr uint32_t HTP_FAILED_BATCH       = 0xffffffff;

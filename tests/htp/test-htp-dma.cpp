@@ -100,7 +100,7 @@ TEST_F(HtpDmaQueue, CapacityIsEnforced) {
     EXPECT_FALSE(htp::dma_queue_push(&q, {dma_addr_of(vtcm()), dma_addr_of(vtcm())}, 0, 0, 0, 0, 0));
     EXPECT_FALSE(htp::dma_queue_push(&q, {dma_addr_of(vtcm()), dma_addr_of(vtcm())}, 0, 0, 0, 0, 0));
     EXPECT_EQ(q.overflows, 2u);
-    EXPECT_EQ(log, "htp: DMA push on a full queue (64 transfers in flight): transfer not queued\n");
+    EXPECT_EQ(log, "htp: DMA push on a full queue (every ring entry in flight): transfer not queued\n");
     htp::dma_queue_flush(&q);
     EXPECT_TRUE(htp::dma_queue_empty(&q));
     htp::dma_queue_reset(&q);

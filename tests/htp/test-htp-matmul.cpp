@@ -77,7 +77,7 @@ mm_run run_case(in_process_session & s, const mm_case & c, bool tiled, uint32_t 
     std::mt19937                          rng(seed);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     const auto *                          traits = ggml_get_type_traits(c.type);
-    const size_t                          row_bytes = size_t(c.k) / 32 * traits->type_size;
+    const size_t                          row_bytes = size_t(c.k) / traits->blck_size * traits->type_size;
 
     // Weights [k, n]: random floats quantized by the core, dequantized back for the model.
     std::vector<float>   wf(size_t(c.k) * c.n);
@@ -203,7 +203,7 @@ TEST(HtpMatmul, TiledAndFlatWeightsOverShapesAndThreads) {
     }
 }
 
-TEST(HtpMatmul, KQuantTilesOverShapesAndThreads) {
+TEST(HtpMatmul, KQuantsTiledAndFlatOverShapesAndThreads) {
     in_process_session s(config(), 4);
     const mm_case cases[] = {
         {GGML_TYPE_Q4_K, 256, 32, 1, 1, 1, 0, 0},
@@ -213,16 +213,16 @@ TEST(HtpMatmul, KQuantTilesOverShapesAndThreads) {
     };
     uint32_t seed = 100;
     for (const mm_case & c : cases) {
-        for (uint32_t threads : {1u, 4u}) {
-            const std::string what = std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " +
-                                     std::to_string(c.n) + " m " + std::to_string(c.m) + ", " +
-                                     std::to_string(threads) + " threads";
-            expect_close(run_case(s, c, true, threads, 8u << 20, seed++), what);
-            EXPECT_EQ(s.platform().last_violation(), "") << what;
+        for (bool tiled : {true, false}) {
+            for (uint32_t threads : {1u, 4u}) {
+                const std::string what = std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " +
+                                         std::to_string(c.n) + " m " + std::to_string(c.m) +
+                                         (tiled ? " tiled" : " flat") + ", " + std::to_string(threads) + " threads";
+                expect_close(run_case(s, c, tiled, threads, 8u << 20, seed++), what);
+                EXPECT_EQ(s.platform().last_violation(), "") << what;
+            }
         }
     }
-    // Flat K-quant weights have no NPU path yet: the guard refuses them (supports_op never sends them).
-    EXPECT_EQ(run_case(s, cases[0], false, 1, 8u << 20, 1).status, proto::HTP_STATUS_INVAL_PARAMS);
 }
 
 TEST(HtpMatmul, ASmallVtcmGivesThinBlocksAndStillTheSameResults) {

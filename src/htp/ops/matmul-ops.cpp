@@ -1,16 +1,17 @@
-// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 weights, tiled or flat,
-// and Q4_K / Q6_K weights, tiled (the per-type tile kernels: hvx-tile-dot.h).
+// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_K / Q6_K weights,
+// tiled or flat (the per-type tile kernels: hvx-tile-dot.h).
 // Per group of activation rows: the threads quantize the rows into the VTCM act area
 // (HVX_A_QUANT), then each thread streams the weight tiles of its 32-row strips DDR -> DMA -> VTCM
 // through the shared pipeline (stream-pipeline.h) and accumulates every strip's 32 x act_rows
 // results in VTCM; a strip's last block writes them back by DMA.
 //
-// Flat weights (a plain HTPn buffer, a test tensor, a view) are gathered into the tile layout by the
-// DMA itself, a tile per block: for each column pair (Q8_0) or quant byte (Q4_0) one 2-D transfer
-// takes that byte pair / byte of all 32 rows, and one more the 32 row scales. A flat Q4_0 byte j
-// holds elements j and j + 16 where a tile byte holds 2cp and 2cp + 1, so for flat Q4_0 the
-// activations are quantized with their elements in that order instead (the integer sums match
-// either way).
+// Flat weights (a plain HTPn buffer, a test tensor, a view) are gathered by the DMA itself
+// (proto/htp-matmul.h). Q4_0/Q8_0: a tile per block, into the tile layout: for each column pair
+// (Q8_0) or quant byte (Q4_0) one 2-D transfer takes that byte pair / byte of all 32 rows, and one
+// more the 32 row scales. A flat Q4_0 byte j holds elements j and j + 16 where a tile byte holds 2cp
+// and 2cp + 1, so for flat Q4_0 the activations are quantized with their elements in that order
+// instead (the integer sums match either way). Q4_K/Q6_K: a super-block per block, staged in vrmpy
+// order, their sub-block scales decoded by HVX (hvx-tile-dot.h, flat_q4_k / flat_q6_k).
 #include "dma-queue.h"
 #include "htp-tensor.h"
 #include "hvx-quant-act.h"
@@ -33,7 +34,6 @@ using proto::htp_tensor;
 
 constexpr uint32_t TYPE_Q4_0      = 2;
 constexpr uint32_t TYPE_Q8_0      = 8;
-constexpr uint32_t FLAT_TRANSFERS = 17;  // per tile: 16 column pairs / quant bytes, 1 for the scales
 
 struct mm_job {
     const htp_op_context * octx;
@@ -63,7 +63,7 @@ HVX_Vector * out_slot(const mm_job & job, uint32_t i, uint32_t k) {
     return acc_area(job, i) + job.kp.act_rows * (1 + k);
 }
 uint8_t * weight_slot(const mm_job & job, uint32_t i, uint32_t k) {
-    return thread_area(job, i) + size_t(k) * job.kp.tiles_per_block * job.kp.slot_size;
+    return thread_area(job, i) + size_t(k) * job.kp.slot_stride;
 }
 const HVX_Vector * act_block(const mm_job & job, uint32_t j, uint32_t kt) {
     return reinterpret_cast<const HVX_Vector *>(job.act + size_t(j) * job.kp.act_row_bytes +
@@ -107,6 +107,31 @@ void push_tiled_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_add
                                kp.tile_size, b.ntiles, trace_info(b.row));
 }
 
+// A flat K-quant super-block of rows strip * 32 .. + rows, 4 bytes of every row per transfer.
+void push_flat_kquant_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
+    const htp_matmul_kparams & kp   = job.kp;
+    const uint32_t             nb1  = job.src0->nb[1];
+    const uint32_t             left = kp.n - b.row * proto::TILE_N_ROWS;
+    const uint32_t             rows = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
+    const bool                 q4k  = kp.wtype == tile_q4_k::type;
+    const uint32_t first = b.row * proto::TILE_N_ROWS * nb1 + (b.kt0 / proto::KQUANT_TILES) * (q4k ? 144u : 210u);
+    auto words = [&](uint32_t vector, uint32_t offset, uint32_t count, uint32_t bytes) {
+        for (uint32_t i = 0; i < count; ++i) {
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + (vector + i) * 128), dma_addr_at(w_base, first + offset + 4 * i),
+                                       4, nb1, bytes, rows, trace_info(b.row));
+        }
+    };
+    if (q4k) {
+        words(0, 16, 32, 4);  // qs
+        words(32, 0, 4, 4);   // d | dmin, scales[0..11]
+    } else {
+        words(0, 0, 32, 4);    // ql
+        words(32, 128, 16, 4); // qh
+        words(48, 192, 4, 4);  // scales
+        words(52, 208, 1, 2);  // d
+    }
+}
+
 // A flat tile: block kt of rows strip * 32 .. + rows, gathered into the tile layout.
 void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
     const htp_matmul_kparams & kp    = job.kp;
@@ -130,7 +155,26 @@ void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr
 
 // The block's tiles into the strip's sums; at the strip's last block the sums move to the slot's
 // output rows and start again from zero.
-template <class Tile> void compute_block(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b) {
+// Tiles come from the slot (tiled weights) or from a staged flat super-block (flat K-quants).
+template <class Tile> struct slot_tiles {
+    const uint8_t * slot;
+    uint32_t        slot_size;
+    void unpack(uint32_t t, HVX_Vector * w, HVX_Vector * sc) const {
+        const HVX_Vector * tile = reinterpret_cast<const HVX_Vector *>(slot + t * slot_size);
+        Tile::unpack(tile, w);
+        Tile::scales(tile, sc);
+    }
+};
+template <class Flat> struct staged_tiles {
+    const HVX_Vector * staged;
+    void unpack(uint32_t t, HVX_Vector * w, HVX_Vector * sc) const {
+        Flat::unpack(staged, t, w);
+        Flat::scales(staged, t, sc);
+    }
+};
+
+template <class Tile, class Source>
+void compute_tiles(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b, const Source & source) {
     const htp_matmul_kparams & kp  = job.kp;
     HVX_Vector *               acc = acc_area(job, i);
     if (b.kt0 == 0) {
@@ -138,12 +182,9 @@ template <class Tile> void compute_block(const mm_job & job, uint32_t i, uint32_
             acc[j] = Q6_V_vzero();
         }
     }
-    const uint8_t * slot = weight_slot(job, i, k);
     for (uint32_t t = 0; t < b.ntiles; ++t) {
-        const HVX_Vector * tile = reinterpret_cast<const HVX_Vector *>(slot + t * kp.slot_size);
-        HVX_Vector         w[8], sc[2];
-        Tile::unpack(tile, w);
-        Tile::scales(tile, sc);
+        HVX_Vector w[8], sc[2];
+        source.unpack(t, w, sc);
         for (uint32_t j = 0; j < job.nrows; ++j) {
             acc[j] = Tile::accumulate(acc[j], w, sc, act_block(job, j, b.kt0 + t));
         }
@@ -154,6 +195,13 @@ template <class Tile> void compute_block(const mm_job & job, uint32_t i, uint32_
             out[j] = acc[j];
         }
     }
+}
+
+template <class Tile> void compute_block(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b) {
+    compute_tiles<Tile>(job, i, k, b, slot_tiles<Tile>{weight_slot(job, i, k), job.kp.slot_size});
+}
+template <class Flat> void compute_flat_block(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b) {
+    compute_tiles<Flat>(job, i, k, b, staged_tiles<Flat>{reinterpret_cast<const HVX_Vector *>(weight_slot(job, i, k))});
 }
 
 void dot_thread(uint32_t, uint32_t i, void * data) {
@@ -167,7 +215,8 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
     dma_queue *      q         = &job.octx->dma[i];
     const dma_addr_t w_base    = htp_tensor_dma_addr(job.octx->plat, job.src0);
     const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint32_t   per_block = job.tiled ? kp.tiles_per_block : 1;
+    const uint32_t   per_block = job.tiled ? kp.tiles_per_block : proto::htp_matmul_flat_tiles(kp.wtype);
+    const bool       kquant    = kp.wtype == tile_q4_k::type || kp.wtype == tile_q6_k::type;
     const uint32_t   dst_rows  = job.row0 * job.dst->nb[1] + job.i12 * job.dst->nb[2] + job.i13 * job.dst->nb[3];
 
     mm_block next{s0, 0, 0};
@@ -184,6 +233,10 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
         return true;
     };
     auto compute = [&](uint32_t k, const mm_block & b) {
+        if (!job.tiled && kquant) {
+            return kp.wtype == tile_q4_k::type ? compute_flat_block<flat_q4_k>(job, i, k, b)
+                                               : compute_flat_block<flat_q6_k>(job, i, k, b);
+        }
         switch (kp.wtype) {
             case tile_q8_0::type: return compute_block<tile_q8_0>(job, i, k, b);
             case tile_q4_0::type: return compute_block<tile_q4_0>(job, i, k, b);
@@ -210,12 +263,30 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
             compute, writeback);
     } else {
         stream_blocks<proto::HTP_MM_MAX_SLOTS, mm_block>(
-            q, &job.octx->trace[i], kp.n_slots, FLAT_TRANSFERS, take, token,
-            [&](uint32_t k, const mm_block & b) { push_flat_block(job, q, weight_slot(job, i, k), w_base, b); },
+            q, &job.octx->trace[i], kp.n_slots, proto::htp_matmul_flat_transfers(kp.wtype), take, token,
+            [&](uint32_t k, const mm_block & b) {
+                if (kquant) {
+                    push_flat_kquant_block(job, q, weight_slot(job, i, k), w_base, b);
+                } else {
+                    push_flat_block(job, q, weight_slot(job, i, k), w_base, b);
+                }
+            },
             compute, writeback);
     }
 }
 
+} // namespace
+
+namespace {
+// Bytes of one flat weight row.
+uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
+    switch (kp.wtype) {
+        case tile_q8_0::type: return uint64_t(kp.n_k_tiles) * 34;
+        case tile_q4_0::type: return uint64_t(kp.n_k_tiles) * 18;
+        case tile_q4_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 144;
+        default: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 210;
+    }
+}
 } // namespace
 
 bool guard_matmul(const htp_op_context * octx) {
@@ -224,23 +295,27 @@ bool guard_matmul(const htp_op_context * octx) {
     const htp_tensor * src0 = octx->src[0];
     const htp_tensor * src1 = octx->src[1];
     const htp_tensor * dst  = octx->dst[0];
-    const bool         q8    = kp.wtype == TYPE_Q8_0;
     const bool         tiled = (src0->flags & proto::HTP_TENSOR_TILED) != 0;
-    if (!proto::htp_matmul_weight_type(kp.wtype) || (!tiled && !proto::htp_matmul_flat_type(kp.wtype))) {
+    if (!proto::htp_matmul_weight_type(kp.wtype)) {
         return false;
     }
+    const bool kquant = kp.wtype == tile_q4_k::type || kp.wtype == tile_q6_k::type;
     const proto::tiled_type tt = proto::tiled_type(int32_t(kp.wtype));
     // Loop bounds and fixed arrays (threads, slots, act rows, the DMA ring) and the VTCM layout.
     const bool plan = src0->type == kp.wtype && src1->type == HTP_TYPE_F32 &&
                       dst->type == HTP_TYPE_F32 && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads &&
-                      kp.n_slots >= 2 && kp.n_slots <= (tiled ? proto::HTP_MM_MAX_SLOTS : 3) &&
+                      kp.n_slots >= 2 && kp.n_slots <= proto::HTP_MM_MAX_SLOTS &&
+                      kp.n_slots * (proto::htp_matmul_flat_transfers(kp.wtype) + 1) <= proto::HTP_DMA_QUEUE_CAPACITY &&
+                      (!kquant || kp.k % (proto::KQUANT_TILES * proto::TILE_N_COLS) == 0) &&
                       kp.act_rows >= 1 && kp.act_rows <= proto::HTP_MM_MAX_ACT_ROWS && kp.tiles_per_block >= 1 &&
                       kp.k == src0->ne[0] && kp.k == src1->ne[0] && kp.n == src0->ne[1] && kp.n == dst->ne[0] &&
                       kp.k % proto::TILE_N_COLS == 0 && kp.n_k_tiles * proto::TILE_N_COLS == kp.k &&
                       kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.strips_per_thread * kp.n_threads >= kp.n_strips &&
                       kp.tile_size == proto::tile_size(tt) && kp.slot_size == proto::tile_slot_size(tt) &&
                       kp.act_row_bytes == kp.n_k_tiles * proto::HTP_MM_ACT_BLOCK_BYTES &&
-                      kp.slots_bytes >= uint64_t(kp.n_slots) * kp.tiles_per_block * kp.slot_size &&
+                      kp.slot_stride >= uint64_t(kp.tiles_per_block) * kp.slot_size &&
+                      kp.slot_stride >= proto::htp_matmul_flat_transfers(kp.wtype) * 128u && kp.slot_stride % 128 == 0 &&
+                      kp.slots_bytes >= uint64_t(kp.n_slots) * kp.slot_stride &&
                       kp.slots_bytes >= uint64_t(kp.k) * 4 &&
                       kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
                       kp.vtcm_size == proto::htp_matmul_vtcm_size(kp);
@@ -251,7 +326,7 @@ bool guard_matmul(const htp_op_context * octx) {
     // activation rows of k floats, output rows of n floats.
     const uint64_t w_bytes = tiled
                                  ? uint64_t(kp.n_strips) * kp.n_k_tiles * kp.tile_size
-                                 : uint64_t(kp.n - 1) * src0->nb[1] + uint64_t(kp.n_k_tiles) * (q8 ? 34 : 18);
+                                 : uint64_t(kp.n - 1) * src0->nb[1] + flat_row_bytes(kp);
     const uint64_t a_last = uint64_t(src1->ne[1] - 1) * src1->nb[1] + uint64_t(src1->ne[2] - 1) * src1->nb[2] +
                             uint64_t(src1->ne[3] - 1) * src1->nb[3];
     const uint64_t d_last = uint64_t(dst->ne[1] - 1) * dst->nb[1] + uint64_t(dst->ne[2] - 1) * dst->nb[2] +
