@@ -29,4 +29,17 @@ inline HVX_Vector hvx_hf_rows_to_sf(HVX_Vector h) {
     return Q6_V_lo_W(Q6_W_vshuff_VVR(odd, even, -4));
 }
 
+// n_blocks blocks of 32 fp16 (two per source vector) to n_blocks fp32 vectors. dst may lie below
+// src in the same buffer (dst + 2 i never passes src + i before it is read). Not inlined: its own
+// loop keeps the conversion constants in registers.
+__attribute__((noinline)) inline void hvx_hf_row_to_sf(const HVX_Vector * src, HVX_Vector * dst, uint32_t n_blocks) {
+    for (uint32_t b = 0; b < n_blocks; b += 2) {
+        const HVX_Vector h = src[b / 2];
+        dst[b]             = hvx_hf_rows_to_sf(h);
+        if (b + 1 < n_blocks) {
+            dst[b + 1] = hvx_hf_rows_to_sf(Q6_V_vror_VR(h, 64));
+        }
+    }
+}
+
 } // namespace hexnpu::htp

@@ -3,8 +3,8 @@
 // preparation call prepare_matmul_kparams; the kernel (htp/ops/matmul-ops.cpp) executes the plan.
 //
 // Shapes: src0 (weights) [K, N] of Q4_0, Q8_0, Q4_K or Q6_K, one matrix (ne02 = ne03 = 1), stored tiled
-// (HTP_TENSOR_TILED: proto/tile-formats.h) or flat; src1 (activations) F32 [K, M, ne12, ne13] with
-// contiguous rows; dst F32 [N, M, ne12, ne13]. K is a multiple of 32.
+// (HTP_TENSOR_TILED: proto/tile-formats.h) or flat; src1 (activations) F32 or F16 [K, M, ne12, ne13]
+// with contiguous rows; dst F32 [N, M, ne12, ne13]. K is a multiple of 32.
 //
 // Activations are quantized on the NPU, once per op, into VTCM (the "act area"), a group of at most
 // act_rows rows of one (i12, i13) slice at a time. Per row and per 32-element block kt: ten vectors
@@ -83,7 +83,7 @@ constexpr uint64_t htp_matmul_vtcm_size(const htp_matmul_kparams & p) {
 
 // The shapes the HVX matmul takes (both sides agree on them).
 constexpr bool htp_matmul_shapes_supported(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
-    if (!htp_matmul_weight_type(src0.type) || src1.type != 0 || dst.type != 0) {
+    if (!htp_matmul_weight_type(src0.type) || (src1.type != 0 && src1.type != 1) || dst.type != 0) {
         return false;
     }
     const uint32_t k = src0.ne[0];
@@ -94,8 +94,10 @@ constexpr bool htp_matmul_shapes_supported(const htp_tensor & src0, const htp_te
     if (dst.ne[0] != src0.ne[1] || dst.ne[1] != src1.ne[1] || dst.ne[2] != src1.ne[2] || dst.ne[3] != src1.ne[3]) {
         return false;
     }
-    // Activation and output rows: F32 elements in order (rows may be padded, slices anywhere).
-    return src1.nb[0] == 4 && dst.nb[0] == 4 && src1.nb[1] >= uint64_t(k) * 4 && dst.nb[1] >= uint64_t(dst.ne[0]) * 4;
+    // Activation and output rows: elements in order (rows may be padded, slices anywhere).
+    const uint32_t a_size = src1.type == 0 ? 4 : 2;
+    return src1.nb[0] == a_size && dst.nb[0] == 4 && src1.nb[1] >= uint64_t(k) * a_size &&
+           dst.nb[1] >= uint64_t(dst.ne[0]) * 4;
 }
 
 // The plan for the op on at most n_threads threads within vtcm_size bytes of VTCM; false when the

@@ -82,15 +82,21 @@ void quantize_thread(uint32_t n, uint32_t i, void * data) {
     uint8_t *          staging = thread_area(job, i);
     const dma_addr_t   base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
     const bool         permute = !job.tiled && job.kp.wtype == TYPE_Q4_0;
-    const uint32_t     bytes   = job.kp.k * 4;
+    const bool         f16     = job.src1->type == HTP_TYPE_F16;
+    const uint32_t     bytes   = job.kp.k * (f16 ? 2 : 4);
     for (uint32_t j = i; j < job.nrows; j += n) {
         const uint32_t offset = (job.row0 + j) * job.src1->nb[1] + job.i12 * job.src1->nb[2] + job.i13 * job.src1->nb[3];
-        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(staging), dma_addr_at(base, offset), bytes, bytes, bytes, 1,
+        // F16 rows land in the upper half of the staging and widen into the lower half.
+        uint8_t * landing = f16 ? staging + job.kp.k * 2 : staging;
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(landing), dma_addr_at(base, offset), bytes, bytes, bytes, 1,
                                    trace_info(job.row0 + j));
         dma_queue_pop(q);
         trace_event_start(tr, proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
-        const HVX_Vector * x   = reinterpret_cast<const HVX_Vector *>(staging);
-        HVX_Vector *       out = reinterpret_cast<HVX_Vector *>(job.act + size_t(j) * job.kp.act_row_bytes);
+        HVX_Vector * x = reinterpret_cast<HVX_Vector *>(staging);
+        if (f16) {
+            hvx_hf_row_to_sf(reinterpret_cast<const HVX_Vector *>(landing), x, job.kp.n_k_tiles);
+        }
+        HVX_Vector * out = reinterpret_cast<HVX_Vector *>(job.act + size_t(j) * job.kp.act_row_bytes);
         for (uint32_t kt = 0; kt < job.kp.n_k_tiles; ++kt) {
             hvx_quantize_act_block(permute ? q4_0_flat_order(x[kt]) : x[kt], out + kt * proto::HTP_MM_ACT_VECTORS);
         }
@@ -302,7 +308,8 @@ bool guard_matmul(const htp_op_context * octx) {
     const bool kquant = kp.wtype == tile_q4_k::type || kp.wtype == tile_q6_k::type;
     const proto::tiled_type tt = proto::tiled_type(int32_t(kp.wtype));
     // Loop bounds and fixed arrays (threads, slots, act rows, the DMA ring) and the VTCM layout.
-    const bool plan = src0->type == kp.wtype && src1->type == HTP_TYPE_F32 &&
+    const uint32_t     a_size = src1->type == HTP_TYPE_F16 ? 2 : 4;
+    const bool plan = src0->type == kp.wtype && (src1->type == HTP_TYPE_F32 || src1->type == HTP_TYPE_F16) &&
                       dst->type == HTP_TYPE_F32 && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads &&
                       kp.n_slots >= 2 && kp.n_slots <= proto::HTP_MM_MAX_SLOTS &&
                       kp.n_slots * (proto::htp_matmul_flat_transfers(kp.wtype) + 1) <= proto::HTP_DMA_QUEUE_CAPACITY &&
@@ -331,7 +338,7 @@ bool guard_matmul(const htp_op_context * octx) {
                             uint64_t(src1->ne[3] - 1) * src1->nb[3];
     const uint64_t d_last = uint64_t(dst->ne[1] - 1) * dst->nb[1] + uint64_t(dst->ne[2] - 1) * dst->nb[2] +
                             uint64_t(dst->ne[3] - 1) * dst->nb[3];
-    return w_bytes <= src0->size && a_last + uint64_t(kp.k) * 4 <= src1->size && dst->ne[1] == src1->ne[1] &&
+    return w_bytes <= src0->size && a_last + uint64_t(kp.k) * a_size <= src1->size && dst->ne[1] == src1->ne[1] &&
            dst->ne[2] == src1->ne[2] && dst->ne[3] == src1->ne[3] && d_last + uint64_t(kp.n) * 4 <= dst->size;
 }
 
