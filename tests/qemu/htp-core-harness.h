@@ -1,5 +1,6 @@
 // The integer cores of src/htp that need no DMA or platform — fastdiv, the multi-device row
-// partition, rows per mdev chunk, tensor extents, the VTCM bump layout — run over fixed boundary
+// partition, rows per mdev chunk, tensor extents, the VTCM bump layout, the matmul's weight
+// unpacking and integer dot products (hvx-tile-unpack.h) — run over fixed boundary
 // and seeded random cases, every result handed to a sink. Built for Hexagon (run under
 // qemu-hexagon; the sink writes the bytes to stdout) and for x86 (the sink compares with qemu's
 // bytes), so the 32-bit device build must compute what the 64-bit host build does.
@@ -9,6 +10,7 @@
 #include <stdint.h>
 
 #include "htp/htp-tensor.h"
+#include "htp/hvx-tile-unpack.h"
 #include "htp/vtcm.h"
 #include "proto/fastdiv.h"
 
@@ -19,7 +21,8 @@ using hexnpu::proto::htp_tensor;
 
 inline constexpr uint32_t kSectionMarker = 0x5A000000u;  // | section index, before its results
 
-#define HTP_CORE_DIFF_SECTIONS(X) X(fastdiv) X(mdev_partition) X(mdev_rows_per_chunk) X(tensor_extent) X(vtcm_arena)
+#define HTP_CORE_DIFF_SECTIONS(X) \
+    X(fastdiv) X(mdev_partition) X(mdev_rows_per_chunk) X(tensor_extent) X(vtcm_arena) X(tile_isum)
 
 enum section : uint32_t {
 #define HTP_CORE_DIFF_ENUM(NAME) NAME,
@@ -197,6 +200,47 @@ template <class Sink> void run_vtcm_arena(Sink & sink, rng & r) {
     }
 }
 
+// Random weight tiles / staged flat blocks (every byte pattern), each unpacked and dotted with random
+// activation words: the 32 row sums of every unpacking the matmul has, plus Q6_K's half sums.
+template <class Sink> void run_tile_isum(Sink & sink, rng & r) {
+    alignas(128) static HVX_Vector tile[53];
+    alignas(128) static HVX_Vector act[8];
+    auto fill = [&](HVX_Vector * v, int n) {
+        for (int i = 0; i < n; ++i) {
+            for (int lane = 0; lane < 32; ++lane) {
+                v[i][lane] = int32_t(r.next() << 16 ^ r.next());
+            }
+        }
+    };
+    auto put = [&](HVX_Vector v) {
+        for (int lane = 0; lane < 32; ++lane) {
+            sink.put_word(uint32_t(v[lane]));
+        }
+    };
+    for (int round = 0; round < 24; ++round) {
+        fill(tile, 53);
+        fill(act, 8);
+        HVX_Vector w[8];
+        hexnpu::htp::hvx_tile_unpack_q8_0(tile, w);
+        put(hexnpu::htp::hvx_tile_isum(w, act));
+        hexnpu::htp::hvx_tile_unpack_q4_0(tile, w);
+        put(hexnpu::htp::hvx_tile_isum(w, act));
+        hexnpu::htp::hvx_tile_unpack_q4_k(tile, w);
+        put(hexnpu::htp::hvx_tile_isum(w, act));
+        hexnpu::htp::hvx_tile_unpack_q6_k(tile, w);
+        put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
+        put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));
+        for (uint32_t t = 0; t < 8; ++t) {
+            hexnpu::htp::hvx_flat_unpack_q4_k(tile, t, w);
+            put(hexnpu::htp::hvx_tile_isum(w, act));
+            hexnpu::htp::hvx_flat_unpack_q6_k(tile, t, w);
+            put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
+            put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));
+        }
+        put(hexnpu::htp::hvx_byte_of_words(tile[round % 53], round % 4));
+    }
+}
+
 template <class Sink> void run_all(Sink & sink) {
     rng r{0x1234ABCDull};
     sink.begin(kSectionMarker | fastdiv);
@@ -209,6 +253,8 @@ template <class Sink> void run_all(Sink & sink) {
     run_tensor_extent(sink, r);
     sink.begin(kSectionMarker | vtcm_arena);
     run_vtcm_arena(sink, r);
+    sink.begin(kSectionMarker | tile_isum);
+    run_tile_isum(sink, r);
 }
 
 }  // namespace htp_core_diff

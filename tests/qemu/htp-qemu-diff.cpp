@@ -83,6 +83,6 @@ TEST(HtpQemuDiff, IntegerCoresMatchTheHexagonBuild) {
     for (const std::string & f : sink.failures()) failures += "  " + f + "\n";
     EXPECT_TRUE(sink.failures().empty()) << "the Hexagon build differs:\n" << failures;
     EXPECT_TRUE(sink.consumed_all()) << "qemu output has more results than the x86 run";
-    std::printf("%zu result words of fastdiv, mdev partition, rows per chunk, tensor extents and VTCM layout "
-                "compared with qemu-hexagon -cpu v67\n", sink.words());
+    std::printf("%zu result words of fastdiv, mdev partition, rows per chunk, tensor extents, VTCM layout and "
+                "matmul tile sums compared with qemu-hexagon -cpu v67\n", sink.words());
 }

@@ -1,0 +1,99 @@
+// The integer half of the HVX matmul: weight tiles (proto/tile-formats.h) and DMA-staged flat
+// K-quant blocks unpacked into vrmpy operands (word lane r = four consecutive columns of weight row
+// r, signed bytes), and their integer dot products with a quantized activation block. Integer HVX
+// only (v66 and up): the same code runs under qemu-hexagon in the differential test
+// (tests/qemu/htp-core-harness.h) and must give the x86 emulation's bits.
+//
+// The column-pair tiles (Q8_0, Q4_0, Q4_K) keep row r's values of columns 2cp, 2cp+1 side by side,
+// 32 rows per 64 bytes (Q8_0) or, after the nibbles are split and interleaved, per 64 bytes. A
+// halfword shuffle (vshuffh: halfword i and i+32 side by side) turns a vector of two column pairs
+// into vrmpy byte order. Q6_K tiles are in vrmpy order already.
+#pragma once
+
+#include "vnpu/hvx/hvx.h"
+
+#include <stdint.h>
+
+namespace hexnpu::htp {
+
+// A tile's quants as 8 vectors in vrmpy order (word lane r = four consecutive columns of row r,
+// signed bytes), for every activation row to reuse. Q8_0: 8 vectors of two column pairs each.
+inline void hvx_tile_unpack_q8_0(const HVX_Vector * tile, HVX_Vector * w) {
+    for (int v = 0; v < 8; ++v) {
+        w[v] = Q6_Vh_vshuff_Vh(tile[v]);
+    }
+}
+
+// 4-bit column-pair tiles: 4 vectors of four column pairs each, low nibble the even column, the
+// value q - offset as a signed byte (Q4_0: offset 8; Q4_K: 0, its minimum is a separate term).
+inline void hvx_tile_unpack_nibbles(const HVX_Vector * tile, HVX_Vector * w, int32_t offset) {
+    const HVX_Vector nibble = Q6_V_vsplat_R(0x0F0F0F0F);
+    const HVX_Vector bias   = Q6_V_vsplat_R(offset * 0x01010101);
+    for (int v = 0; v < 4; ++v) {
+        const HVX_Vector     lo = Q6_Vb_vsub_VbVb(Q6_V_vand_VV(tile[v], nibble), bias);
+        const HVX_Vector     hi = Q6_Vb_vsub_VbVb(Q6_V_vand_VV(Q6_Vub_vlsr_VubR(tile[v], 4), nibble), bias);
+        const HVX_VectorPair cp = Q6_W_vshuff_VVR(hi, lo, -1);  // byte pairs (even, odd column)
+        w[2 * v]                = Q6_Vh_vshuff_Vh(Q6_V_lo_W(cp));
+        w[2 * v + 1]            = Q6_Vh_vshuff_Vh(Q6_V_hi_W(cp));
+    }
+}
+inline void hvx_tile_unpack_q4_0(const HVX_Vector * tile, HVX_Vector * w) { hvx_tile_unpack_nibbles(tile, w, 8); }
+inline void hvx_tile_unpack_q4_k(const HVX_Vector * tile, HVX_Vector * w) { hvx_tile_unpack_nibbles(tile, w, 0); }
+
+// A Q6_K code from its low 4 bits (at lo_shift of lo) and high 2 bits (at hi_shift of hi), minus 32.
+// hi2 << 4 on halfwords: each byte stays below 0x40, so nothing crosses into the next byte.
+inline HVX_Vector hvx_q6_value(HVX_Vector lo, int32_t lo_shift, HVX_Vector hi, int32_t hi_shift) {
+    const HVX_Vector lo4 = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(lo, lo_shift), Q6_V_vsplat_R(0x0F0F0F0F));
+    const HVX_Vector hi2 = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(hi, hi_shift), Q6_V_vsplat_R(0x03030303));
+    return Q6_Vb_vsub_VbVb(Q6_V_vor_VV(lo4, Q6_Vh_vasl_VhR(hi2, 4)), Q6_V_vsplat_R(0x20202020));
+}
+
+// The 32 rows' integer sums of an unpacked tile with one activation block.
+inline HVX_Vector hvx_tile_isum(const HVX_Vector * w, const HVX_Vector * act) {
+    HVX_Vector acc = Q6_V_vzero();
+    for (int v = 0; v < 8; ++v) {
+        acc = Q6_Vw_vrmpyacc_VwVbVb(acc, w[v], act[v]);
+    }
+    return acc;
+}
+
+// Q6_K: already in vrmpy order. Group g's low 4 bits are nibble g & 1 of vector g >> 1, its high
+// 2 bits at shift 2 (g & 3) of vector 4 + (g >> 2); the code minus 32 as a signed byte.
+inline void hvx_tile_unpack_q6_k(const HVX_Vector * tile, HVX_Vector * w) {
+    for (int g = 0; g < 8; ++g) {
+        w[g] = hvx_q6_value(tile[g >> 1], 4 * (g & 1), tile[4 + (g >> 2)], 2 * (g & 3));
+    }
+}
+
+// The integer sums of groups [g0, g0 + n) only: Q6_K's two 16-column halves have their own scales.
+inline HVX_Vector hvx_tile_isum_groups(const HVX_Vector * w, const HVX_Vector * act, int g0, int n) {
+    HVX_Vector acc = Q6_V_vzero();
+    for (int g = g0; g < g0 + n; ++g) {
+        acc = Q6_Vw_vrmpyacc_VwVbVb(acc, w[g], act[g]);
+    }
+    return acc;
+}
+
+inline HVX_Vector hvx_byte_of_words(HVX_Vector v, int b) {
+    return Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(v, 8 * b), Q6_V_vsplat_R(0xFF));
+}
+
+// Flat Q4_K staged (proto/htp-matmul.h): sub-block t sits in nibble t & 1 of the quant words
+// 8 (t >> 1) .. + 7.
+inline void hvx_flat_unpack_q4_k(const HVX_Vector * st, uint32_t t, HVX_Vector * w) {
+    const HVX_Vector nibble = Q6_V_vsplat_R(0x0F0F0F0F);
+    for (uint32_t kg = 0; kg < 8; ++kg) {
+        w[kg] = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(st[8 * (t >> 1) + kg], 4 * (t & 1)), nibble);
+    }
+}
+
+// Flat Q6_K staged: sub-block t = (half h = t >> 2, quarter g = t & 3): low 4 bits in nibble g >> 1
+// of the ql words 16h + 8 (g & 1) + kg, high 2 bits at shift 2g of the qh words 32 + 8h + kg.
+inline void hvx_flat_unpack_q6_k(const HVX_Vector * st, uint32_t t, HVX_Vector * w) {
+    const uint32_t h = t >> 2, g = t & 3;
+    for (uint32_t kg = 0; kg < 8; ++kg) {
+        w[kg] = hvx_q6_value(st[16 * h + 8 * (g & 1) + kg], int32_t(4 * (g >> 1)), st[32 + 8 * h + kg], int32_t(2 * g));
+    }
+}
+
+} // namespace hexnpu::htp
