@@ -53,6 +53,10 @@ struct tile_q4_k {
         return hvx_sf_add(acc, hvx_sf_mul(hvx_sf_add(d, m), a[8]));
     }
 };
+// Q4_1: the same tile layout and value (x = d q + m per row).
+struct tile_q4_1 : tile_q4_k {
+    static constexpr uint32_t type = 3;
+};
 // x = D_s (q - 32), s the 16-column half: the dot is s (D_0 isum_0 + D_1 isum_1).
 struct tile_q6_k {
     static constexpr uint32_t type = 14;

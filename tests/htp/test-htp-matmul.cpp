@@ -187,6 +187,8 @@ TEST(HtpMatmul, TiledAndFlatWeightsOverShapesAndThreads) {
         {GGML_TYPE_Q4_0, 64, 100, 2, 3, 2, 0, 4},    // slices over dims 2 and 3
         {GGML_TYPE_Q8_0, 1024, 129, 5, 1, 1, 0, 0},  // many tiles per strip
         {GGML_TYPE_Q4_0, 4096, 64, 2, 1, 1, 0, 0},   // long rows, several blocks per strip
+        {GGML_TYPE_Q4_1, 128, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_Q4_1, 288, 45, 9, 2, 1, 4, 4},
     };
     uint32_t seed = 1;
     for (const mm_case & c : cases) {

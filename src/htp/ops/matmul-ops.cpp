@@ -1,4 +1,4 @@
-// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_K / Q6_K weights,
+// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_1 / Q4_K / Q6_K weights,
 // tiled or flat (the per-type tile kernels: hvx-tile-dot.h).
 // Per group of activation rows: the threads quantize the rows into the VTCM act area
 // (HVX_A_QUANT), then each thread streams the weight tiles of its 32-row strips DDR -> DMA -> VTCM
@@ -6,10 +6,10 @@
 // results in VTCM; a strip's last block writes them back by DMA.
 //
 // Flat weights (a plain HTPn buffer, a test tensor, a view) are gathered by the DMA itself
-// (proto/htp-matmul.h). Q4_0/Q8_0: a tile per block, into the tile layout: for each column pair
-// (Q8_0) or quant byte (Q4_0) one 2-D transfer takes that byte pair / byte of all 32 rows, and one
-// more the 32 row scales. A flat Q4_0 byte j holds elements j and j + 16 where a tile byte holds 2cp
-// and 2cp + 1, so for flat Q4_0 the activations are quantized with their elements in that order
+// (proto/htp-matmul.h). Q4_0/Q4_1/Q8_0: a tile per block, into the tile layout: for each column pair
+// (Q8_0) or quant byte (Q4_0, Q4_1) one 2-D transfer takes that byte pair / byte of all 32 rows, and
+// one more the 32 rows' scales (d, or d and m). A flat Q4_x byte j holds elements j and j + 16 where a
+// tile byte holds 2cp and 2cp + 1, so for flat Q4_x the activations are quantized with their elements in that order
 // instead (the integer sums match either way). Q4_K/Q6_K: a super-block per block, staged in vrmpy
 // order, their sub-block scales decoded by HVX (hvx-tile-dot.h, flat_q4_k / flat_q6_k).
 #include "dma-queue.h"
@@ -81,7 +81,7 @@ void quantize_thread(uint32_t n, uint32_t i, void * data) {
     trace_buf *        tr      = &job.octx->trace[i];
     uint8_t *          staging = thread_area(job, i);
     const dma_addr_t   base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
-    const bool         permute = !job.tiled && job.kp.wtype == TYPE_Q4_0;
+    const bool         permute = !job.tiled && (job.kp.wtype == TYPE_Q4_0 || job.kp.wtype == tile_q4_1::type);
     const bool         f16     = job.src1->type == HTP_TYPE_F16;
     const uint32_t     bytes   = job.kp.k * (f16 ? 2 : 4);
     for (uint32_t j = i; j < job.nrows; j += n) {
@@ -144,16 +144,18 @@ void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr
     const uint32_t             nb1   = job.src0->nb[1];
     const uint32_t             left  = kp.n - b.row * proto::TILE_N_ROWS;
     const uint32_t             rows  = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
-    const bool                 q8    = kp.wtype == TYPE_Q8_0;
-    const uint32_t             block = q8 ? 34 : 18;  // bytes of a flat block: fp16 d, then the quants
-    const uint32_t             first = b.row * proto::TILE_N_ROWS * nb1 + b.kt0 * block;
-    const uint32_t             width = q8 ? 2 : 1;    // bytes per row and transfer
+    // A flat block: its scale bytes (d, or d and m) then the quants.
+    const bool     q8     = kp.wtype == TYPE_Q8_0;
+    const uint32_t scale  = kp.wtype == tile_q4_1::type ? 4 : 2;     // scale bytes per row
+    const uint32_t block  = scale + (q8 ? 32 : 16);                  // bytes of a flat block
+    const uint32_t width  = q8 ? 2 : 1;                              // quant bytes per row and transfer
+    const uint32_t first  = b.row * proto::TILE_N_ROWS * nb1 + b.kt0 * block;
     for (uint32_t c = 0; c < 16; ++c) {
-        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + c * 32 * width), dma_addr_at(w_base, first + 2 + c * width),
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + c * 32 * width), dma_addr_at(w_base, first + scale + c * width),
                                    width, nb1, width, rows, trace_info(b.row));
     }
     const uint32_t scales = q8 ? proto::TILE_SCALES_Q8_0 : proto::TILE_SCALES_4BIT;
-    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + scales), dma_addr_at(w_base, first), 2, nb1, 2, rows,
+    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + scales), dma_addr_at(w_base, first), scale, nb1, scale, rows,
                                trace_info(b.row));
 }
 
@@ -246,6 +248,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
         switch (kp.wtype) {
             case tile_q8_0::type: return compute_block<tile_q8_0>(job, i, k, b);
             case tile_q4_0::type: return compute_block<tile_q4_0>(job, i, k, b);
+            case tile_q4_1::type: return compute_block<tile_q4_1>(job, i, k, b);
             case tile_q4_k::type: return compute_block<tile_q4_k>(job, i, k, b);
             default: return compute_block<tile_q6_k>(job, i, k, b);
         }
@@ -289,6 +292,7 @@ uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
     switch (kp.wtype) {
         case tile_q8_0::type: return uint64_t(kp.n_k_tiles) * 34;
         case tile_q4_0::type: return uint64_t(kp.n_k_tiles) * 18;
+        case tile_q4_1::type: return uint64_t(kp.n_k_tiles) * 20;
         case tile_q4_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 144;
         default: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 210;
     }
