@@ -2,9 +2,11 @@
 // layout and the host-side planner; both sides compile this header. The host's supports_op and op
 // preparation call prepare_matmul_kparams; the kernel (htp/ops/matmul-ops.cpp) executes the plan.
 //
-// Shapes: src0 (weights) [K, N] of Q4_0, Q4_1, Q8_0, Q4_K or Q6_K, one matrix (ne02 = ne03 = 1), stored tiled
+// Shapes: src0 (weights) [K, N, ne02, ne03] of Q4_0, Q4_1, Q8_0, Q4_K or Q6_K, stored tiled
 // (HTP_TENSOR_TILED: proto/tile-formats.h) or flat; src1 (activations) F32 or F16 [K, M, ne12, ne13]
-// with contiguous rows; dst F32 [N, M, ne12, ne13]. K is a multiple of 32.
+// with contiguous rows; dst F32 [N, M, ne12, ne13]. K is a multiple of 32. As GGML broadcasts,
+// ne12 = r2 * ne02 and ne13 = r3 * ne03: activation slice (i12, i13) multiplies weight matrix
+// (i12 / r2, i13 / r3).
 //
 // Activations are quantized on the NPU, once per op, into VTCM (the "act area"), a group of at most
 // act_rows rows of one (i12, i13) slice at a time. Per row and per 32-element block kt: ten vectors
@@ -59,6 +61,8 @@ struct htp_matmul_kparams {
     uint32_t thread_bytes;     // one thread's VTCM area (slots, acc, out), a multiple of 128
     uint32_t slots_bytes;      // of which the slots
     uint32_t vtcm_size;        // act area + n_threads * thread_bytes
+    uint32_t r2, r3;           // ne12 / ne02, ne13 / ne03: activation slices per weight matrix
+    uint32_t w_slice_bytes;    // bytes of one tiled weight matrix (n_strips * n_k_tiles * tile_size)
 };
 static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -89,8 +93,8 @@ constexpr bool htp_matmul_shapes_supported(const htp_tensor & src0, const htp_te
         return false;
     }
     const uint32_t k = src0.ne[0];
-    if (k == 0 || k % TILE_N_COLS != 0 || k > (UINT32_MAX / 4) || src1.ne[0] != k || src0.ne[2] != 1 ||
-        src0.ne[3] != 1) {
+    if (k == 0 || k % TILE_N_COLS != 0 || k > (UINT32_MAX / 4) || src1.ne[0] != k || src1.ne[2] % src0.ne[2] != 0 ||
+        src1.ne[3] % src0.ne[3] != 0) {
         return false;
     }
     if (dst.ne[0] != src0.ne[1] || dst.ne[1] != src1.ne[1] || dst.ne[2] != src1.ne[2] || dst.ne[3] != src1.ne[3]) {
@@ -120,6 +124,13 @@ constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor 
     p.slot_size         = tile_slot_size(t);
     p.n_threads         = p.n_strips < n_threads ? p.n_strips : n_threads;
     p.strips_per_thread = (p.n_strips + p.n_threads - 1) / p.n_threads;
+    p.r2                = src1.ne[2] / src0.ne[2];
+    p.r3                = src1.ne[3] / src0.ne[3];
+    const uint64_t wslice = uint64_t(p.n_strips) * p.n_k_tiles * p.tile_size;
+    if (wslice > UINT32_MAX) {
+        return false;
+    }
+    p.w_slice_bytes = uint32_t(wslice);
     p.act_row_bytes     = p.n_k_tiles * HTP_MM_ACT_BLOCK_BYTES;
     p.act_rows          = src1.ne[1] < HTP_MM_MAX_ACT_ROWS ? src1.ne[1] : HTP_MM_MAX_ACT_ROWS;
     const uint32_t target = HTP_MM_BLOCK_BYTES / p.slot_size;

@@ -43,6 +43,7 @@ struct mm_case {
     ggml_type type;
     uint32_t  k, n, m, ne2, ne3;
     uint32_t  act_pad, dst_pad;  // bytes after each activation / output row
+    uint32_t  w2 = 1, w3 = 1;    // weight matrices over dims 2 and 3 (ne2 = r2 * w2, ne3 = r3 * w3)
 };
 
 // x / 2^E rounded half to even, 2^E the least power of two with amax <= 127 * 2^E.
@@ -80,20 +81,21 @@ mm_run run_case(in_process_session & s, const mm_case & c, bool tiled, uint32_t 
     const size_t                          row_bytes = size_t(c.k) / traits->blck_size * traits->type_size;
 
     // Weights [k, n]: random floats quantized by the core, dequantized back for the model.
-    std::vector<float>   wf(size_t(c.k) * c.n);
-    std::vector<uint8_t> flat(row_bytes * c.n);
+    const uint32_t       n_w = c.w2 * c.w3;
+    std::vector<float>   wf(size_t(c.k) * c.n * n_w);
+    std::vector<uint8_t> flat(row_bytes * c.n * n_w);
     for (float & v : wf) {
         v = dist(rng);
     }
     traits->from_float_ref(wf.data(), flat.data(), int64_t(wf.size()));
     traits->to_float_ref(flat.data(), wf.data(), int64_t(wf.size()));
-    const int64_t        ne[4] = {c.k, c.n, 1, 1};
+    const int64_t        ne[4] = {c.k, c.n, c.w2, c.w3};
     std::vector<uint8_t> w_bytes = flat;
     if (tiled) {
         w_bytes.assign(hexagon::tiled_nbytes(c.type, ne), 0);
         EXPECT_TRUE(hexagon::repack_tensor(c.type, ne, flat.data(), w_bytes.data()).ok());
         // The K-quant tiles keep fp16 scale products: the model reads the weights from the tiles.
-        hexagon::dequantize_tiled_rows(c.type, ne, w_bytes.data(), 0, c.n, wf.data());
+        hexagon::dequantize_tiled_rows(c.type, ne, w_bytes.data(), 0, int64_t(c.n) * n_w, wf.data());
     }
 
     // Activations [k, m, ne2, ne3] and dst [n, m, ne2, ne3], rows padded.
@@ -115,8 +117,9 @@ mm_run run_case(in_process_session & s, const mm_case & c, bool tiled, uint32_t 
     w.type  = uint32_t(c.type);
     w.flags = tiled ? proto::HTP_TENSOR_TILED : 0;
     w.size  = w_bytes.size();
-    w.ne[0] = c.k, w.ne[1] = c.n, w.ne[2] = 1, w.ne[3] = 1;
-    w.nb[0] = uint32_t(traits->type_size), w.nb[1] = uint32_t(row_bytes), w.nb[2] = w.nb[3] = uint32_t(flat.size());
+    w.ne[0] = c.k, w.ne[1] = c.n, w.ne[2] = c.w2, w.ne[3] = c.w3;
+    w.nb[0] = uint32_t(traits->type_size), w.nb[1] = uint32_t(row_bytes), w.nb[2] = uint32_t(row_bytes * c.n);
+    w.nb[3] = w.nb[2] * c.w2;
     a.type = d.type = 0;
     a.flags = d.flags = proto::HTP_TENSOR_COMPUTE;
     a.ne[0] = c.k, a.ne[1] = c.m, a.ne[2] = c.ne2, a.ne[3] = c.ne3;
@@ -147,10 +150,12 @@ mm_run run_case(in_process_session & s, const mm_case & c, bool tiled, uint32_t 
 
     for (uint32_t row = 0; row < rows; ++row) {
         const std::vector<double> q = model_quantize(act.data() + size_t(row) * c.k, c.k);
+        const uint32_t i2 = row / c.m % c.ne2, i3 = row / c.m / c.ne2;
+        const uint32_t matrix = i3 / (c.ne3 / c.w3) * c.w2 + i2 / (c.ne2 / c.w2);
         for (uint32_t j = 0; j < c.n; ++j) {
             double sum = 0;
             for (uint32_t i = 0; i < c.k; ++i) {
-                sum += q[i] * double(wf[size_t(j) * c.k + i]);
+                sum += q[i] * double(wf[(size_t(matrix) * c.n + j) * c.k + i]);
             }
             r.want.push_back(sum);
             float f;
@@ -189,6 +194,8 @@ TEST(HtpMatmul, TiledAndFlatWeightsOverShapesAndThreads) {
         {GGML_TYPE_Q4_0, 4096, 64, 2, 1, 1, 0, 0},   // long rows, several blocks per strip
         {GGML_TYPE_Q4_1, 128, 32, 1, 1, 1, 0, 0},
         {GGML_TYPE_Q4_1, 288, 45, 9, 2, 1, 4, 4},
+        {GGML_TYPE_Q8_0, 64, 40, 3, 4, 3, 0, 0, 2, 3},   // weights broadcast over dims 2 and 3
+        {GGML_TYPE_Q4_0, 96, 33, 2, 2, 2, 0, 0, 2, 1},
     };
     uint32_t seed = 1;
     for (const mm_case & c : cases) {
@@ -212,6 +219,7 @@ TEST(HtpMatmul, KQuantsTiledAndFlatOverShapesAndThreads) {
         {GGML_TYPE_Q6_K, 256, 32, 1, 1, 1, 0, 0},
         {GGML_TYPE_Q4_K, 768, 70, 9, 1, 1, 4, 8},
         {GGML_TYPE_Q6_K, 1024, 45, 3, 2, 1, 0, 4},
+        {GGML_TYPE_Q4_K, 256, 40, 2, 2, 2, 0, 0, 1, 2},
     };
     uint32_t seed = 100;
     for (const mm_case & c : cases) {

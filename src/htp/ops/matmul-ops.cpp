@@ -44,8 +44,10 @@ struct mm_job {
     bool                   tiled;
     uint8_t *              act;      // act area: act_rows rows of act_row_bytes
     uint8_t *              threads;  // thread i's area at i * thread_bytes
-    // The group in progress: activation rows [row0, row0 + nrows) of slice (i12, i13).
+    // The group in progress: activation rows [row0, row0 + nrows) of slice (i12, i13), and the
+    // byte offset of the weight matrix it multiplies.
     uint32_t i12, i13, row0, nrows;
+    uint32_t w_offset;
 };
 
 // One weight DMA block: tiles [kt0, kt0 + ntiles) of strip `row` (the trace info).
@@ -108,7 +110,7 @@ void quantize_thread(uint32_t n, uint32_t i, void * data) {
 
 void push_tiled_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
     const htp_matmul_kparams & kp     = job.kp;
-    const uint32_t             offset = (b.row * kp.n_k_tiles + b.kt0) * kp.tile_size;
+    const uint32_t             offset = job.w_offset + (b.row * kp.n_k_tiles + b.kt0) * kp.tile_size;
     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot), dma_addr_at(w_base, offset), kp.slot_size, kp.tile_size,
                                kp.tile_size, b.ntiles, trace_info(b.row));
 }
@@ -120,7 +122,8 @@ void push_flat_kquant_block(const mm_job & job, dma_queue * q, uint8_t * slot, d
     const uint32_t             left = kp.n - b.row * proto::TILE_N_ROWS;
     const uint32_t             rows = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
     const bool                 q4k  = kp.wtype == tile_q4_k::type;
-    const uint32_t first = b.row * proto::TILE_N_ROWS * nb1 + (b.kt0 / proto::KQUANT_TILES) * (q4k ? 144u : 210u);
+    const uint32_t first =
+        job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + (b.kt0 / proto::KQUANT_TILES) * (q4k ? 144u : 210u);
     auto words = [&](uint32_t vector, uint32_t offset, uint32_t count, uint32_t bytes) {
         for (uint32_t i = 0; i < count; ++i) {
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + (vector + i) * 128), dma_addr_at(w_base, first + offset + 4 * i),
@@ -149,7 +152,7 @@ void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr
     const uint32_t scale  = kp.wtype == tile_q4_1::type ? 4 : 2;     // scale bytes per row
     const uint32_t block  = scale + (q8 ? 32 : 16);                  // bytes of a flat block
     const uint32_t width  = q8 ? 2 : 1;                              // quant bytes per row and transfer
-    const uint32_t first  = b.row * proto::TILE_N_ROWS * nb1 + b.kt0 * block;
+    const uint32_t first  = job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + b.kt0 * block;
     for (uint32_t c = 0; c < 16; ++c) {
         dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + c * 32 * width), dma_addr_at(w_base, first + scale + c * width),
                                    width, nb1, width, rows, trace_info(b.row));
@@ -329,15 +332,17 @@ bool guard_matmul(const htp_op_context * octx) {
                       kp.slots_bytes >= uint64_t(kp.n_slots) * kp.slot_stride &&
                       kp.slots_bytes >= uint64_t(kp.k) * 4 &&
                       kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
-                      kp.vtcm_size == proto::htp_matmul_vtcm_size(kp);
+                      kp.vtcm_size == proto::htp_matmul_vtcm_size(kp) && kp.r2 >= 1 && kp.r3 >= 1 &&
+                      uint64_t(kp.r2) * src0->ne[2] == src1->ne[2] && uint64_t(kp.r3) * src0->ne[3] == src1->ne[3] &&
+                      kp.w_slice_bytes == uint64_t(kp.n_strips) * kp.n_k_tiles * kp.tile_size;
     if (!plan) {
         return false;
     }
     // Rows inside their tensors: weights (tiled: the strips' tiles; flat: rows of k / 32 blocks),
     // activation rows of k floats, output rows of n floats.
-    const uint64_t w_bytes = tiled
-                                 ? uint64_t(kp.n_strips) * kp.n_k_tiles * kp.tile_size
-                                 : uint64_t(kp.n - 1) * src0->nb[1] + flat_row_bytes(kp);
+    const uint64_t w_bytes = tiled ? uint64_t(src0->ne[2]) * src0->ne[3] * kp.w_slice_bytes
+                                   : uint64_t(src0->ne[2] - 1) * src0->nb[2] + uint64_t(src0->ne[3] - 1) * src0->nb[3] +
+                                         uint64_t(kp.n - 1) * src0->nb[1] + flat_row_bytes(kp);
     const uint64_t a_last = uint64_t(src1->ne[1] - 1) * src1->nb[1] + uint64_t(src1->ne[2] - 1) * src1->nb[2] +
                             uint64_t(src1->ne[3] - 1) * src1->nb[3];
     const uint64_t d_last = uint64_t(dst->ne[1] - 1) * dst->nb[1] + uint64_t(dst->ne[2] - 1) * dst->nb[2] +
@@ -364,13 +369,26 @@ uint32_t op_matmul(htp_op_context * octx) {
     const uint32_t ne11 = job.src1->ne[1];
     // Multi-device: the strips of dst's rows (N) are what a device group would split, inside
     // `if (mdev.count > 1)`, once the runtime carries mdev state.
+    // Weight matrix (i02, i03) = (i12 / r2, i13 / r3), counted rather than divided.
+    uint32_t i03 = 0, n3 = 0;
     for (job.i13 = 0; job.i13 < job.src1->ne[3]; ++job.i13) {
+        uint32_t i02 = 0, n2 = 0;
         for (job.i12 = 0; job.i12 < job.src1->ne[2]; ++job.i12) {
+            job.w_offset = job.tiled ? (i03 * job.src0->ne[2] + i02) * job.kp.w_slice_bytes
+                                     : i02 * job.src0->nb[2] + i03 * job.src0->nb[3];
+            if (++n2 == job.kp.r2) {
+                n2 = 0;
+                ++i02;
+            }
             for (job.row0 = 0; job.row0 < ne11; job.row0 += job.kp.act_rows) {
                 job.nrows = ne11 - job.row0 < job.kp.act_rows ? ne11 - job.row0 : job.kp.act_rows;
                 work_queue_run(octx->work, quantize_thread, &job, job.nrows < job.kp.n_threads ? job.nrows : job.kp.n_threads);
                 work_queue_run(octx->work, dot_thread, &job, job.kp.n_threads);
             }
+        }
+        if (++n3 == job.kp.r3) {
+            n3 = 0;
+            ++i03;
         }
     }
     return proto::HTP_STATUS_OK;
