@@ -40,7 +40,7 @@ inline constexpr uint32_t HTP_MM_ACT_VECTORS     = 10;   // vectors per activati
 inline constexpr uint32_t HTP_MM_ACT_BLOCK_BYTES = HTP_MM_ACT_VECTORS * 128;
 inline constexpr uint32_t HTP_MM_MAX_SLOTS       = 4;
 inline constexpr uint32_t HTP_MM_BLOCK_BYTES     = 32768;  // weight bytes per DMA block aimed at
-inline constexpr uint32_t HTP_MM_MAX_ACT_ROWS    = 8;      // activation rows per group
+inline constexpr uint32_t HTP_MM_MAX_ACT_ROWS    = 32;     // activation rows per group (weights stream once per group)
 inline constexpr int32_t  HTP_MM_MIN_EXP         = -100;   // smaller blocks quantize to zero
 
 struct htp_matmul_kparams {

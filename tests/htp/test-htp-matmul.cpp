@@ -188,7 +188,8 @@ TEST(HtpMatmul, TiledAndFlatWeightsOverShapesAndThreads) {
         {GGML_TYPE_Q8_0, 128, 32, 1, 1, 1, 0, 0},    // one strip, mat-vec
         {GGML_TYPE_Q4_0, 128, 32, 1, 1, 1, 0, 0},
         {GGML_TYPE_Q8_0, 256, 70, 3, 1, 1, 12, 8},   // padding rows, padded rows
-        {GGML_TYPE_Q4_0, 288, 45, 9, 1, 1, 4, 0},    // two activation groups (8 + 1)
+        {GGML_TYPE_Q4_0, 288, 45, 9, 1, 1, 4, 0},
+        {GGML_TYPE_Q8_0, 64, 40, 35, 1, 1, 0, 0},    // two activation groups (32 + 3)
         {GGML_TYPE_Q4_0, 64, 100, 2, 3, 2, 0, 4},    // slices over dims 2 and 3
         {GGML_TYPE_Q8_0, 1024, 129, 5, 1, 1, 0, 0},  // many tiles per strip
         {GGML_TYPE_Q4_0, 4096, 64, 2, 1, 1, 0, 0},   // long rows, several blocks per strip
