@@ -1,13 +1,16 @@
 """The real model, Gemma 3 270M Q4_K_M (nobody here wrote it), end to end.
 
-- Its logits on a short prompt agree with the independent numpy forward pass
-  (tests/python/model_reference.py, reading the GGUF with the `gguf` package).
-- hexnpu perplexity on the shipped public-domain text stays below a bound: measured 4.57 with
-  -c 256 --chunks 2 (the text is famous, so low); a broken layer gives hundreds or thousands, a
-  subtly wrong one (RoPE base, a missing norm, no sliding window) lands well above the bound.
+- Its logits on a short prompt, and (HEXNPU_SLOW_TESTS=1) on the last positions of 530 tokens (past
+  the 512-token sliding window), agree with the independent numpy forward pass (tests/python/model_reference.py, reading
+  the GGUF with the `gguf` package).
+- hexnpu perplexity on the shipped public-domain text stays below a bound: measured 4.51 with
+  -c 256 (the text is famous, so low); a broken layer gives hundreds or thousands, a subtly wrong
+  one (RoPE base, a missing norm, no sliding window) lands well above the bound of 8.
 - Greedy generation is deterministic and English. --device HTP0 (what the virtual NPU supports on
   it, the rest on the CPU) agrees with the CPU as the issue asks where fp16/Q8 rounding on the NPU
-  makes tokens diverge: top-1 agreement >= 95 % over 128 positions of the text, perplexity (-c 128) within 2 %.
+  makes tokens diverge: top-1 agreement >= 95 % and perplexity within 2 % over the positions
+  hexnpu perplexity -c 256 scores (measured: 96.9 %, 4.554 vs 4.512 with every Q8_0/Q4_K/Q6_K
+  matmul on HTP0).
 - Tokenize -> detokenize round-trips a multilingual text; on texts without runs of spaces the ids
   equal Google's sentencepiece (a BPE model proto built from the GGUF's pieces, scores and types).
   Runs of spaces differ on purpose: Gemma's vocabulary has user-defined pieces of 2..31 raw spaces,
@@ -59,37 +62,48 @@ def test_logits_match_numpy_reference(reader):
     assert (got.argmax(axis=1) == ref.argmax(axis=1)).all()
 
 
-def perplexity(ctx, chunks, *extra):
-    out = hexnpu("perplexity", "-m", MODEL, "-f", TEXT, "-c", ctx, "--chunks", chunks, *extra).stdout
-    m = re.search(r"Final estimate: PPL = ([0-9.]+) \+/- ([0-9.]+)", out)
-    assert m, out
-    return float(m.group(1))
-
-
-def test_perplexity_is_plausible():
-    assert 1.5 < perplexity(256, 2) < 8.0
+@pytest.mark.skipif(not os.environ.get("HEXNPU_SLOW_TESTS"), reason="~20 s more: set HEXNPU_SLOW_TESTS=1")
+def test_sliding_window_on_the_real_model(reader):
+    """530 tokens: the local layers see only the last 512 positions. The last positions' logits
+    agree with the reference; without the window the reference differs by 20x the tolerance."""
+    from model_reference import Model, forward
+    tokens = tokenize(TEXT.read_text())[:530]
+    m = Model(MODEL, reader)
+    ref = forward(m, tokens, last_n=4)
+    out = hexnpu("run", "-m", MODEL, "--tokens", ",".join(map(str, tokens)), "--logits-from", "526").stdout
+    got = np.array([[float(v) for v in line.split()] for line in out.strip().splitlines()])
+    scale = np.abs(ref).max()
+    assert np.abs(got - ref).max() / scale < 1e-3
+    m.kv["gemma3.attention.sliding_window"] = 10 ** 6
+    assert np.abs(forward(m, tokens, last_n=4) - ref).max() / scale > 2e-2
 
 
 def generate(*extra):
-    return hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "32", *extra).stdout
+    return hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "24", *extra).stdout
 
 
 def test_greedy_is_deterministic_and_english():
     a, b = generate(), generate("-t", "1")
     assert a == b
     words = re.findall(r"[A-Za-z']+", a[len(PROMPT):])
-    assert len(words) >= 15, a
+    assert len(words) >= 12, a
     common = {"the", "of", "and", "is", "in", "a", "to", "it", "city", "capital", "france"}
     assert sum(w.lower() in common for w in words) >= 5, a
 
 
-def test_htp0_agrees_with_cpu():
-    ids = ",".join(map(str, tokenize(TEXT.read_text())[:128]))
-    top = [hexnpu("run", "-m", MODEL, "--tokens", ids, "--argmax", *dev).stdout.split()
-           for dev in [(), ("--device", "HTP0")]]
-    agree = sum(a == b for a, b in zip(*top)) / len(top[0])
+def test_perplexity_is_plausible_and_htp0_agrees_with_cpu():
+    """hexnpu perplexity -c 256 over the whole text (4 chunks, 508 scored positions, each after >= 128
+    tokens of context) on the CPU and on HTP0."""
+    runs = {}
+    for dev in ["CPU", "HTP0"]:
+        out = hexnpu("perplexity", "-m", MODEL, "-f", TEXT, "-c", "256", "--top1", "--device", dev).stdout
+        ppl = float(re.search(r"Final estimate: PPL = ([0-9.]+)", out).group(1))
+        runs[dev] = (ppl, out.split("top1:")[1].split())
+    (cpu_ppl, cpu_top), (npu_ppl, npu_top) = runs["CPU"], runs["HTP0"]
+    assert 1.5 < cpu_ppl < 8.0, cpu_ppl
+    assert len(cpu_top) == len(npu_top) > 500
+    agree = sum(a == b for a, b in zip(cpu_top, npu_top)) / len(cpu_top)
     assert agree >= 0.95, f"top-1 agreement {agree:.3f}"
-    cpu_ppl, npu_ppl = perplexity(128, 1), perplexity(128, 1, "--device", "HTP0")
     assert abs(npu_ppl / cpu_ppl - 1) < 0.02, (npu_ppl, cpu_ppl)
 
 

@@ -22,13 +22,17 @@ namespace {
 const char * kUsage =
     "usage: hexnpu perplexity -m FILE -f TEXT [-c 512] [-ub N] [--chunks N] [-t N] [--device HTP0|CPU|HTP0,CPU]\n"
     "  Perplexity of the model over the text, as llama-perplexity computes it: chunks of -c tokens, the\n"
-    "  second half of each scored. Prints [chunk]running-PPL lines and 'Final estimate: PPL = X +/- E'.\n";
+    "  second half of each scored. Prints [chunk]running-PPL lines and 'Final estimate: PPL = X +/- E'.\n"
+    "  --top1: then a line 'top1: ID ID ...', the most likely token at each scored position (to compare\n"
+    "  devices).\n";
 
 } // namespace
 
 int cmd_perplexity(args a) {
     std::string model_path, text_file, device = "CPU";
     long long   n_ctx = 512, n_ubatch = 512, n_threads = 0, max_chunks = -1;
+    bool        top1 = false;
+    std::string top1_line = "top1:";
     for (size_t i = 0; i < a.size(); ++i) {
         const std::string_view f = a[i];
         const bool has_value = i + 1 < a.size();
@@ -49,6 +53,8 @@ int cmd_perplexity(args a) {
             need_int(n_ctx, 8);
         } else if (f == "-ub" || f == "--ubatch-size" || f == "-b" || f == "--batch-size") {
             need_int(n_ubatch, 1);
+        } else if (f == "--top1") {
+            top1 = true;
         } else if (f == "--chunks") {
             need_int(max_chunks, 1);
         } else if (f == "-t" || f == "--threads") {
@@ -113,8 +119,14 @@ int cmd_perplexity(args a) {
         for (int64_t j = first; j < n_ctx - 1; ++j) {
             const float * row = logits.data() + size_t(j - first) * size_t(h.n_vocab);
             float         mx  = row[0];
+            int64_t       best = 0;
             for (int64_t v = 1; v < h.n_vocab; ++v) {
-                mx = std::max(mx, row[v]);
+                if (row[v] > mx) {
+                    mx = row[v], best = v;
+                }
+            }
+            if (top1) {
+                top1_line += " " + std::to_string(best);
             }
             double sum = 0;
             for (int64_t v = 0; v < h.n_vocab; ++v) {
@@ -140,6 +152,9 @@ int cmd_perplexity(args a) {
         std::printf("Final estimate: PPL = %.4f +/- %.5f\n", ppl, std::sqrt(var / double(count - 1)) * ppl);
     } else {
         std::printf("Final estimate: PPL = %.4f\n", ppl);
+    }
+    if (top1) {
+        std::printf("%s\n", top1_line.c_str());
     }
     return 0;
 }

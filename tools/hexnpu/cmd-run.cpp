@@ -24,7 +24,8 @@ const char * kUsage =
     "  model's), -ub 512, greedy unless --temp > 0 (then top-k 40, top-p 0.95, min-p 0.05), seed 42,\n"
     "  --device CPU. Without -m: the real Gemma 3 270M if installed (scripts/fetch-model.sh), else a\n"
     "  synthesized tiny llama. --tokens evaluates those ids instead of a prompt; --logits then prints the\n"
-    "  logits of every position (one line of n_vocab numbers each), --argmax the top token of each, and\n"
+    "  logits of every position (one line of n_vocab numbers each; --logits-from K: of positions K..),\n"
+    "  --argmax the top token of each, and\n"
     "  generates nothing.\n";
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -49,6 +50,7 @@ int cmd_run(args a) {
     bool        have_prompt = false, verbose = false, parse_special = true, print_logits = false, print_argmax = false,
                 ignore_eos = false;
     std::vector<int32_t> given_tokens;
+    long long   logits_from = 0;
     long long   n_predict = 64, n_ctx = 4096, n_ubatch = 512, n_threads = 0, seed = 42;
     model::sampler_params sp;
     sp.temp = 0.0f;
@@ -122,6 +124,9 @@ int cmd_run(args a) {
             }
         } else if (f == "--logits") {
             print_logits = true;
+        } else if (f == "--logits-from") {
+            need_int(logits_from, 0);
+            print_logits = true;
         } else if (f == "--argmax") {
             print_argmax = true;
         } else if (f == "--verbose" || f == "-v") {
@@ -187,9 +192,12 @@ int cmd_run(args a) {
         if (given_tokens.empty()) {
             return fail("--logits needs --tokens");
         }
-        const std::vector<float> & all = ctx.decode(tokens, true);
+        if (logits_from >= (long long) tokens.size()) {
+            return fail("--logits-from %lld: there are only %zu tokens", logits_from, tokens.size());
+        }
+        const std::vector<float> & all = ctx.decode_from(tokens, logits_from);
         std::string                line;
-        for (size_t t = 0; t < tokens.size(); ++t) {
+        for (size_t t = 0; t < tokens.size() - size_t(logits_from); ++t) {
             line.clear();
             for (int64_t j = 0; j < h.n_vocab; ++j) {
                 line += format(j ? " %.9g" : "%.9g", double(all[t * size_t(h.n_vocab) + size_t(j)]));
