@@ -291,11 +291,14 @@ inline HVX_Vector Q6_V_valign_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { retu
 inline HVX_Vector Q6_V_vlalign_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::align_bytes(u, v, 128 - (unsigned(rt) & 127)); }
 inline HVX_Vector Q6_V_valign_VVI(HVX_Vector u, HVX_Vector v, int32_t iu3) { return detail_permute::align_bytes(u, v, unsigned(iu3) & 7); }
 inline HVX_Vector Q6_V_vlalign_VVI(HVX_Vector u, HVX_Vector v, int32_t iu3) { return detail_permute::align_bytes(u, v, 128 - (unsigned(iu3) & 7)); }
+// Byte k of the result is byte (k + Rt) & 127 of Vu: an unaligned load from the vector written twice.
 inline HVX_Vector Q6_V_vror_VR(HVX_Vector u, int32_t rt) {
-    const Lanes<uint8_t> x = lanes<uint8_t>(u);
-    Lanes<uint8_t> d;
-    for (unsigned k = 0; k < 128; ++k) d[k] = x[(k + unsigned(rt)) & 127];
-    return vector_of(d);
+    alignas(128) uint8_t twice[256];
+    __builtin_memcpy(twice, &u, 128);
+    __builtin_memcpy(twice + 128, &u, 128);
+    HVX_Vector d;
+    __builtin_memcpy(&d, twice + (unsigned(rt) & 127), 128);
+    return d;
 }
 
 // ---- table lookups -----------------------------------------------------------------------
