@@ -1,4 +1,5 @@
 #include "htp-device.h"
+#include "htp-op-prep.h"
 
 #include "htp-backend.h"
 #include "htp-supports-op.h"
@@ -50,7 +51,10 @@ std::unique_ptr<backend> htp_device::init_backend() { return std::make_unique<ht
 bool htp_device::supports_op(const ggml_tensor * op) const {
     const bool yes = htp_supports_op(*options_, static_target_, op);
     if (options_->verbose > 0 && !is_layout_op(op->op)) {
-        std::fprintf(stderr, "%s: supports_op %s '%s': %s\n", name(), ggml_op_desc(op), op->name, yes ? "yes" : "no");
+        const std::string why = yes ? "" : options_->filtered_out(ggml_op_desc(op)) ? "GGML_HEXAGON_OPFILTER"
+                                                                                   : htp_refusal_reason(op, static_target_);
+        std::fprintf(stderr, "%s: supports_op %s '%s': %s%s%s\n", name(), ggml_op_desc(op), op->name,
+                     yes ? "yes" : "no", why.empty() ? "" : ": ", why.c_str());
     }
     return yes;
 }

@@ -95,4 +95,34 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     return op;
 }
 
+std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & target) {
+    if (prepare_htp_op(node, target)) {
+        return "";
+    }
+    if (opcode_of(node) == proto::HTP_OP_NONE) {
+        return std::string("no NPU kernel for ") + ggml_op_desc(node);
+    }
+    if (node->op != GGML_OP_MUL_MAT) {
+        return "the NPU kernel takes F32 tensors of one shape (src1 repeated over dims 1-3), rows in order";
+    }
+    const ggml_tensor * w = node->src[0];
+    const ggml_tensor * a = node->src[1];
+    if (!proto::htp_matmul_weight_type(uint32_t(w->type))) {
+        return std::string("weight type ") + ggml_type_name(w->type) + " has no NPU matmul kernel (q4_0 q4_1 q8_0 q4_K q6_K)";
+    }
+    if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) {
+        return std::string("activations of type ") + ggml_type_name(a->type) + " (the NPU matmul takes f32 and f16)";
+    }
+    if (w->ne[0] % 32 != 0) {
+        return "k = " + std::to_string(w->ne[0]) + " is not a multiple of 32";
+    }
+    if (a->ne[2] % w->ne[2] != 0 || a->ne[3] % w->ne[3] != 0) {
+        return "the activations do not broadcast over the weight matrices";
+    }
+    if (a->nb[0] != ggml_type_size(a->type) || node->nb[0] != 4) {
+        return "activation or output elements are not consecutive (a transposed view)";
+    }
+    return "the matmul does not fit the session's VTCM";
+}
+
 } // namespace hexnpu::hexagon

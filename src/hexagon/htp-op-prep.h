@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace hexnpu::hexagon {
 
@@ -22,5 +23,9 @@ struct htp_op_target {
 // The NPU op for the node (operands, params, kernel_params), or nullopt when the node has no NPU
 // kernel or its shapes, strides or VTCM needs rule it out.
 std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_target & target);
+
+// Why prepare_htp_op refuses the node, in words a user can act on ("weight type q5_0 has no NPU
+// matmul kernel"), for GGML_HEXAGON_VERBOSE; "" when it does not refuse it.
+std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & target);
 
 } // namespace hexnpu::hexagon
