@@ -123,7 +123,8 @@ std::unique_ptr<model::model> load_model(const std::string & path, const devices
             }
         }
         // A weight goes to the NPU's REPACK buffers only when the NPU computes its MUL_MAT (a tiled
-        // weight cannot be read back for a CPU fallback).
+        // weight cannot be read back for a CPU fallback). Probed with one F32 activation row: the
+        // NPU's supports_op decides MUL_MAT by the weight's type and shape, not the batch size.
         // Norm weights and biases in its (host-visible) compute buffers, so that the element-wise
         // ops using them can run there; the rest stays in the file's mapping.
         opts.placement = [npu, repack](const ggml_tensor * w, bool is_matmul) -> backend_buffer_type * {
