@@ -149,9 +149,14 @@ void context::print_plan_summary(const ggml_cgraph & gf, int64_t n_tokens) const
         std::string why;
         for (size_t i = 0; i + 1 < bs.size(); ++i) {
             backend_device * dev = bs[i]->device();
-            why += std::string(why.empty() ? "" : "; ") + dev->name() +
-                   (dev->supports_op(node) ? ": its inputs or output live where it cannot go"
-                                           : ": op not supported");
+            std::string reason = "its inputs or output live where it cannot go";
+            if (!dev->supports_op(node)) {
+                reason = params_.refusal_reason ? params_.refusal_reason(dev, node) : std::string();
+                if (reason.empty()) {
+                    reason = "op not supported";
+                }
+            }
+            why += std::string(why.empty() ? "" : "; ") + dev->name() + ": " + reason;
         }
         fallbacks[sig + ": " + why]++;
     }

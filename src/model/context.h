@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <string>
 #include <memory>
 #include <span>
 #include <vector>
@@ -25,6 +27,8 @@ struct context_params {
     // When set: the plan summary of the first prompt graph and of the first single-token graph
     // (nodes per backend, splits, copies, and each op that fell back to the last backend and why).
     FILE * plan_out = nullptr;
+    // Why a device refuses a node, in the device's words ("" when it does not say); optional.
+    std::function<std::string(const backend_device *, const ggml_tensor *)> refusal_reason;
 };
 
 class context {

@@ -163,11 +163,9 @@ int cmd_bench(args a) {
     devices   d       = open_devices(device, threads);
     auto      m       = load_model(model_path, d);
     const model::hparams & h = m->hp();
-    model::context_params  cp;
+    model::context_params  cp = context_params_for(d);
     cp.n_ctx    = std::max<long long>(16, std::max(n_prompt, n_gen + 1));
     cp.n_ubatch = n_ubatch;
-    cp.backends = d.backends;
-    cp.kv_buft  = d.kv_buft;
     model::context ctx(*m, cp);
 
     std::mt19937 rng(42);

@@ -96,11 +96,9 @@ int cmd_perplexity(args a) {
     if (max_chunks > 0) {
         n_chunk = std::min(n_chunk, max_chunks);
     }
-    model::context_params cp;
+    model::context_params cp = context_params_for(d);
     cp.n_ctx    = n_ctx;
     cp.n_ubatch = n_ubatch;
-    cp.backends = d.backends;
-    cp.kv_buft  = d.kv_buft;
     model::context ctx(*m, cp);
     std::fprintf(stderr, "perplexity: %s on %s: %zu tokens, %lld chunks of %lld, scoring the second half of each\n",
                  h.name.c_str(), d.names.c_str(), tokens.size(), n_chunk, n_ctx);

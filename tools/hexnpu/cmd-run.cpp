@@ -164,11 +164,9 @@ int cmd_run(args a) {
     auto       m      = load_model(model_path, d);
     const model::hparams & h = m->hp();
     model::tokenizer tok(m->file());
-    model::context_params cp;
+    model::context_params cp = context_params_for(d);
     cp.n_ctx    = std::min<long long>(n_ctx, h.n_ctx_train > 0 ? h.n_ctx_train : n_ctx);
     cp.n_ubatch = n_ubatch;
-    cp.backends = d.backends;
-    cp.kv_buft  = d.kv_buft;
     cp.plan_out = verbose ? stderr : nullptr;
     model::context ctx(*m, cp);
     const double load_ms = ms_since(t_load);

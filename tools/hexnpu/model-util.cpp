@@ -3,6 +3,8 @@
 #include "cli-util.h"
 
 #include "cpu/cpu-backend.h"
+#include "hexagon/htp-device.h"
+#include "hexagon/htp-op-prep.h"
 #include "model/synth-model.h"
 
 #include "hexnpu/hexagon.h"
@@ -109,6 +111,17 @@ devices open_devices(const std::string & spec, int n_threads) {
         d.names += b->name();
     }
     return d;
+}
+
+model::context_params context_params_for(const devices & d) {
+    model::context_params cp;
+    cp.backends       = d.backends;
+    cp.kv_buft        = d.kv_buft;
+    cp.refusal_reason = [](const backend_device * dev, const ggml_tensor * node) -> std::string {
+        const auto * htp = dynamic_cast<const hexagon::htp_device *>(dev);
+        return htp ? hexagon::htp_refusal_reason(node, htp->static_target()) : std::string();
+    };
+    return cp;
 }
 
 std::unique_ptr<model::model> load_model(const std::string & path, const devices & d) {

@@ -31,6 +31,10 @@ struct devices {
 };
 devices open_devices(const std::string & spec, int n_threads);
 
+// The context parameters every model command shares: the devices' backends, the KV cache's
+// buffer type, the NPU's refusal reasons for --verbose.
+model::context_params context_params_for(const devices & d);
+
 // Loads the model onto the devices: weights read in place from the file's mapping on the CPU;
 // with an NPU, matmul weights in its REPACK buffers.
 std::unique_ptr<model::model> load_model(const std::string & path, const devices & d);
