@@ -108,16 +108,16 @@ TEST_F(HtpDmaQueue, CapacityIsEnforced) {
     EXPECT_EQ(op_done(), proto::HTP_STATUS_OK);
 }
 
-// HEXNPU_STRICT=0 (benchmarks only): no poison and no snapshots. A writeback lands at submit; a
-// DDR -> VTCM transfer is prefetched at submit and lands at its pop. Descriptors are still validated.
+// HEXNPU_STRICT=0 (benchmarks only): no poison and no snapshots, every transfer copied at submit
+// (deferring DDR -> VTCM copies behind a prefetch measured slower here). Descriptors are still
+// validated.
 TEST_F(HtpDmaQueue, StrictOffSkipsPoisonAndStillValidates) {
     open(79, 4 * MiB, false);
     std::memset(vtcm(), 0x11, 1024);
     ASSERT_TRUE(htp::dma_queue_push_ddr_to_vtcm(&q, dma_addr_of(vtcm()), dma_addr_of(ddr_npu_ptr()), 256, 256, 256, 4,
                                                 0));
-    EXPECT_EQ(vtcm()[0], 0x11) << "no poison";
+    EXPECT_EQ(std::memcmp(vtcm(), ddr_npu_ptr(), 1024), 0) << "landed at its push, never poisoned";
     htp::dma_queue_pop(&q);
-    EXPECT_EQ(std::memcmp(vtcm(), ddr_npu_ptr(), 1024), 0) << "landed by its pop";
     std::memset(vtcm() + 4096, 0x22, 512);
     ASSERT_TRUE(htp::dma_queue_push_vtcm_to_ddr(&q, dma_addr_of(ddr_npu_ptr() + 8192), dma_addr_of(vtcm() + 4096), 512,
                                                 512, 512, 1, 0));

@@ -121,23 +121,11 @@ int dma_engine::submit(uint32_t queue, const htp::dma_desc & d, uint64_t * ticke
         record("DMA rejected: " + why + ": " + describe_desc(queue, d));
         return proto::HTP_STATUS_STRICT;
     }
-    const bool src_in_vtcm = overlaps_vtcm(d.src, span_of(d.row_size, d.nrows, d.src_stride));
     if (!strict_) {
-        if (src_in_vtcm) {  // a writeback: its VTCM slot may be reused once popped, so copy now
-            copy_rows(d.dst, d.dst_stride, d.src, d.src_stride, d.row_size, d.nrows);
-            return 0;
-        }
-        // DDR -> VTCM: start fetching the source now and copy at the wait, so that the memory
-        // latency overlaps the compute the kernel does in between, as a real DMA engine's would.
-        for (uint32_t r = 0; r < d.nrows; ++r) {
-            for (uint32_t b = 0; b < d.row_size; b += 64) {
-                __builtin_prefetch(d.src + uint64_t(r) * d.src_stride + b, 0, 3);
-            }
-        }
-        q.in_flight.push_back(transfer{*ticket, d, false, {}});
+        copy_rows(d.dst, d.dst_stride, d.src, d.src_stride, d.row_size, d.nrows);
         return 0;
     }
-    transfer t{*ticket, d, src_in_vtcm, {}};
+    transfer t{*ticket, d, overlaps_vtcm(d.src, span_of(d.row_size, d.nrows, d.src_stride)), {}};
     if (!q.spare.empty()) {
         t.snapshot = std::move(q.spare.back());
         q.spare.pop_back();
@@ -152,11 +140,7 @@ int dma_engine::submit(uint32_t queue, const htp::dma_desc & d, uint64_t * ticke
 }
 
 bool dma_engine::complete(uint32_t queue, transfer & t) {
-    const htp::dma_desc & d = t.d;
-    if (!strict_) {  // a deferred DDR -> VTCM copy (see submit)
-        copy_rows(d.dst, d.dst_stride, d.src, d.src_stride, d.row_size, d.nrows);
-        return true;
-    }
+    const htp::dma_desc & d      = t.d;
     bool                  intact = true;
     for (uint32_t r = 0; r < d.nrows && t.src_in_vtcm && intact; ++r) {
         if (std::memcmp(d.src + uint64_t(r) * d.src_stride, t.snapshot.data() + uint64_t(r) * d.row_size,

@@ -5,8 +5,8 @@
 // before popping it sees poison. A VTCM source that changed between submit and wait, and a queue
 // not drained when its op returns, are violations too. Violations are collected with a message that
 // names the rule, the queue and the addresses. With strict bookkeeping off (HEXNPU_STRICT=0, for
-// benchmarks) descriptors are still validated, but there is no poison, snapshot or source check:
-// a writeback is copied at submit, a DDR -> VTCM transfer prefetched at submit and copied at wait.
+// benchmarks) descriptors are still validated, but a transfer is copied at submit: no poison, no
+// snapshot, no source check, no in-flight list.
 #pragma once
 
 #include "htp/platform.h"
