@@ -1,6 +1,6 @@
 // fp16 -> fp32 for per-row tile scales. The widening conversion sends even halfwords to the low
 // vector and odd ones to the high vector of a pair: for a tile's interleaved (D, M) pairs that is
-// already D and M in row order; for 32 plain row scales one word shuffle puts them back in order.
+// already D and M in row order; plain row scales get one halfword shuffle first.
 // Exact (every fp16 is an fp32), zeros, subnormals, infinities and NaNs included.
 #pragma once
 
@@ -22,11 +22,18 @@ inline void hvx_hf_pairs_to_sf(HVX_Vector h, HVX_Vector * even, HVX_Vector * odd
 #endif
 }
 
+// Halfwords 0..31 and 32..63 of h (e.g. a tile's two sets of 32 row scales) as fp32 in row order:
+// vshuffh puts halfword i next to halfword i + 32, so the widening's even lanes are the first set
+// and its odd lanes the second.
+inline void hvx_hf_halves_to_sf(HVX_Vector h, HVX_Vector * first, HVX_Vector * second) {
+    hvx_hf_pairs_to_sf(Q6_Vh_vshuff_Vh(h), first, second);
+}
+
 // The first 32 halfwords of h (a tile's 32 row scales) as 32 fp32 lanes in row order.
 inline HVX_Vector hvx_hf_rows_to_sf(HVX_Vector h) {
-    HVX_Vector even, odd;
-    hvx_hf_pairs_to_sf(h, &even, &odd);
-    return Q6_V_lo_W(Q6_W_vshuff_VVR(odd, even, -4));
+    HVX_Vector first, second;
+    hvx_hf_halves_to_sf(h, &first, &second);
+    return first;
 }
 
 // n_blocks blocks of 32 fp16 (two per source vector) to n_blocks fp32 vectors. dst may lie below
@@ -34,10 +41,10 @@ inline HVX_Vector hvx_hf_rows_to_sf(HVX_Vector h) {
 // loop keeps the conversion constants in registers.
 __attribute__((noinline)) inline void hvx_hf_row_to_sf(const HVX_Vector * src, HVX_Vector * dst, uint32_t n_blocks) {
     for (uint32_t b = 0; b < n_blocks; b += 2) {
-        const HVX_Vector h = src[b / 2];
-        dst[b]             = hvx_hf_rows_to_sf(h);
+        HVX_Vector second;
+        hvx_hf_halves_to_sf(src[b / 2], &dst[b], &second);
         if (b + 1 < n_blocks) {
-            dst[b + 1] = hvx_hf_rows_to_sf(Q6_V_vror_VR(h, 64));
+            dst[b + 1] = second;
         }
     }
 }

@@ -61,10 +61,7 @@ struct tile_q4_1 : tile_q4_k {
 struct tile_q6_k {
     static constexpr uint32_t type = 14;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q6_k(t, w); }
-    static void scales(const HVX_Vector * t, HVX_Vector * sc) {
-        sc[0] = hvx_hf_rows_to_sf(t[6]);
-        sc[1] = hvx_hf_rows_to_sf(Q6_V_vror_VR(t[6], 64));
-    }
+    static void scales(const HVX_Vector * t, HVX_Vector * sc) { hvx_hf_halves_to_sf(t[6], &sc[0], &sc[1]); }
     static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
         const HVX_Vector h0 = hvx_sf_mul(hvx_w_small_to_sf(hvx_tile_isum_groups(w, a, 0, 4)), sc[0]);
         const HVX_Vector h1 = hvx_sf_mul(hvx_w_small_to_sf(hvx_tile_isum_groups(w, a, 4, 4)), sc[1]);
