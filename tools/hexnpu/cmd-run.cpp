@@ -238,6 +238,7 @@ int cmd_run(args a) {
     }
     const double eval_ms = ms_since(t_eval);
     std::fputs("\n\n", stdout);
+    std::fflush(stdout);  // the text before the timing lines on stderr, also when both go to one file
     const double np = double(tokens.size());
     std::fprintf(stderr, "hexnpu_perf:        load time = %10.2f ms\n", load_ms);
     std::fprintf(stderr,
