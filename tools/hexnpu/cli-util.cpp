@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <stdexcept>
 #include <unistd.h>
 
 namespace hexnpu::cli {
@@ -124,6 +125,15 @@ void progress::update(size_t done, std::string_view label) {
 bool parse_int(std::string_view s, long long & out) {
     const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
     return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+long long int_option(std::span<const std::string_view> a, size_t & i, long long min) {
+    long long v = 0;
+    if (i + 1 >= a.size() || !parse_int(a[i + 1], v) || v < min) {
+        throw std::runtime_error(std::string(a[i]) + " needs an integer >= " + std::to_string(min));
+    }
+    ++i;
+    return v;
 }
 
 } // namespace hexnpu::cli

@@ -3,6 +3,7 @@
 
 #include <cstdarg>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,5 +53,9 @@ class progress {
 
 // Parses a positive integer option value; returns false on junk.
 bool parse_int(std::string_view s, long long & out);
+
+// The integer value after option a[i], which moves i past it; throws std::runtime_error
+// "OPT needs an integer >= MIN" when it is missing, junk or below min.
+long long int_option(std::span<const std::string_view> a, size_t & i, long long min);
 
 } // namespace hexnpu::cli

@@ -3,6 +3,7 @@
 // as tokens per second ± standard deviation. After the table: the memory read bandwidth measured in
 // the same run and the token-generation bound it gives (weight bytes read per token / bandwidth).
 #include "cli-util.h"
+#include "memory-bandwidth.h"
 #include "commands.h"
 #include "model-util.h"
 
@@ -61,40 +62,6 @@ std::string file_type_name(const model::model & m) {
     }
 }
 
-// Read bandwidth in bytes/s: the best of a few passes summing a buffer well beyond the caches,
-// on n_threads threads.
-double read_bandwidth(int n_threads) {
-    const size_t          n = size_t(256) << 20 >> 3;  // 256 MiB of uint64
-    std::vector<uint64_t> buf(n);
-    for (size_t i = 0; i < n; ++i) {
-        buf[i] = i;
-    }
-    double best = 0;
-    for (int pass = 0; pass < 3; ++pass) {
-        std::vector<uint64_t>    sums(static_cast<size_t>(n_threads));
-        std::vector<std::thread> th;
-        const double             t0 = now_s();
-        for (int t = 0; t < n_threads; ++t) {
-            th.emplace_back([&, t] {
-                uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-                const size_t a = n * size_t(t) / size_t(n_threads), b = n * size_t(t + 1) / size_t(n_threads);
-                for (size_t i = a; i + 4 <= b; i += 4) {
-                    s0 += buf[i], s1 += buf[i + 1], s2 += buf[i + 2], s3 += buf[i + 3];
-                }
-                sums[size_t(t)] = s0 + s1 + s2 + s3;
-            });
-        }
-        for (auto & x : th) {
-            x.join();
-        }
-        const double dt = now_s() - t0;
-        volatile uint64_t sink = std::accumulate(sums.begin(), sums.end(), uint64_t(0));
-        (void) sink;
-        best = std::max(best, double(n * 8) / dt);
-    }
-    return best;
-}
-
 struct result {
     std::string         test;
     int                 n_tokens;
@@ -121,12 +88,7 @@ int cmd_bench(args a) {
     for (size_t i = 0; i < a.size(); ++i) {
         const std::string_view f = a[i];
         const bool has_value = i + 1 < a.size();
-        auto need_int = [&](long long & out, long long min) {
-            if (!has_value || !parse_int(a[i + 1], out) || out < min) {
-                throw std::runtime_error(std::string(f) + " needs an integer >= " + std::to_string(min));
-            }
-            ++i;
-        };
+        auto need_int = [&](long long & out, long long min) { out = int_option(a, i, min); };
         if (f == "--help" || f == "-h") {
             std::fputs(kUsage, stdout);
             return 0;

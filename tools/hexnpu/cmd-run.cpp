@@ -57,12 +57,7 @@ int cmd_run(args a) {
     for (size_t i = 0; i < a.size(); ++i) {
         const std::string_view f = a[i];
         const bool has_value = i + 1 < a.size();
-        auto need_int = [&](long long & out, long long min) {
-            if (!has_value || !parse_int(a[i + 1], out) || out < min) {
-                throw std::runtime_error(std::string(f) + " needs an integer >= " + std::to_string(min));
-            }
-            ++i;
-        };
+        auto need_int = [&](long long & out, long long min) { out = int_option(a, i, min); };
         auto need_float = [&](float & out) {
             if (!has_value || !parse_float(a[i + 1], out)) {
                 throw std::runtime_error(std::string(f) + " needs a number");
