@@ -42,6 +42,15 @@ struct tile_q4_0 {
         return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
     }
 };
+// x = d * kvalues_iq4nl[q] per row.
+struct tile_iq4_nl {
+    static constexpr uint32_t type = 20;
+    static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_iq4_nl(t, w); }
+    static void scales(const HVX_Vector * t, HVX_Vector * sc) { sc[0] = hvx_hf_rows_to_sf(t[4]); }
+    static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
+        return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
+    }
+};
 // x = D q + M per row: the dot is s (D isum + M sum(qa)).
 struct tile_q4_k {
     static constexpr uint32_t type = 12;

@@ -1,4 +1,4 @@
-// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_1 / Q4_K / Q6_K weights,
+// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_1 / IQ4_NL / Q4_K / Q6_K weights,
 // tiled or flat (the per-type tile kernels: hvx-tile-dot.h).
 // Per group of activation rows: the threads quantize the rows into the VTCM act area
 // (HVX_A_QUANT), then each thread streams the weight tiles of its 32-row strips DDR -> DMA -> VTCM
@@ -83,7 +83,8 @@ void quantize_thread(uint32_t n, uint32_t i, void * data) {
     trace_buf *        tr      = &job.octx->trace[i];
     uint8_t *          staging = thread_area(job, i);
     const dma_addr_t   base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
-    const bool         permute = !job.tiled && (job.kp.wtype == TYPE_Q4_0 || job.kp.wtype == tile_q4_1::type);
+    const bool         permute = !job.tiled && (job.kp.wtype == TYPE_Q4_0 || job.kp.wtype == tile_q4_1::type ||
+                                             job.kp.wtype == tile_iq4_nl::type);
     const bool         f16     = job.src1->type == HTP_TYPE_F16;
     const uint32_t     bytes   = job.kp.k * (f16 ? 2 : 4);
     for (uint32_t j = i; j < job.nrows; j += n) {
@@ -252,6 +253,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
             case tile_q8_0::type: return compute_block<tile_q8_0>(job, i, k, b);
             case tile_q4_0::type: return compute_block<tile_q4_0>(job, i, k, b);
             case tile_q4_1::type: return compute_block<tile_q4_1>(job, i, k, b);
+            case tile_iq4_nl::type: return compute_block<tile_iq4_nl>(job, i, k, b);
             case tile_q4_k::type: return compute_block<tile_q4_k>(job, i, k, b);
             default: return compute_block<tile_q6_k>(job, i, k, b);
         }
@@ -294,7 +296,8 @@ namespace {
 uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
     switch (kp.wtype) {
         case tile_q8_0::type: return uint64_t(kp.n_k_tiles) * 34;
-        case tile_q4_0::type: return uint64_t(kp.n_k_tiles) * 18;
+        case tile_q4_0::type:
+        case tile_iq4_nl::type: return uint64_t(kp.n_k_tiles) * 18;
         case tile_q4_1::type: return uint64_t(kp.n_k_tiles) * 20;
         case tile_q4_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 144;
         default: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 210;
