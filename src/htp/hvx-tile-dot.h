@@ -51,6 +51,22 @@ struct tile_iq4_nl {
         return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
     }
 };
+// x = kvalues_mxfp4[q] * 2^(e - 128) per row (GGML's ggml_e8m0_to_fp32_half of the row's E8M0
+// byte e: the normal float (e - 1) << 23 from e = 2 on, 2^-127 and 2^-128 below). The 32 exponent
+// bytes at byte 512 are widened to word lanes (order-preserving unpacks), so lane r = row r.
+struct tile_mxfp4 {
+    static constexpr uint32_t type = 39;
+    static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_mxfp4(t, w); }
+    static void scales(const HVX_Vector * t, HVX_Vector * sc) {
+        const HVX_Vector e      = Q6_V_lo_W(Q6_Wuw_vunpack_Vuh(Q6_V_lo_W(Q6_Wuh_vunpack_Vub(t[4]))));
+        const HVX_Vector normal = Q6_Vw_vasl_VwR(Q6_Vw_vsub_VwVw(e, hvx_splat_w(1)), 23);
+        HVX_Vector       s      = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(e, hvx_splat_w(1)), hvx_splat_w(0x00400000), normal);
+        sc[0]                   = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(e, Q6_V_vzero()), hvx_splat_w(0x00200000), s);
+    }
+    static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
+        return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
+    }
+};
 // x = D q + M per row: the dot is s (D isum + M sum(qa)).
 struct tile_q4_k {
     static constexpr uint32_t type = 12;

@@ -38,14 +38,12 @@ inline void hvx_tile_unpack_nibbles(const HVX_Vector * tile, HVX_Vector * w, int
     }
 }
 inline void hvx_tile_unpack_q4_0(const HVX_Vector * tile, HVX_Vector * w) { hvx_tile_unpack_nibbles(tile, w, 8); }
+inline void hvx_tile_unpack_q4_k(const HVX_Vector * tile, HVX_Vector * w) { hvx_tile_unpack_nibbles(tile, w, 0); }
 
-// IQ4_NL: the Q4_0 nibble layout, each nibble the index of GGML's non-linear int8 value
-// (kvalues_iq4nl), looked up with vlut32 (index bytes 0..15 pick the low bytes of table
-// halfwords 0..15).
-inline void hvx_tile_unpack_iq4_nl(const HVX_Vector * tile, HVX_Vector * w) {
-    alignas(128) static const int16_t kTable[64] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                                    1,    13,   25,  38,  53,  69,  89,  113};
-    const HVX_Vector table  = *reinterpret_cast<const HVX_Vector *>(kTable);
+// 4-bit tiles whose nibbles index a table of int8 values (IQ4_NL's kvalues_iq4nl, MXFP4's
+// E2M1 values doubled): the Q4_0 layout, each nibble looked up with vlut32 (index bytes 0..15
+// pick the low bytes of the table's halfwords 0..15).
+inline void hvx_tile_unpack_lut(const HVX_Vector * tile, HVX_Vector * w, HVX_Vector table) {
     const HVX_Vector nibble = Q6_V_vsplat_R(0x0F0F0F0F);
     for (int v = 0; v < 4; ++v) {
         const HVX_Vector     lo = Q6_Vb_vlut32_VbVbR(Q6_V_vand_VV(tile[v], nibble), table, 0);
@@ -55,7 +53,15 @@ inline void hvx_tile_unpack_iq4_nl(const HVX_Vector * tile, HVX_Vector * w) {
         w[2 * v + 1]            = Q6_Vh_vshuff_Vh(Q6_V_hi_W(cp));
     }
 }
-inline void hvx_tile_unpack_q4_k(const HVX_Vector * tile, HVX_Vector * w) { hvx_tile_unpack_nibbles(tile, w, 0); }
+inline void hvx_tile_unpack_iq4_nl(const HVX_Vector * tile, HVX_Vector * w) {
+    alignas(128) static const int16_t kTable[64] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                                    1,    13,   25,  38,  53,  69,  89,  113};
+    hvx_tile_unpack_lut(tile, w, *reinterpret_cast<const HVX_Vector *>(kTable));
+}
+inline void hvx_tile_unpack_mxfp4(const HVX_Vector * tile, HVX_Vector * w) {
+    alignas(128) static const int16_t kTable[64] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+    hvx_tile_unpack_lut(tile, w, *reinterpret_cast<const HVX_Vector *>(kTable));
+}
 
 // A Q6_K code from its low 4 bits (at lo_shift of lo) and high 2 bits (at hi_shift of hi), minus 32.
 // hi2 << 4 on halfwords: each byte stays below 0x40, so nothing crosses into the next byte.

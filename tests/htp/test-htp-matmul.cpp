@@ -196,6 +196,8 @@ TEST(HtpMatmul, TiledAndFlatWeightsOverShapesAndThreads) {
         {GGML_TYPE_Q4_1, 128, 32, 1, 1, 1, 0, 0},
         {GGML_TYPE_IQ4_NL, 128, 32, 1, 1, 1, 0, 0},
         {GGML_TYPE_IQ4_NL, 320, 70, 5, 2, 1, 4, 0},
+        {GGML_TYPE_MXFP4, 128, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_MXFP4, 224, 45, 3, 1, 2, 0, 4},
         {GGML_TYPE_Q4_1, 288, 45, 9, 2, 1, 4, 4},
         {GGML_TYPE_Q8_0, 64, 40, 3, 4, 3, 0, 0, 2, 3},   // weights broadcast over dims 2 and 3
         {GGML_TYPE_Q4_0, 96, 33, 2, 2, 2, 0, 0, 2, 1},

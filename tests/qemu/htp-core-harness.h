@@ -229,6 +229,8 @@ template <class Sink> void run_tile_isum(Sink & sink, rng & r) {
         put(hexnpu::htp::hvx_tile_isum(w, act));
         hexnpu::htp::hvx_tile_unpack_iq4_nl(tile, w);
         put(hexnpu::htp::hvx_tile_isum(w, act));
+        hexnpu::htp::hvx_tile_unpack_mxfp4(tile, w);
+        put(hexnpu::htp::hvx_tile_isum(w, act));
         hexnpu::htp::hvx_tile_unpack_q6_k(tile, w);
         put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
         put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));

@@ -1,4 +1,4 @@
-// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_1 / IQ4_NL / Q4_K / Q6_K weights,
+// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_1 / IQ4_NL / MXFP4 / Q4_K / Q6_K weights,
 // tiled or flat (the per-type tile kernels: hvx-tile-dot.h).
 // Per group of activation rows: the threads quantize the rows into the VTCM act area
 // (HVX_A_QUANT), then each thread streams the weight tiles of its 32-row strips DDR -> DMA -> VTCM
@@ -57,6 +57,12 @@ struct mm_block {
     uint32_t ntiles;
 };
 
+// The 32-element block types (their flat blocks gathered into tiles; 4-bit ones nibble-paired j, j + 16).
+constexpr bool kp_block_32(uint32_t type) {
+    return type == TYPE_Q4_0 || type == TYPE_Q8_0 || type == tile_q4_1::type || type == tile_iq4_nl::type ||
+           type == tile_mxfp4::type;
+}
+
 uint8_t * thread_area(const mm_job & job, uint32_t i) { return job.threads + size_t(i) * job.kp.thread_bytes; }
 HVX_Vector * acc_area(const mm_job & job, uint32_t i) {
     return reinterpret_cast<HVX_Vector *>(thread_area(job, i) + job.kp.slots_bytes);
@@ -83,8 +89,7 @@ void quantize_thread(uint32_t n, uint32_t i, void * data) {
     trace_buf *        tr      = &job.octx->trace[i];
     uint8_t *          staging = thread_area(job, i);
     const dma_addr_t   base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
-    const bool         permute = !job.tiled && (job.kp.wtype == TYPE_Q4_0 || job.kp.wtype == tile_q4_1::type ||
-                                             job.kp.wtype == tile_iq4_nl::type);
+    const bool         permute = !job.tiled && job.kp.wtype != TYPE_Q8_0 && kp_block_32(job.kp.wtype);
     const bool         f16     = job.src1->type == HTP_TYPE_F16;
     const uint32_t     bytes   = job.kp.k * (f16 ? 2 : 4);
     for (uint32_t j = i; j < job.nrows; j += n) {
@@ -150,7 +155,7 @@ void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr
     const uint32_t             rows  = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
     // A flat block: its scale bytes (d, or d and m) then the quants.
     const bool     q8     = kp.wtype == TYPE_Q8_0;
-    const uint32_t scale  = kp.wtype == tile_q4_1::type ? 4 : 2;     // scale bytes per row
+    const uint32_t scale  = kp.wtype == tile_q4_1::type ? 4 : kp.wtype == tile_mxfp4::type ? 1 : 2;  // per row
     const uint32_t block  = scale + (q8 ? 32 : 16);                  // bytes of a flat block
     const uint32_t width  = q8 ? 2 : 1;                              // quant bytes per row and transfer
     const uint32_t first  = job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + b.kt0 * block;
@@ -254,6 +259,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
             case tile_q4_0::type: return compute_block<tile_q4_0>(job, i, k, b);
             case tile_q4_1::type: return compute_block<tile_q4_1>(job, i, k, b);
             case tile_iq4_nl::type: return compute_block<tile_iq4_nl>(job, i, k, b);
+            case tile_mxfp4::type: return compute_block<tile_mxfp4>(job, i, k, b);
             case tile_q4_k::type: return compute_block<tile_q4_k>(job, i, k, b);
             default: return compute_block<tile_q6_k>(job, i, k, b);
         }
@@ -299,6 +305,7 @@ uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
         case tile_q4_0::type:
         case tile_iq4_nl::type: return uint64_t(kp.n_k_tiles) * 18;
         case tile_q4_1::type: return uint64_t(kp.n_k_tiles) * 20;
+        case tile_mxfp4::type: return uint64_t(kp.n_k_tiles) * 17;
         case tile_q4_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 144;
         default: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 210;
     }
