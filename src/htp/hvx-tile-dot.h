@@ -78,6 +78,11 @@ struct tile_q4_k {
         return hvx_sf_add(acc, hvx_sf_mul(hvx_sf_add(d, m), a[8]));
     }
 };
+// Q5_K: the Q4_K tile plus a 5th-bit plane; x = D q + M as Q4_K.
+struct tile_q5_k : tile_q4_k {
+    static constexpr uint32_t type = 13;
+    static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q5_k(t, w); }
+};
 // Q4_1: the same tile layout and value (x = d q + m per row).
 struct tile_q4_1 : tile_q4_k {
     static constexpr uint32_t type = 3;
@@ -119,6 +124,12 @@ struct flat_q4_k : tile_q4_k {
         sc[0] = hvx_sf_mul(d, hvx_w_small_to_sf(s));
         sc[1] = Q6_V_vxor_VV(hvx_sf_mul(dmin, hvx_w_small_to_sf(m)), hvx_splat_w(int32_t(0x80000000u)));
     }
+};
+
+// Q5_K flat: Q4_K's staging (quants, header) plus the qh words at [36, 44); the same scales.
+struct flat_q5_k : flat_q4_k {
+    static constexpr uint32_t type = 13;
+    static void unpack(const HVX_Vector * st, uint32_t t, HVX_Vector * w) { hvx_flat_unpack_q5_k(st, t, w); }
 };
 
 // Q6_K flat: [0, 32) ql words, [32, 48) qh words, [48, 52) the int8 scales, [52] d (low halfword).

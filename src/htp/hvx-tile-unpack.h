@@ -40,6 +40,22 @@ inline void hvx_tile_unpack_nibbles(const HVX_Vector * tile, HVX_Vector * w, int
 inline void hvx_tile_unpack_q4_0(const HVX_Vector * tile, HVX_Vector * w) { hvx_tile_unpack_nibbles(tile, w, 8); }
 inline void hvx_tile_unpack_q4_k(const HVX_Vector * tile, HVX_Vector * w) { hvx_tile_unpack_nibbles(tile, w, 0); }
 
+// Q5_K: the Q4_K tile plus its 5th-bit plane at vector 5, whose byte L holds for quant vector v the
+// high bit of its low nibble (bit 2v) and of its high nibble (bit 2v + 1) at the same byte L.
+inline void hvx_tile_unpack_q5_k(const HVX_Vector * tile, HVX_Vector * w) {
+    const HVX_Vector nibble = Q6_V_vsplat_R(0x0F0F0F0F);
+    const HVX_Vector one    = Q6_V_vsplat_R(0x01010101);
+    for (int v = 0; v < 4; ++v) {
+        const HVX_Vector lo5 = Q6_Vh_vasl_VhR(Q6_V_vand_VV(Q6_Vub_vlsr_VubR(tile[5], 2 * v), one), 4);
+        const HVX_Vector hi5 = Q6_Vh_vasl_VhR(Q6_V_vand_VV(Q6_Vub_vlsr_VubR(tile[5], 2 * v + 1), one), 4);
+        const HVX_Vector lo  = Q6_V_vor_VV(Q6_V_vand_VV(tile[v], nibble), lo5);
+        const HVX_Vector hi  = Q6_V_vor_VV(Q6_V_vand_VV(Q6_Vub_vlsr_VubR(tile[v], 4), nibble), hi5);
+        const HVX_VectorPair cp = Q6_W_vshuff_VVR(hi, lo, -1);
+        w[2 * v]                = Q6_Vh_vshuff_Vh(Q6_V_lo_W(cp));
+        w[2 * v + 1]            = Q6_Vh_vshuff_Vh(Q6_V_hi_W(cp));
+    }
+}
+
 // 4-bit tiles whose nibbles index a table of int8 values (IQ4_NL's kvalues_iq4nl, MXFP4's
 // E2M1 values doubled): the Q4_0 layout, each nibble looked up with vlut32 (index bytes 0..15
 // pick the low bytes of the table's halfwords 0..15).
@@ -107,6 +123,18 @@ inline void hvx_flat_unpack_q4_k(const HVX_Vector * st, uint32_t t, HVX_Vector *
     const HVX_Vector nibble = Q6_V_vsplat_R(0x0F0F0F0F);
     for (uint32_t kg = 0; kg < 8; ++kg) {
         w[kg] = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(st[8 * (t >> 1) + kg], 4 * (t & 1)), nibble);
+    }
+}
+
+// Flat Q5_K staged: [0, 32) the quant words, [32, 36) the header, [36, 44) the qh words (qh bytes
+// 4kg..4kg+3): sub-block t's 5th bit is bit t of qh byte k.
+inline void hvx_flat_unpack_q5_k(const HVX_Vector * st, uint32_t t, HVX_Vector * w) {
+    const HVX_Vector nibble = Q6_V_vsplat_R(0x0F0F0F0F);
+    const HVX_Vector one    = Q6_V_vsplat_R(0x01010101);
+    for (uint32_t kg = 0; kg < 8; ++kg) {
+        const HVX_Vector lo4 = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(st[8 * (t >> 1) + kg], int32_t(4 * (t & 1))), nibble);
+        const HVX_Vector hi1 = Q6_Vh_vasl_VhR(Q6_V_vand_VV(Q6_Vub_vlsr_VubR(st[36 + kg], int32_t(t)), one), 4);
+        w[kg]                = Q6_V_vor_VV(lo4, hi1);
     }
 }
 

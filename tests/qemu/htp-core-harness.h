@@ -231,11 +231,15 @@ template <class Sink> void run_tile_isum(Sink & sink, rng & r) {
         put(hexnpu::htp::hvx_tile_isum(w, act));
         hexnpu::htp::hvx_tile_unpack_mxfp4(tile, w);
         put(hexnpu::htp::hvx_tile_isum(w, act));
+        hexnpu::htp::hvx_tile_unpack_q5_k(tile, w);
+        put(hexnpu::htp::hvx_tile_isum(w, act));
         hexnpu::htp::hvx_tile_unpack_q6_k(tile, w);
         put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
         put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));
         for (uint32_t t = 0; t < 8; ++t) {
             hexnpu::htp::hvx_flat_unpack_q4_k(tile, t, w);
+            put(hexnpu::htp::hvx_tile_isum(w, act));
+            hexnpu::htp::hvx_flat_unpack_q5_k(tile, t, w);
             put(hexnpu::htp::hvx_tile_isum(w, act));
             hexnpu::htp::hvx_flat_unpack_q6_k(tile, t, w);
             put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));

@@ -1,4 +1,4 @@
-// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_1 / IQ4_NL / MXFP4 / Q4_K / Q6_K weights,
+// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_1 / IQ4_NL / MXFP4 / Q4_K / Q5_K / Q6_K weights,
 // tiled or flat (the per-type tile kernels: hvx-tile-dot.h).
 // Per group of activation rows: the threads quantize the rows into the VTCM act area
 // (HVX_A_QUANT), then each thread streams the weight tiles of its 32-row strips DDR -> DMA -> VTCM
@@ -56,6 +56,10 @@ struct mm_block {
     uint32_t kt0;
     uint32_t ntiles;
 };
+
+constexpr bool is_kquant(uint32_t type) {
+    return type == tile_q4_k::type || type == tile_q5_k::type || type == tile_q6_k::type;
+}
 
 // The 32-element block types (their flat blocks gathered into tiles; 4-bit ones nibble-paired j, j + 16).
 constexpr bool kp_block_32(uint32_t type) {
@@ -127,18 +131,22 @@ void push_flat_kquant_block(const mm_job & job, dma_queue * q, uint8_t * slot, d
     const uint32_t             nb1  = job.src0->nb[1];
     const uint32_t             left = kp.n - b.row * proto::TILE_N_ROWS;
     const uint32_t             rows = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
-    const bool                 q4k  = kp.wtype == tile_q4_k::type;
+    const bool                 q4k  = kp.wtype == tile_q4_k::type, q5k = kp.wtype == tile_q5_k::type;
+    const uint32_t             bytes_per_super_block = q4k ? 144u : q5k ? 176u : 210u;
     const uint32_t first =
-        job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + (b.kt0 / proto::KQUANT_TILES) * (q4k ? 144u : 210u);
+        job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + (b.kt0 / proto::KQUANT_TILES) * bytes_per_super_block;
     auto words = [&](uint32_t vector, uint32_t offset, uint32_t count, uint32_t bytes) {
         for (uint32_t i = 0; i < count; ++i) {
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + (vector + i) * 128), dma_addr_at(w_base, first + offset + 4 * i),
                                        4, nb1, bytes, rows, trace_info(b.row));
         }
     };
-    if (q4k) {
-        words(0, 16, 32, 4);  // qs
-        words(32, 0, 4, 4);   // d | dmin, scales[0..11]
+    if (q4k || q5k) {
+        words(0, q4k ? 16 : 48, 32, 4);  // qs
+        words(32, 0, 4, 4);              // d | dmin, scales[0..11]
+        if (q5k) {
+            words(36, 16, 8, 4);  // qh
+        }
     } else {
         words(0, 0, 32, 4);    // ql
         words(32, 128, 16, 4); // qh
@@ -233,7 +241,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
     const dma_addr_t w_base    = htp_tensor_dma_addr(job.octx->plat, job.src0);
     const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t   per_block = job.tiled ? kp.tiles_per_block : proto::htp_matmul_flat_tiles(kp.wtype);
-    const bool       kquant    = kp.wtype == tile_q4_k::type || kp.wtype == tile_q6_k::type;
+    const bool       kquant    = is_kquant(kp.wtype);
     const uint32_t   dst_rows  = job.row0 * job.dst->nb[1] + job.i12 * job.dst->nb[2] + job.i13 * job.dst->nb[3];
 
     mm_block next{s0, 0, 0};
@@ -251,8 +259,11 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
     };
     auto compute = [&](uint32_t k, const mm_block & b) {
         if (!job.tiled && kquant) {
-            return kp.wtype == tile_q4_k::type ? compute_flat_block<flat_q4_k>(job, i, k, b)
-                                               : compute_flat_block<flat_q6_k>(job, i, k, b);
+            switch (kp.wtype) {
+                case tile_q4_k::type: return compute_flat_block<flat_q4_k>(job, i, k, b);
+                case tile_q5_k::type: return compute_flat_block<flat_q5_k>(job, i, k, b);
+                default: return compute_flat_block<flat_q6_k>(job, i, k, b);
+            }
         }
         switch (kp.wtype) {
             case tile_q8_0::type: return compute_block<tile_q8_0>(job, i, k, b);
@@ -261,6 +272,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
             case tile_iq4_nl::type: return compute_block<tile_iq4_nl>(job, i, k, b);
             case tile_mxfp4::type: return compute_block<tile_mxfp4>(job, i, k, b);
             case tile_q4_k::type: return compute_block<tile_q4_k>(job, i, k, b);
+            case tile_q5_k::type: return compute_block<tile_q5_k>(job, i, k, b);
             default: return compute_block<tile_q6_k>(job, i, k, b);
         }
     };
@@ -307,6 +319,7 @@ uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
         case tile_q4_1::type: return uint64_t(kp.n_k_tiles) * 20;
         case tile_mxfp4::type: return uint64_t(kp.n_k_tiles) * 17;
         case tile_q4_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 144;
+        case tile_q5_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 176;
         default: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 210;
     }
 }
@@ -322,7 +335,7 @@ bool guard_matmul(const htp_op_context * octx) {
     if (!proto::htp_matmul_weight_type(kp.wtype)) {
         return false;
     }
-    const bool kquant = kp.wtype == tile_q4_k::type || kp.wtype == tile_q6_k::type;
+    const bool kquant = is_kquant(kp.wtype);
     const proto::tiled_type tt = proto::tiled_type(int32_t(kp.wtype));
     // Loop bounds and fixed arrays (threads, slots, act rows, the DMA ring) and the VTCM layout.
     const uint32_t     a_size = src1->type == HTP_TYPE_F16 ? 2 : 4;
