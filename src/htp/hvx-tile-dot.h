@@ -99,6 +99,13 @@ struct tile_q6_k {
     }
 };
 
+// Q3_K: x = D_s q, the two 16-column halves' scales at byte 384 (as Q6_K's at 768).
+struct tile_q3_k : tile_q6_k {
+    static constexpr uint32_t type = 11;
+    static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q3_k(t, w); }
+    static void scales(const HVX_Vector * t, HVX_Vector * sc) { hvx_hf_halves_to_sf(t[3], &sc[0], &sc[1]); }
+};
+
 // ---- flat K-quant blocks, staged by the DMA in vrmpy order (proto/htp-matmul.h): vector v of the
 // staging holds 4 bytes of every row, word lane r = row r. One staging = one 256-column super-block
 // of 32 rows; tile t = its 32-column sub-block t. Both reuse their tiled siblings' accumulate.
@@ -144,6 +151,26 @@ struct flat_q6_k : tile_q6_k {
             const uint32_t   b  = 2 * t + s;  // the int8 scale, sign-extended from its byte
             const HVX_Vector sb = Q6_Vw_vasr_VwR(Q6_Vw_vasl_VwR(st[48 + b / 4], int32_t(24 - 8 * (b % 4))), 24);
             sc[s]               = hvx_sf_mul(d, hvx_w_small_to_sf(sb));
+        }
+    }
+};
+
+// Q3_K flat: GGML's 6-bit scale decode on every lane (scales[b] - 32 for b = 2t + s, from the 12
+// packed bytes: low nibbles of bytes 0..7 or high nibbles, plus 2 bits of bytes 8..11), D = d (sc - 32).
+struct flat_q3_k : tile_q3_k {
+    static void unpack(const HVX_Vector * st, uint32_t t, HVX_Vector * w) { hvx_flat_unpack_q3_k(st, t, w); }
+    static void scales(const HVX_Vector * st, uint32_t t, HVX_Vector * sc) {
+        HVX_Vector d, unused;
+        hvx_hf_pairs_to_sf(st[27], &d, &unused);
+        for (uint32_t s = 0; s < 2; ++s) {
+            const uint32_t   b    = 2 * t + s;
+            const uint32_t   q    = b % 4;                               // byte within each word
+            const HVX_Vector low  = hvx_byte_of_words(st[24 + (b / 4) % 2], int(q));  // scales[b % 8] for b < 8
+            const HVX_Vector nib  = b < 8 ? Q6_V_vand_VV(low, hvx_splat_w(0xF)) : Q6_Vuw_vlsr_VuwR(low, 4);
+            const HVX_Vector high = Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(hvx_byte_of_words(st[26], int(q)), int32_t(2 * (b / 4))),
+                                                 hvx_splat_w(3));
+            const HVX_Vector code = Q6_Vw_vsub_VwVw(Q6_V_vor_VV(nib, Q6_Vw_vasl_VwR(high, 4)), hvx_splat_w(32));
+            sc[s]                 = hvx_sf_mul(d, hvx_w_small_to_sf(code));
         }
     }
 };

@@ -104,6 +104,22 @@ inline void hvx_tile_unpack_q6_k(const HVX_Vector * tile, HVX_Vector * w) {
     }
 }
 
+// A Q3_K value low2 - 4 neg from its low 2 bits (at lo_shift of lo) and its "negative" bit (at
+// neg_shift of neg; set means subtract 4), as a signed byte.
+inline HVX_Vector hvx_q3_value(HVX_Vector lo, int32_t lo_shift, HVX_Vector neg, int32_t neg_shift) {
+    const HVX_Vector low2 = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(lo, lo_shift), Q6_V_vsplat_R(0x03030303));
+    const HVX_Vector n    = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(neg, neg_shift), Q6_V_vsplat_R(0x01010101));
+    return Q6_Vb_vsub_VbVb(low2, Q6_Vh_vasl_VhR(n, 2));
+}
+
+// Q3_K: in vrmpy order. Group g's low 2 bits at shift 2 (g & 3) of vector g >> 2, its negative bit
+// (set when q = low2 - 4) at bit g of vector 2.
+inline void hvx_tile_unpack_q3_k(const HVX_Vector * tile, HVX_Vector * w) {
+    for (int g = 0; g < 8; ++g) {
+        w[g] = hvx_q3_value(tile[g >> 2], 2 * (g & 3), tile[2], g);
+    }
+}
+
 // The integer sums of groups [g0, g0 + n) only: Q6_K's two 16-column halves have their own scales.
 inline HVX_Vector hvx_tile_isum_groups(const HVX_Vector * w, const HVX_Vector * act, int g0, int n) {
     HVX_Vector acc = Q6_V_vzero();
@@ -135,6 +151,16 @@ inline void hvx_flat_unpack_q5_k(const HVX_Vector * st, uint32_t t, HVX_Vector *
         const HVX_Vector lo4 = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(st[8 * (t >> 1) + kg], int32_t(4 * (t & 1))), nibble);
         const HVX_Vector hi1 = Q6_Vh_vasl_VhR(Q6_V_vand_VV(Q6_Vub_vlsr_VubR(st[36 + kg], int32_t(t)), one), 4);
         w[kg]                = Q6_V_vor_VV(lo4, hi1);
+    }
+}
+
+// Flat Q3_K staged: [0, 16) the qs words, [16, 24) the hmask words, [24, 27) the scale words, [27]
+// d (low halfword). Sub-block t = (half h = t >> 2, j = t & 3): low 2 bits at shift 2j of qs bytes
+// 32h + k, and the flat hmask bit t of byte k clear means q = low2 - 4.
+inline void hvx_flat_unpack_q3_k(const HVX_Vector * st, uint32_t t, HVX_Vector * w) {
+    for (uint32_t kg = 0; kg < 8; ++kg) {
+        const HVX_Vector neg = Q6_V_vnot_V(st[16 + kg]);
+        w[kg] = hvx_q3_value(st[8 * (t >> 2) + kg], int32_t(2 * (t & 3)), neg, int32_t(t));
     }
 }
 

@@ -2,7 +2,7 @@
 // layout and the host-side planner; both sides compile this header. The host's supports_op and op
 // preparation call prepare_matmul_kparams; the kernel (htp/ops/matmul-ops.cpp) executes the plan.
 //
-// Shapes: src0 (weights) [K, N, ne02, ne03] of Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0, Q4_K, Q5_K or Q6_K, stored tiled
+// Shapes: src0 (weights) [K, N, ne02, ne03] of Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0, Q3_K, Q4_K, Q5_K or Q6_K, stored tiled
 // (HTP_TENSOR_TILED: proto/tile-formats.h) or flat; src1 (activations) F32 or F16 [K, M, ne12, ne13]
 // with contiguous rows; dst F32 [N, M, ne12, ne13]. K is a multiple of 32. As GGML broadcasts,
 // ne12 = r2 * ne02 and ne13 = r3 * ne03: activation slice (i12, i13) multiplies weight matrix
@@ -66,23 +66,24 @@ struct htp_matmul_kparams {
 };
 static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
-// The weight types the kernel multiplies, tiled and flat: Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL,
-// MXFP4.
+// The weight types the kernel multiplies, tiled and flat: Q4_0, Q4_1, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K,
+// IQ4_NL, MXFP4.
 constexpr bool htp_matmul_weight_type(uint32_t type) {
-    return type == 2 || type == 3 || type == 8 || type == 12 || type == 13 || type == 14 || type == 20 || type == 39;
+    return type == 2 || type == 3 || type == 8 || (type >= 11 && type <= 14) || type == 20 || type == 39;
 }
 
 // Flat weights are gathered by the DMA engine, a block per 32-row strip:
 //  Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0: one tile (32 columns) per block, into the tile layout: a 2-D transfer per quant
 //              byte (Q4_x) or byte pair (Q8_0) of all 32 rows, one for the row scales;
-//  Q4_K, Q5_K, Q6_K: one super-block (256 columns, 8 tiles) per block, 4 bytes of all 32 rows
+//  Q3_K, Q4_K, Q5_K, Q6_K: one super-block (256 columns, 8 tiles) per block, 4 bytes of all 32 rows
 //              per transfer, so that each staged vector is already in vrmpy order (word lane r =
 //              row r): Q4_K 32 quant words + 4 header words (d|dmin, scales[0..11]); Q5_K those
-//              and 8 qh words; Q6_K 32 ql words, 16 qh words, 4 scale words and d.
+//              and 8 qh words; Q6_K 32 ql words, 16 qh words, 4 scale words and d; Q3_K 16 qs
+//              words, 8 hmask words, 3 scale words and d.
 constexpr uint32_t htp_matmul_flat_transfers(uint32_t type) {
-    return type == 12 ? 36 : type == 13 ? 44 : type == 14 ? 53 : 17;
+    return type == 11 ? 28 : type == 12 ? 36 : type == 13 ? 44 : type == 14 ? 53 : 17;
 }
-constexpr uint32_t htp_matmul_flat_tiles(uint32_t type) { return type == 12 || type == 13 || type == 14 ? 8 : 1; }
+constexpr uint32_t htp_matmul_flat_tiles(uint32_t type) { return type >= 11 && type <= 14 ? 8 : 1; }
 
 constexpr uint64_t htp_matmul_vtcm_size(const htp_matmul_kparams & p) {
     return uint64_t(p.act_rows) * p.act_row_bytes + uint64_t(p.n_threads) * p.thread_bytes;

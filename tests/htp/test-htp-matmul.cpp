@@ -226,6 +226,8 @@ TEST(HtpMatmul, KQuantsTiledAndFlatOverShapesAndThreads) {
         {GGML_TYPE_Q6_K, 1024, 45, 3, 2, 1, 0, 4},
         {GGML_TYPE_Q4_K, 256, 40, 2, 2, 2, 0, 0, 1, 2},
         {GGML_TYPE_Q5_K, 256, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_Q3_K, 256, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_Q3_K, 1024, 70, 4, 1, 2, 0, 4, 1, 2},
         {GGML_TYPE_Q5_K, 768, 45, 5, 2, 1, 4, 4, 2, 1},
     };
     uint32_t seed = 100;

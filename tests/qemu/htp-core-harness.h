@@ -233,6 +233,9 @@ template <class Sink> void run_tile_isum(Sink & sink, rng & r) {
         put(hexnpu::htp::hvx_tile_isum(w, act));
         hexnpu::htp::hvx_tile_unpack_q5_k(tile, w);
         put(hexnpu::htp::hvx_tile_isum(w, act));
+        hexnpu::htp::hvx_tile_unpack_q3_k(tile, w);
+        put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
+        put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));
         hexnpu::htp::hvx_tile_unpack_q6_k(tile, w);
         put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
         put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));
@@ -240,6 +243,8 @@ template <class Sink> void run_tile_isum(Sink & sink, rng & r) {
             hexnpu::htp::hvx_flat_unpack_q4_k(tile, t, w);
             put(hexnpu::htp::hvx_tile_isum(w, act));
             hexnpu::htp::hvx_flat_unpack_q5_k(tile, t, w);
+            put(hexnpu::htp::hvx_tile_isum(w, act));
+            hexnpu::htp::hvx_flat_unpack_q3_k(tile, t, w);
             put(hexnpu::htp::hvx_tile_isum(w, act));
             hexnpu::htp::hvx_flat_unpack_q6_k(tile, t, w);
             put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));

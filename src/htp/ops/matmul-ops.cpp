@@ -1,4 +1,4 @@
-// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_1 / IQ4_NL / MXFP4 / Q4_K / Q5_K / Q6_K weights,
+// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_1 / IQ4_NL / MXFP4 / Q3_K / Q4_K / Q5_K / Q6_K weights,
 // tiled or flat (the per-type tile kernels: hvx-tile-dot.h).
 // Per group of activation rows: the threads quantize the rows into the VTCM act area
 // (HVX_A_QUANT), then each thread streams the weight tiles of its 32-row strips DDR -> DMA -> VTCM
@@ -58,7 +58,7 @@ struct mm_block {
 };
 
 constexpr bool is_kquant(uint32_t type) {
-    return type == tile_q4_k::type || type == tile_q5_k::type || type == tile_q6_k::type;
+    return type == tile_q3_k::type || type == tile_q4_k::type || type == tile_q5_k::type || type == tile_q6_k::type;
 }
 
 // The 32-element block types (their flat blocks gathered into tiles; 4-bit ones nibble-paired j, j + 16).
@@ -132,7 +132,8 @@ void push_flat_kquant_block(const mm_job & job, dma_queue * q, uint8_t * slot, d
     const uint32_t             left = kp.n - b.row * proto::TILE_N_ROWS;
     const uint32_t             rows = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
     const bool                 q4k  = kp.wtype == tile_q4_k::type, q5k = kp.wtype == tile_q5_k::type;
-    const uint32_t             bytes_per_super_block = q4k ? 144u : q5k ? 176u : 210u;
+    const bool                 q3k  = kp.wtype == tile_q3_k::type;
+    const uint32_t             bytes_per_super_block = q4k ? 144u : q5k ? 176u : q3k ? 110u : 210u;
     const uint32_t first =
         job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + (b.kt0 / proto::KQUANT_TILES) * bytes_per_super_block;
     auto words = [&](uint32_t vector, uint32_t offset, uint32_t count, uint32_t bytes) {
@@ -147,6 +148,11 @@ void push_flat_kquant_block(const mm_job & job, dma_queue * q, uint8_t * slot, d
         if (q5k) {
             words(36, 16, 8, 4);  // qh
         }
+    } else if (q3k) {
+        words(0, 32, 16, 4);   // qs
+        words(16, 0, 8, 4);    // hmask
+        words(24, 96, 3, 4);   // scales
+        words(27, 108, 1, 2);  // d
     } else {
         words(0, 0, 32, 4);    // ql
         words(32, 128, 16, 4); // qh
@@ -262,6 +268,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
             switch (kp.wtype) {
                 case tile_q4_k::type: return compute_flat_block<flat_q4_k>(job, i, k, b);
                 case tile_q5_k::type: return compute_flat_block<flat_q5_k>(job, i, k, b);
+                case tile_q3_k::type: return compute_flat_block<flat_q3_k>(job, i, k, b);
                 default: return compute_flat_block<flat_q6_k>(job, i, k, b);
             }
         }
@@ -273,6 +280,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
             case tile_mxfp4::type: return compute_block<tile_mxfp4>(job, i, k, b);
             case tile_q4_k::type: return compute_block<tile_q4_k>(job, i, k, b);
             case tile_q5_k::type: return compute_block<tile_q5_k>(job, i, k, b);
+            case tile_q3_k::type: return compute_block<tile_q3_k>(job, i, k, b);
             default: return compute_block<tile_q6_k>(job, i, k, b);
         }
     };
@@ -320,6 +328,7 @@ uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
         case tile_mxfp4::type: return uint64_t(kp.n_k_tiles) * 17;
         case tile_q4_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 144;
         case tile_q5_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 176;
+        case tile_q3_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 110;
         default: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 210;
     }
 }
