@@ -123,7 +123,8 @@ struct flat_q4_k : tile_q4_k {
             m = Q6_V_vand_VV(scale_byte(t + 4), hvx_splat_w(63));
         } else {
             const HVX_Vector hi = scale_byte(t + 4);
-            s = Q6_V_vor_VV(Q6_V_vand_VV(hi, hvx_splat_w(0xF)), Q6_Vw_vasl_VwR(Q6_Vuw_vlsr_VuwR(scale_byte(t - 4), 6), 4));
+            s = Q6_V_vor_VV(Q6_V_vand_VV(hi, hvx_splat_w(0xF)),
+                            Q6_Vw_vasl_VwR(Q6_Vuw_vlsr_VuwR(scale_byte(t - 4), 6), 4));
             m = Q6_V_vor_VV(Q6_Vuw_vlsr_VuwR(hi, 4), Q6_Vw_vasl_VwR(Q6_Vuw_vlsr_VuwR(scale_byte(t), 6), 4));
         }
         HVX_Vector d, dmin;
@@ -167,8 +168,8 @@ struct flat_q3_k : tile_q3_k {
             const uint32_t   q    = b % 4;                               // byte within each word
             const HVX_Vector low  = hvx_byte_of_words(st[24 + (b / 4) % 2], int(q));  // scales[b % 8] for b < 8
             const HVX_Vector nib  = b < 8 ? Q6_V_vand_VV(low, hvx_splat_w(0xF)) : Q6_Vuw_vlsr_VuwR(low, 4);
-            const HVX_Vector high = Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(hvx_byte_of_words(st[26], int(q)), int32_t(2 * (b / 4))),
-                                                 hvx_splat_w(3));
+            const HVX_Vector bits = hvx_byte_of_words(st[26], int(q));
+            const HVX_Vector high = Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(bits, int32_t(2 * (b / 4))), hvx_splat_w(3));
             const HVX_Vector code = Q6_Vw_vsub_VwVw(Q6_V_vor_VV(nib, Q6_Vw_vasl_VwR(high, 4)), hvx_splat_w(32));
             sc[s]                 = hvx_sf_mul(d, hvx_w_small_to_sf(code));
         }

@@ -171,7 +171,8 @@ TEST(HtpMatmulCores, Q8_0TileSumsAreTheExactRowDotProducts) {
         HVX_Vector                    w[8];
         htp::hvx_tile_unpack_q8_0(tile.data(), w);
         const HVX_Vector isum  = htp::hvx_tile_isum(w, act.data());
-        const HVX_Vector accum = htp::hvx_tile_accumulate(Q6_V_vzero(), isum, htp::hvx_hf_rows_to_sf(tile[8]), act.data());
+        const HVX_Vector accum =
+            htp::hvx_tile_accumulate(Q6_V_vzero(), isum, htp::hvx_hf_rows_to_sf(tile[8]), act.data());
         for (int r = 0; r < 32; ++r) {
             int32_t want = 0;
             for (int k = 0; k < 32; ++k) {
@@ -207,7 +208,8 @@ TEST(HtpMatmulCores, Q4_0TileSumsAreTheExactRowDotProducts) {
         HVX_Vector                    w[8];
         htp::hvx_tile_unpack_q4_0(tile.data(), w);
         const HVX_Vector isum  = htp::hvx_tile_isum(w, act.data());
-        const HVX_Vector accum = htp::hvx_tile_accumulate(Q6_V_vzero(), isum, htp::hvx_hf_rows_to_sf(tile[4]), act.data());
+        const HVX_Vector accum =
+            htp::hvx_tile_accumulate(Q6_V_vzero(), isum, htp::hvx_hf_rows_to_sf(tile[4]), act.data());
         for (int r = 0; r < 32; ++r) {
             int32_t want = 0;
             for (int k = 0; k < 32; ++k) {

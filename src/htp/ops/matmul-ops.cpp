@@ -1,17 +1,17 @@
-// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q8_0 / Q4_0 / Q4_1 / IQ4_NL / MXFP4 / Q3_K / Q4_K / Q5_K / Q6_K weights,
-// tiled or flat (the per-type tile kernels: hvx-tile-dot.h).
+// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0, Q3_K,
+// Q4_K, Q5_K and Q6_K weights, tiled or flat (the per-type tile kernels: hvx-tile-dot.h).
 // Per group of activation rows: the threads quantize the rows into the VTCM act area
 // (HVX_A_QUANT), then each thread streams the weight tiles of its 32-row strips DDR -> DMA -> VTCM
 // through the shared pipeline (stream-pipeline.h) and accumulates every strip's 32 x act_rows
 // results in VTCM; a strip's last block writes them back by DMA.
 //
 // Flat weights (a plain HTPn buffer, a test tensor, a view) are gathered by the DMA itself
-// (proto/htp-matmul.h). Q4_0/Q4_1/Q8_0: a tile per block, into the tile layout: for each column pair
-// (Q8_0) or quant byte (Q4_0, Q4_1) one 2-D transfer takes that byte pair / byte of all 32 rows, and
-// one more the 32 rows' scales (d, or d and m). A flat Q4_x byte j holds elements j and j + 16 where a
-// tile byte holds 2cp and 2cp + 1, so for flat Q4_x the activations are quantized with their elements in that order
-// instead (the integer sums match either way). Q4_K/Q6_K: a super-block per block, staged in vrmpy
-// order, their sub-block scales decoded by HVX (hvx-tile-dot.h, flat_q4_k / flat_q6_k).
+// (proto/htp-matmul.h). The 32-element block types: a tile per block, into the tile layout — for
+// each column pair (Q8_0) or quant byte (4-bit types) one 2-D transfer takes that byte pair / byte of
+// all 32 rows, and one more the rows' scales. A flat 4-bit byte j holds elements j and j + 16 where a
+// tile byte holds 2cp and 2cp + 1, so for those the activations are quantized with their elements in
+// that order instead (the integer sums match either way). K-quants: a super-block per block, staged
+// in vrmpy order, their sub-block scales decoded by HVX (hvx-tile-dot.h, flat_q*_k).
 #include "dma-queue.h"
 #include "htp-tensor.h"
 #include "hvx-quant-act.h"
@@ -31,9 +31,6 @@ namespace {
 
 using proto::htp_matmul_kparams;
 using proto::htp_tensor;
-
-constexpr uint32_t TYPE_Q4_0      = 2;
-constexpr uint32_t TYPE_Q8_0      = 8;
 
 struct mm_job {
     const htp_op_context * octx;
@@ -61,10 +58,9 @@ constexpr bool is_kquant(uint32_t type) {
     return type == tile_q3_k::type || type == tile_q4_k::type || type == tile_q5_k::type || type == tile_q6_k::type;
 }
 
-// The 32-element block types (their flat blocks gathered into tiles; 4-bit ones nibble-paired j, j + 16).
-constexpr bool kp_block_32(uint32_t type) {
-    return type == TYPE_Q4_0 || type == TYPE_Q8_0 || type == tile_q4_1::type || type == tile_iq4_nl::type ||
-           type == tile_mxfp4::type;
+// The 4-bit 32-element block types: flat bytes pair elements j and j + 16.
+constexpr bool is_nibble_block_32(uint32_t type) {
+    return type == tile_q4_0::type || type == tile_q4_1::type || type == tile_iq4_nl::type || type == tile_mxfp4::type;
 }
 
 uint8_t * thread_area(const mm_job & job, uint32_t i) { return job.threads + size_t(i) * job.kp.thread_bytes; }
@@ -93,11 +89,12 @@ void quantize_thread(uint32_t n, uint32_t i, void * data) {
     trace_buf *        tr      = &job.octx->trace[i];
     uint8_t *          staging = thread_area(job, i);
     const dma_addr_t   base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
-    const bool         permute = !job.tiled && job.kp.wtype != TYPE_Q8_0 && kp_block_32(job.kp.wtype);
+    const bool         permute = !job.tiled && is_nibble_block_32(job.kp.wtype);
     const bool         f16     = job.src1->type == HTP_TYPE_F16;
     const uint32_t     bytes   = job.kp.k * (f16 ? 2 : 4);
     for (uint32_t j = i; j < job.nrows; j += n) {
-        const uint32_t offset = (job.row0 + j) * job.src1->nb[1] + job.i12 * job.src1->nb[2] + job.i13 * job.src1->nb[3];
+        const uint32_t offset =
+            (job.row0 + j) * job.src1->nb[1] + job.i12 * job.src1->nb[2] + job.i13 * job.src1->nb[3];
         // F16 rows land in the upper half of the staging and widen into the lower half.
         uint8_t * landing = f16 ? staging + job.kp.k * 2 : staging;
         dma_queue_push_ddr_to_vtcm(q, dma_addr_of(landing), dma_addr_at(base, offset), bytes, bytes, bytes, 1,
@@ -138,8 +135,9 @@ void push_flat_kquant_block(const mm_job & job, dma_queue * q, uint8_t * slot, d
         job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + (b.kt0 / proto::KQUANT_TILES) * bytes_per_super_block;
     auto words = [&](uint32_t vector, uint32_t offset, uint32_t count, uint32_t bytes) {
         for (uint32_t i = 0; i < count; ++i) {
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + (vector + i) * 128), dma_addr_at(w_base, first + offset + 4 * i),
-                                       4, nb1, bytes, rows, trace_info(b.row));
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + (vector + i) * 128),
+                                       dma_addr_at(w_base, first + offset + 4 * i), 4, nb1, bytes, rows,
+                                       trace_info(b.row));
         }
     };
     if (q4k || q5k) {
@@ -168,14 +166,15 @@ void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr
     const uint32_t             left  = kp.n - b.row * proto::TILE_N_ROWS;
     const uint32_t             rows  = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
     // A flat block: its scale bytes (d, or d and m) then the quants.
-    const bool     q8     = kp.wtype == TYPE_Q8_0;
+    const bool     q8     = kp.wtype == tile_q8_0::type;
     const uint32_t scale  = kp.wtype == tile_q4_1::type ? 4 : kp.wtype == tile_mxfp4::type ? 1 : 2;  // per row
     const uint32_t block  = scale + (q8 ? 32 : 16);                  // bytes of a flat block
     const uint32_t width  = q8 ? 2 : 1;                              // quant bytes per row and transfer
     const uint32_t first  = job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + b.kt0 * block;
     for (uint32_t c = 0; c < 16; ++c) {
-        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + c * 32 * width), dma_addr_at(w_base, first + scale + c * width),
-                                   width, nb1, width, rows, trace_info(b.row));
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + c * 32 * width),
+                                   dma_addr_at(w_base, first + scale + c * width), width, nb1, width, rows,
+                                   trace_info(b.row));
     }
     const uint32_t scales = q8 ? proto::TILE_SCALES_Q8_0 : proto::TILE_SCALES_4BIT;
     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + scales), dma_addr_at(w_base, first), scale, nb1, scale, rows,
@@ -295,7 +294,9 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
         dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, dst_rows + b.row * proto::TILE_N_ROWS * 4),
                                    dma_addr_of(out), job.dst->nb[1], 128, cols * 4, job.nrows, trace_info(b.row));
     };
-    auto token = [&](uint32_t k, const mm_block & b) { dma_queue_push_token(q, out_slot(job, i, k), trace_info(b.row)); };
+    auto token = [&](uint32_t k, const mm_block & b) {
+        dma_queue_push_token(q, out_slot(job, i, k), trace_info(b.row));
+    };
     if (job.tiled) {
         stream_blocks<proto::HTP_MM_MAX_SLOTS, mm_block>(
             q, &job.octx->trace[i], kp.n_slots, 1, take, token,
@@ -360,7 +361,8 @@ bool guard_matmul(const htp_op_context * octx) {
                       kp.tile_size == proto::tile_size(tt) && kp.slot_size == proto::tile_slot_size(tt) &&
                       kp.act_row_bytes == kp.n_k_tiles * proto::HTP_MM_ACT_BLOCK_BYTES &&
                       kp.slot_stride >= uint64_t(kp.tiles_per_block) * kp.slot_size &&
-                      kp.slot_stride >= proto::htp_matmul_flat_transfers(kp.wtype) * 128u && kp.slot_stride % 128 == 0 &&
+                      kp.slot_stride >= proto::htp_matmul_flat_transfers(kp.wtype) * 128u &&
+                      kp.slot_stride % 128 == 0 &&
                       kp.slots_bytes >= uint64_t(kp.n_slots) * kp.slot_stride &&
                       kp.slots_bytes >= uint64_t(kp.k) * 4 &&
                       kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
@@ -414,7 +416,8 @@ uint32_t op_matmul(htp_op_context * octx) {
             }
             for (job.row0 = 0; job.row0 < ne11; job.row0 += job.kp.act_rows) {
                 job.nrows = ne11 - job.row0 < job.kp.act_rows ? ne11 - job.row0 : job.kp.act_rows;
-                work_queue_run(octx->work, quantize_thread, &job, job.nrows < job.kp.n_threads ? job.nrows : job.kp.n_threads);
+                const uint32_t quantizers = job.nrows < job.kp.n_threads ? job.nrows : job.kp.n_threads;
+                work_queue_run(octx->work, quantize_thread, &job, quantizers);
                 work_queue_run(octx->work, dot_thread, &job, job.kp.n_threads);
             }
         }
