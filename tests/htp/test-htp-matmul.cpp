@@ -67,6 +67,29 @@ std::vector<double> model_quantize(const float * x, uint32_t k) {
     return out;
 }
 
+// One MUL_MAT batch over weights, activations and dst, each in its own buffer; its status. The
+// buffers are unmapped after, as the host does when it frees them.
+struct operand {
+    proto::htp_tensor     t;
+    const shared_buffer & buf;
+};
+uint32_t run_matmul(in_process_session & s, const proto::htp_matmul_kparams & kp, operand w, operand a, operand d) {
+    batch_builder b;
+    for (operand * o : {&w, &a, &d}) {
+        o->t.bi = b.add_buffer(o->buf, false);
+        b.add_tensor(o->t);
+    }
+    proto::htp_op_desc op = batch_builder::op(proto::HTP_OP_MUL_MAT, {0, 1}, {2});
+    std::memcpy(op.kparams, &kp, sizeof kp);
+    b.add_op(op);
+    packed_batch   batch  = b.pack(1, 0, 0);
+    const uint32_t status = s.process(batch).status;
+    for (const operand * o : {&w, &a, &d}) {
+        htp_iface_munmap(s.handle(), o->buf.fd());
+    }
+    return status;
+}
+
 struct mm_run {
     std::vector<double> want;
     std::vector<float>  got;
@@ -131,22 +154,8 @@ mm_run run_case(in_process_session & s, const mm_case & c, bool tiled, uint32_t 
 
     proto::htp_matmul_kparams kp{};
     EXPECT_TRUE(proto::prepare_matmul_kparams(w, a, d, n_threads, vtcm, &kp));
-    batch_builder b;
-    w.bi = b.add_buffer(wbuf, false);
-    a.bi = b.add_buffer(abuf, false);
-    d.bi = b.add_buffer(dbuf, false);
-    b.add_tensor(w);
-    b.add_tensor(a);
-    b.add_tensor(d);
-    proto::htp_op_desc op = batch_builder::op(proto::HTP_OP_MUL_MAT, {0, 1}, {2});
-    std::memcpy(op.kparams, &kp, sizeof kp);
-    b.add_op(op);
-    packed_batch batch = b.pack(1, 0, 0);
-    mm_run       r;
-    r.status = s.process(batch).status;
-    for (const shared_buffer * buf : {&wbuf, &abuf, &dbuf}) {
-        htp_iface_munmap(s.handle(), buf->fd());
-    }
+    mm_run r;
+    r.status = run_matmul(s, kp, {w, wbuf}, {a, abuf}, {d, dbuf});
 
     for (uint32_t row = 0; row < rows; ++row) {
         const std::vector<double> q = model_quantize(act.data() + size_t(row) * c.k, c.k);
@@ -274,18 +283,7 @@ TEST(HtpMatmul, AWeightSmallerThanItsShapeIsRefusedByTheGuard) {
     proto::htp_matmul_kparams kp{};
     ASSERT_TRUE(proto::prepare_matmul_kparams(w, a, d, 2, 8u << 20, &kp));
     shared_buffer wbuf(8192), abuf(1024), dbuf(512);
-    batch_builder b;
-    w.bi = b.add_buffer(wbuf, false);
-    a.bi = b.add_buffer(abuf, false);
-    d.bi = b.add_buffer(dbuf, false);
-    b.add_tensor(w);
-    b.add_tensor(a);
-    b.add_tensor(d);
-    proto::htp_op_desc op = batch_builder::op(proto::HTP_OP_MUL_MAT, {0, 1}, {2});
-    std::memcpy(op.kparams, &kp, sizeof kp);
-    b.add_op(op);
-    packed_batch batch = b.pack(1, 0, 0);
-    EXPECT_EQ(s.process(batch).status, proto::HTP_STATUS_INVAL_PARAMS);
+    EXPECT_EQ(run_matmul(s, kp, {w, wbuf}, {a, abuf}, {d, dbuf}), proto::HTP_STATUS_INVAL_PARAMS);
 }
 
 } // namespace

@@ -63,6 +63,32 @@ constexpr bool is_nibble_block_32(uint32_t type) {
     return type == tile_q4_0::type || type == tile_q4_1::type || type == tile_iq4_nl::type || type == tile_mxfp4::type;
 }
 
+// Bytes of one flat GGML block: 32 elements, or a 256-element super-block for the K-quants.
+constexpr uint32_t flat_block_bytes(uint32_t type) {
+    switch (type) {
+        case tile_q8_0::type: return 34;
+        case tile_q4_1::type: return 20;
+        case tile_mxfp4::type: return 17;
+        case tile_q3_k::type: return 110;
+        case tile_q4_k::type: return 144;
+        case tile_q5_k::type: return 176;
+        case tile_q6_k::type: return 210;
+        default: return 18;  // Q4_0, IQ4_NL
+    }
+}
+
+// Bytes of one flat weight row.
+uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
+    const uint32_t blocks = is_kquant(kp.wtype) ? kp.n_k_tiles / proto::KQUANT_TILES : kp.n_k_tiles;
+    return uint64_t(blocks) * flat_block_bytes(kp.wtype);
+}
+
+// Weight rows in strip s: 32, or what is left of n in the last strip.
+uint32_t strip_rows(const htp_matmul_kparams & kp, uint32_t s) {
+    const uint32_t left = kp.n - s * proto::TILE_N_ROWS;
+    return left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
+}
+
 uint8_t * thread_area(const mm_job & job, uint32_t i) { return job.threads + size_t(i) * job.kp.thread_bytes; }
 HVX_Vector * acc_area(const mm_job & job, uint32_t i) {
     return reinterpret_cast<HVX_Vector *>(thread_area(job, i) + job.kp.slots_bytes);
@@ -126,13 +152,11 @@ void push_tiled_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_add
 void push_flat_kquant_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
     const htp_matmul_kparams & kp   = job.kp;
     const uint32_t             nb1  = job.src0->nb[1];
-    const uint32_t             left = kp.n - b.row * proto::TILE_N_ROWS;
-    const uint32_t             rows = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
+    const uint32_t             rows = strip_rows(kp, b.row);
     const bool                 q4k  = kp.wtype == tile_q4_k::type, q5k = kp.wtype == tile_q5_k::type;
     const bool                 q3k  = kp.wtype == tile_q3_k::type;
-    const uint32_t             bytes_per_super_block = q4k ? 144u : q5k ? 176u : q3k ? 110u : 210u;
-    const uint32_t first =
-        job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + (b.kt0 / proto::KQUANT_TILES) * bytes_per_super_block;
+    const uint32_t             first =
+        job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + (b.kt0 / proto::KQUANT_TILES) * flat_block_bytes(kp.wtype);
     auto words = [&](uint32_t vector, uint32_t offset, uint32_t count, uint32_t bytes) {
         for (uint32_t i = 0; i < count; ++i) {
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + (vector + i) * 128),
@@ -163,13 +187,12 @@ void push_flat_kquant_block(const mm_job & job, dma_queue * q, uint8_t * slot, d
 void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
     const htp_matmul_kparams & kp    = job.kp;
     const uint32_t             nb1   = job.src0->nb[1];
-    const uint32_t             left  = kp.n - b.row * proto::TILE_N_ROWS;
-    const uint32_t             rows  = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
+    const uint32_t             rows  = strip_rows(kp, b.row);
     // A flat block: its scale bytes (d, or d and m) then the quants.
     const bool     q8     = kp.wtype == tile_q8_0::type;
-    const uint32_t scale  = kp.wtype == tile_q4_1::type ? 4 : kp.wtype == tile_mxfp4::type ? 1 : 2;  // per row
-    const uint32_t block  = scale + (q8 ? 32 : 16);                  // bytes of a flat block
-    const uint32_t width  = q8 ? 2 : 1;                              // quant bytes per row and transfer
+    const uint32_t block  = flat_block_bytes(kp.wtype);
+    const uint32_t scale  = block - (q8 ? 32 : 16);  // scale bytes per row
+    const uint32_t width  = q8 ? 2 : 1;              // quant bytes per row and transfer
     const uint32_t first  = job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + b.kt0 * block;
     for (uint32_t c = 0; c < 16; ++c) {
         dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + c * 32 * width),
@@ -289,8 +312,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
             dma_queue_push_token(q, out, trace_info(b.row));  // the strip goes on
             return;
         }
-        const uint32_t left = kp.n - b.row * proto::TILE_N_ROWS;
-        const uint32_t cols = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
+        const uint32_t cols = strip_rows(kp, b.row);
         dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, dst_rows + b.row * proto::TILE_N_ROWS * 4),
                                    dma_addr_of(out), job.dst->nb[1], 128, cols * 4, job.nrows, trace_info(b.row));
     };
@@ -318,23 +340,6 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
 
 } // namespace
 
-namespace {
-// Bytes of one flat weight row.
-uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
-    switch (kp.wtype) {
-        case tile_q8_0::type: return uint64_t(kp.n_k_tiles) * 34;
-        case tile_q4_0::type:
-        case tile_iq4_nl::type: return uint64_t(kp.n_k_tiles) * 18;
-        case tile_q4_1::type: return uint64_t(kp.n_k_tiles) * 20;
-        case tile_mxfp4::type: return uint64_t(kp.n_k_tiles) * 17;
-        case tile_q4_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 144;
-        case tile_q5_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 176;
-        case tile_q3_k::type: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 110;
-        default: return uint64_t(kp.n_k_tiles / proto::KQUANT_TILES) * 210;
-    }
-}
-} // namespace
-
 bool guard_matmul(const htp_op_context * octx) {
     htp_matmul_kparams kp;
     __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
@@ -356,7 +361,7 @@ bool guard_matmul(const htp_op_context * octx) {
                       (!kquant || kp.k % (proto::KQUANT_TILES * proto::TILE_N_COLS) == 0) &&
                       kp.act_rows >= 1 && kp.act_rows <= proto::HTP_MM_MAX_ACT_ROWS && kp.tiles_per_block >= 1 &&
                       kp.k == src0->ne[0] && kp.k == src1->ne[0] && kp.n == src0->ne[1] && kp.n == dst->ne[0] &&
-                      kp.k % proto::TILE_N_COLS == 0 && kp.n_k_tiles * proto::TILE_N_COLS == kp.k &&
+                      kp.n_k_tiles * proto::TILE_N_COLS == kp.k &&
                       kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.strips_per_thread * kp.n_threads >= kp.n_strips &&
                       kp.tile_size == proto::tile_size(tt) && kp.slot_size == proto::tile_slot_size(tt) &&
                       kp.act_row_bytes == kp.n_k_tiles * proto::HTP_MM_ACT_BLOCK_BYTES &&
