@@ -26,35 +26,34 @@ inline HVX_Vector hvx_tile_accumulate(HVX_Vector acc, HVX_Vector isum, HVX_Vecto
 
 // The per-type tile kernels the matmul instantiates: unpack the quants, read the scales (sc[0..1])
 // once per tile, then per activation row add the tile's fp32 contribution to the row's sums.
-struct tile_q8_0 {
+
+// x = d_r * value(q): one scale per row, sc[0].
+struct row_scaled_tile {
+    static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
+        return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
+    }
+};
+// ... with the 32 fp16 row scales at vector ScaleVector of the tile.
+template <uint32_t ScaleVector> struct fp16_row_scaled_tile : row_scaled_tile {
+    static void scales(const HVX_Vector * t, HVX_Vector * sc) { sc[0] = hvx_hf_rows_to_sf(t[ScaleVector]); }
+};
+struct tile_q8_0 : fp16_row_scaled_tile<8> {
     static constexpr uint32_t type = 8;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q8_0(t, w); }
-    static void scales(const HVX_Vector * t, HVX_Vector * sc) { sc[0] = hvx_hf_rows_to_sf(t[8]); }
-    static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
-        return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
-    }
 };
-struct tile_q4_0 {
+struct tile_q4_0 : fp16_row_scaled_tile<4> {
     static constexpr uint32_t type = 2;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q4_0(t, w); }
-    static void scales(const HVX_Vector * t, HVX_Vector * sc) { sc[0] = hvx_hf_rows_to_sf(t[4]); }
-    static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
-        return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
-    }
 };
 // x = d * kvalues_iq4nl[q] per row.
-struct tile_iq4_nl {
+struct tile_iq4_nl : fp16_row_scaled_tile<4> {
     static constexpr uint32_t type = 20;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_iq4_nl(t, w); }
-    static void scales(const HVX_Vector * t, HVX_Vector * sc) { sc[0] = hvx_hf_rows_to_sf(t[4]); }
-    static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
-        return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
-    }
 };
 // x = kvalues_mxfp4[q] * 2^(e - 128) per row (GGML's ggml_e8m0_to_fp32_half of the row's E8M0
 // byte e: the normal float (e - 1) << 23 from e = 2 on, 2^-127 and 2^-128 below). The 32 exponent
 // bytes at byte 512 are widened to word lanes (order-preserving unpacks), so lane r = row r.
-struct tile_mxfp4 {
+struct tile_mxfp4 : row_scaled_tile {
     static constexpr uint32_t type = 39;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_mxfp4(t, w); }
     static void scales(const HVX_Vector * t, HVX_Vector * sc) {
@@ -62,9 +61,6 @@ struct tile_mxfp4 {
         const HVX_Vector normal = Q6_Vw_vasl_VwR(Q6_Vw_vsub_VwVw(e, hvx_splat_w(1)), 23);
         HVX_Vector       s      = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(e, hvx_splat_w(1)), hvx_splat_w(0x00400000), normal);
         sc[0]                   = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(e, Q6_V_vzero()), hvx_splat_w(0x00200000), s);
-    }
-    static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
-        return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
     }
 };
 // x = D q + M per row: the dot is s (D isum + M sum(qa)).
