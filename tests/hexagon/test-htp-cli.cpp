@@ -1,6 +1,6 @@
 // The HTP devices through the CLI: `hexnpu devices` (device lists, arch forcing, bad lists) and
 // `hexnpu test-ops -b HTP0` (every supported catalog case on the virtual NPU against the CPU, the
-// op filter, --trace).
+// op filter, --trace) and `hexnpu bench-ops` (one JSON line per case, its bad arguments).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -87,6 +87,30 @@ TEST(HtpCli, TraceFileHoldsTheOpsAndKernelEvents) {
     EXPECT_NE(text.find("\"name\":\"HVX_COMP\""), std::string::npos);
     EXPECT_NE(text.find("\"args\":{\"name\":\"HTP0\"}"), std::string::npos);
     EXPECT_EQ(r.output.find("profile-op"), std::string::npos) << "--trace alone prints no profile lines";
+}
+
+TEST(HtpCli, BenchOpsPrintsOneJsonObjectPerCase) {
+    const auto r = run("", "bench-ops -b HTP0 -t q4_0 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (const char * n : {"1", "2", "4", "8"}) {
+        EXPECT_TRUE(has_line(r.output, std::string("^\\{\"op\": \"MUL_MAT\", \"params\": \"type_a=q4_0,type_b=f32,m=4096,n=") +
+                                           n + ",k=4096[^\"]*\", \"backend\": \"HTP0\", \"us_per_run\": [0-9.]+, " +
+                                           "\"gflops\": [0-9.]+, \"gbps\": [0-9.]+\\}$"))
+            << n << "\n" << r.output;
+    }
+    EXPECT_TRUE(has_line(r.output, "^\\{\"read_bandwidth_gbs\": [0-9.]+, \"threads\": [1-9][0-9]*\\}$")) << r.output;
+}
+
+TEST(HtpCli, BenchOpsRefusesBadArguments) {
+    const auto type = run("", "bench-ops -t bogus");
+    EXPECT_EQ(type.exit_code, 1);
+    EXPECT_NE(type.output.find("unknown type 'bogus'"), std::string::npos) << type.output;
+    const auto backend = run("", "bench-ops -b NOPE");
+    EXPECT_EQ(backend.exit_code, 1);
+    EXPECT_NE(backend.output.find("no backend named 'NOPE'"), std::string::npos) << backend.output;
+    const auto empty = run("", "bench-ops -o ADD");
+    EXPECT_EQ(empty.exit_code, 1);
+    EXPECT_NE(empty.output.find("no benchmark case matches"), std::string::npos) << empty.output;
 }
 
 } // namespace
