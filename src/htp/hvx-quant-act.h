@@ -1,6 +1,7 @@
 // Activation quantization for the HVX matmul: one 32-element fp32 block (one vector) into the
 // act-area layout of proto/htp-matmul.h — eight vrmpy operand vectors (group g = elements 4g..4g+3
-// as a word in every lane), the scale 2^E and the sum of the int8 values, each in every lane.
+// as a word in every lane), the scale 2^E, the sum of the int8 values and the sum of the first 16,
+// each in every lane.
 // E is the least integer with amax <= 127 * 2^E; q = round-to-even(x * 2^-E): scaling by a power
 // of two is exact, so the only rounding is the final one. Blocks whose amax lies below 2^-100 (or is
 // zero) give q = 0 and scale 0; a block holding an inf or NaN gives q = 0 and a NaN scale, so the
@@ -59,8 +60,9 @@ __attribute__((noinline)) inline void hvx_quantize_act_block(HVX_Vector x, HVX_V
     for (int32_t g = 0; g < 8; ++g) {
         out[g] = Q6_V_vsplat_R(Q6_R_vextract_VR(b, 4 * g));
     }
-    out[8] = scale;
-    out[9] = hvx_w_allsum(q);
+    out[8]  = scale;
+    out[9]  = hvx_w_allsum(q);
+    out[10] = hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vsetq_R(64), q, Q6_V_vzero()));
 }
 
 } // namespace hexnpu::htp

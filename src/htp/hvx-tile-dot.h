@@ -29,6 +29,7 @@ inline HVX_Vector hvx_tile_accumulate(HVX_Vector acc, HVX_Vector isum, HVX_Vecto
 
 // x = d_r * value(q): one scale per row, sc[0].
 struct row_scaled_tile {
+    static constexpr uint32_t blocks = 1;  // activation blocks per tile (Q1_0: 4, Q2_0: 2)
     static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
         return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
     }
@@ -44,6 +45,16 @@ struct tile_q8_0 : fp16_row_scaled_tile<8> {
 struct tile_q4_0 : fp16_row_scaled_tile<4> {
     static constexpr uint32_t type = 2;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q4_0(t, w); }
+};
+// Q1_0: x = +-d per row; a 128-column tile is 4 activation blocks, one vector each.
+struct tile_q1_0 : fp16_row_scaled_tile<4> {
+    static constexpr uint32_t type = 41, blocks = 4;
+    static void unpack(const HVX_Vector * t, uint32_t sub, HVX_Vector * w) { hvx_unpack_q1_0(t[sub], w); }
+};
+// Q2_0: x = (c - 1) d per row; a 64-column tile is 2 activation blocks, two vectors each.
+struct tile_q2_0 : fp16_row_scaled_tile<4> {
+    static constexpr uint32_t type = 42, blocks = 2;
+    static void unpack(const HVX_Vector * t, uint32_t sub, HVX_Vector * w) { hvx_unpack_q2_0(t + 2 * sub, w); }
 };
 // x = d * kvalues_iq4nl[q] per row.
 struct tile_iq4_nl : fp16_row_scaled_tile<4> {
@@ -65,6 +76,7 @@ struct tile_mxfp4 : row_scaled_tile {
 };
 // x = D q + M per row: the dot is s (D isum + M sum(qa)).
 struct tile_q4_k {
+    static constexpr uint32_t blocks = 1;
     static constexpr uint32_t type = 12;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q4_k(t, w); }
     static void scales(const HVX_Vector * t, HVX_Vector * sc) { hvx_hf_pairs_to_sf(t[4], &sc[0], &sc[1]); }
@@ -85,6 +97,7 @@ struct tile_q4_1 : tile_q4_k {
 };
 // x = D_s (q - 32), s the 16-column half: the dot is s (D_0 isum_0 + D_1 isum_1).
 struct tile_q6_k {
+    static constexpr uint32_t blocks = 1;
     static constexpr uint32_t type = 14;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q6_k(t, w); }
     static void scales(const HVX_Vector * t, HVX_Vector * sc) { hvx_hf_halves_to_sf(t[6], &sc[0], &sc[1]); }
@@ -92,6 +105,50 @@ struct tile_q6_k {
         const HVX_Vector h0 = hvx_sf_mul(hvx_w_small_to_sf(hvx_tile_isum_groups(w, a, 0, 4)), sc[0]);
         const HVX_Vector h1 = hvx_sf_mul(hvx_w_small_to_sf(hvx_tile_isum_groups(w, a, 4, 4)), sc[1]);
         return hvx_sf_add(acc, hvx_sf_mul(hvx_sf_add(h0, h1), a[8]));
+    }
+};
+
+// Q2_K: x = D_s q + M_s per row and 16-column half s, D_s = d sc_s and M_s = -dmin m_s; the dot is
+// s (D_0 isum_0 + D_1 isum_1 + M_0 sum_0(qa) + M_1 sum_1(qa)). A tile's (m << 4 | sc) bytes are at
+// byte 256 + 32 s + r; each row's d and -dmin sit in the super-block's tiles (group()).
+struct tile_q2_k {
+    static constexpr uint32_t blocks = 1;
+    static constexpr uint32_t type = 10;
+    static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q2_k(t, w); }
+    // dd[0] = d, dd[1] = -dmin of the 32 rows: the 8 fp16 at byte 320 of tiles 0..3 (d) and 4..7
+    // (-dmin) of the super-block whose first tile is at `first`, tiles `stride` bytes apart.
+    static void group(const uint8_t * first, uint32_t stride, HVX_Vector * dd) {
+        for (uint32_t h = 0; h < 2; ++h) {
+            auto field = [&](uint32_t j) {
+                const HVX_Vector * t = reinterpret_cast<const HVX_Vector *>(first + (4 * h + j) * stride);
+                return Q6_V_vror_VR(t[2], int32_t(64 - 16 * j));  // bytes 320..335 to 16 j
+            };
+            HVX_Vector v = field(3);
+            v            = Q6_V_vmux_QVV(Q6_Q_vsetq_R(48), field(2), v);
+            v            = Q6_V_vmux_QVV(Q6_Q_vsetq_R(32), field(1), v);
+            v            = Q6_V_vmux_QVV(Q6_Q_vsetq_R(16), field(0), v);
+            dd[h]        = hvx_hf_rows_to_sf(v);
+        }
+    }
+    // sc[0..1] = D_0, D_1, sc[2..3] = M_0, M_1 from the raw bytes (widened to word lanes: row r).
+    static void scales(const HVX_Vector * t, const HVX_Vector * dd, HVX_Vector * sc) {
+        const HVX_VectorPair raw = Q6_Wuw_vunpack_Vuh(Q6_V_lo_W(Q6_Wuh_vunpack_Vub(t[2])));
+        from_raw(Q6_V_lo_W(raw), Q6_V_hi_W(raw), dd[0], dd[1], sc);
+    }
+    static void from_raw(HVX_Vector raw0, HVX_Vector raw1, HVX_Vector d, HVX_Vector neg_dmin, HVX_Vector * sc) {
+        const HVX_Vector low = hvx_splat_w(0xF);
+        sc[0]                = hvx_sf_mul(d, hvx_w_small_to_sf(Q6_V_vand_VV(raw0, low)));
+        sc[1]                = hvx_sf_mul(d, hvx_w_small_to_sf(Q6_V_vand_VV(raw1, low)));
+        sc[2]                = hvx_sf_mul(neg_dmin, hvx_w_small_to_sf(Q6_Vuw_vlsr_VuwR(raw0, 4)));
+        sc[3]                = hvx_sf_mul(neg_dmin, hvx_w_small_to_sf(Q6_Vuw_vlsr_VuwR(raw1, 4)));
+    }
+    static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
+        const HVX_Vector sum0 = a[10], sum1 = Q6_Vw_vsub_VwVw(a[9], a[10]);
+        HVX_Vector       x    = hvx_sf_mul(hvx_w_small_to_sf(hvx_tile_isum_groups(w, a, 0, 4)), sc[0]);
+        x = hvx_sf_add(x, hvx_sf_mul(hvx_w_small_to_sf(hvx_tile_isum_groups(w, a, 4, 4)), sc[1]));
+        x = hvx_sf_add(x, hvx_sf_mul(hvx_w_small_to_sf(sum0), sc[2]));
+        x = hvx_sf_add(x, hvx_sf_mul(hvx_w_small_to_sf(sum1), sc[3]));
+        return hvx_sf_add(acc, hvx_sf_mul(x, a[8]));
     }
 };
 
@@ -105,6 +162,36 @@ struct tile_q3_k : tile_q6_k {
 // ---- flat K-quant blocks, staged by the DMA in vrmpy order (proto/htp-matmul.h): vector v of the
 // staging holds 4 bytes of every row, word lane r = row r. One staging = one 256-column super-block
 // of 32 rows; tile t = its 32-column sub-block t. Both reuse their tiled siblings' accumulate.
+
+// Flat Q1_0 / Q2_0: [0, 4) the quant words, [4] d (low halfword). Activation block t is word t
+// (Q1_0) or words 2t, 2t + 1 (Q2_0), against activations in the flat order (matmul-ops.cpp).
+struct flat_d_scaled : row_scaled_tile {
+    static void scales(const HVX_Vector * st, uint32_t, HVX_Vector * sc) {
+        HVX_Vector unused;
+        hvx_hf_pairs_to_sf(st[4], &sc[0], &unused);
+    }
+};
+struct flat_q1_0 : flat_d_scaled {
+    static constexpr uint32_t type = 41;
+    static void unpack(const HVX_Vector * st, uint32_t t, HVX_Vector * w) { hvx_unpack_q1_0(st[t], w); }
+};
+struct flat_q2_0 : flat_d_scaled {
+    static constexpr uint32_t type = 42;
+    static void unpack(const HVX_Vector * st, uint32_t t, HVX_Vector * w) { hvx_unpack_q2_0(st + 2 * t, w); }
+};
+
+// Q2_K flat: [0, 16) the qs words, [16, 20) scales[0..15], [20] d | dmin << 16. Sub-block t's halves
+// have the bytes scales[2t], scales[2t + 1].
+struct flat_q2_k : tile_q2_k {
+    static void unpack(const HVX_Vector * st, uint32_t t, HVX_Vector * w) { hvx_flat_unpack_q2_k(st, t, w); }
+    static void scales(const HVX_Vector * st, uint32_t t, HVX_Vector * sc) {
+        HVX_Vector d, dmin;
+        hvx_hf_pairs_to_sf(st[20], &d, &dmin);
+        const uint32_t b = 2 * t;  // even: both bytes in word b / 4
+        from_raw(hvx_byte_of_words(st[16 + b / 4], int(b % 4)), hvx_byte_of_words(st[16 + b / 4], int(b % 4 + 1)), d,
+                 Q6_V_vxor_VV(dmin, hvx_splat_w(int32_t(0x80000000u))), sc);
+    }
+};
 
 // Q4_K flat: [0, 32) the quant words (qs bytes 4g..4g+3), [32, 36) d | dmin << 16 and scales[0..11].
 // Sub-block t sits in nibble t & 1 of qs bytes 32 (t >> 1) .. + 31.

@@ -120,6 +120,39 @@ inline void hvx_tile_unpack_q3_k(const HVX_Vector * tile, HVX_Vector * w) {
     }
 }
 
+// A 2-bit code (at shift of v) minus offset, as a signed byte.
+inline HVX_Vector hvx_low2_value(HVX_Vector v, int32_t shift, int32_t offset) {
+    const HVX_Vector code = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(v, shift), Q6_V_vsplat_R(0x03030303));
+    return Q6_Vb_vsub_VbVb(code, Q6_V_vsplat_R(offset * 0x01010101));
+}
+
+// Q2_K: the P2(0) plane in vrmpy order, group g at shift 2 (g & 3) of vector g >> 2; the unsigned
+// code (its minimum is a separate term).
+inline void hvx_tile_unpack_q2_k(const HVX_Vector * tile, HVX_Vector * w) {
+    for (int g = 0; g < 8; ++g) {
+        w[g] = hvx_low2_value(tile[g >> 2], 2 * (g & 3), 0);
+    }
+}
+
+// Q2_0: 32 columns (two vectors of the 64-column tile's four) in the P2 layout; the code minus 1.
+// Flat Q2_0 words staged by the DMA (flat byte i of a word = elements 4i..4i+3) use the same
+// extraction against activations in their order (htp/ops/matmul-ops.cpp).
+inline void hvx_unpack_q2_0(const HVX_Vector * half, HVX_Vector * w) {
+    for (int g = 0; g < 8; ++g) {
+        w[g] = hvx_low2_value(half[g >> 2], 2 * (g & 3), 1);
+    }
+}
+
+// Q1_0: 32 columns (one vector of the 128-column tile's four): group g is bit g of every byte, the
+// value +1 for a set bit and -1 for a clear one. Flat Q1_0 words staged by the DMA likewise.
+inline void hvx_unpack_q1_0(HVX_Vector bits, HVX_Vector * w) {
+    const HVX_Vector one = Q6_V_vsplat_R(0x01010101);
+    for (int g = 0; g < 8; ++g) {
+        const HVX_Vector b = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(bits, g), one);
+        w[g]               = Q6_Vb_vsub_VbVb(Q6_Vb_vadd_VbVb(b, b), one);
+    }
+}
+
 // The integer sums of groups [g0, g0 + n) only: Q6_K's two 16-column halves have their own scales.
 inline HVX_Vector hvx_tile_isum_groups(const HVX_Vector * w, const HVX_Vector * act, int g0, int n) {
     HVX_Vector acc = Q6_V_vzero();
@@ -131,6 +164,14 @@ inline HVX_Vector hvx_tile_isum_groups(const HVX_Vector * w, const HVX_Vector * 
 
 inline HVX_Vector hvx_byte_of_words(HVX_Vector v, int b) {
     return Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(v, 8 * b), Q6_V_vsplat_R(0xFF));
+}
+
+// Flat Q2_K staged: [0, 16) the qs words. Sub-block t = (half h = t >> 2, j = t & 3): the code at
+// shift 2j of qs bytes 32h + k, i.e. of the words 8h .. 8h + 7 in vrmpy order.
+inline void hvx_flat_unpack_q2_k(const HVX_Vector * st, uint32_t t, HVX_Vector * w) {
+    for (uint32_t kg = 0; kg < 8; ++kg) {
+        w[kg] = hvx_low2_value(st[8 * (t >> 2) + kg], int32_t(2 * (t & 3)), 0);
+    }
 }
 
 // Flat Q4_K staged (proto/htp-matmul.h): sub-block t sits in nibble t & 1 of the quant words

@@ -2,26 +2,28 @@
 // layout and the host-side planner; both sides compile this header. The host's supports_op and op
 // preparation call prepare_matmul_kparams; the kernel (htp/ops/matmul-ops.cpp) executes the plan.
 //
-// Shapes: src0 (weights) [K, N, ne02, ne03] of Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0, Q3_K, Q4_K, Q5_K or Q6_K, stored tiled
-// (HTP_TENSOR_TILED: proto/tile-formats.h) or flat; src1 (activations) F32 or F16 [K, M, ne12, ne13]
-// with contiguous rows; dst F32 [N, M, ne12, ne13]. K is a multiple of 32. As GGML broadcasts,
+// Shapes: src0 (weights) [K, N, ne02, ne03] of any of the twelve tiled types (Q4_0, Q4_1, Q8_0,
+// IQ4_NL, MXFP4, Q1_0, Q2_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K), stored tiled (HTP_TENSOR_TILED:
+// proto/tile-formats.h) or flat; src1 (activations) F32 or F16 [K, M, ne12, ne13] with contiguous
+// rows; dst F32 [N, M, ne12, ne13]. K is a multiple of the weight type's block. As GGML broadcasts,
 // ne12 = r2 * ne02 and ne13 = r3 * ne03: activation slice (i12, i13) multiplies weight matrix
 // (i12 / r2, i13 / r3).
 //
 // Activations are quantized on the NPU, once per op, into VTCM (the "act area"), a group of at most
-// act_rows rows of one (i12, i13) slice at a time. Per row and per 32-element block kt: ten vectors
+// act_rows rows of one (i12, i13) slice at a time. Per row and per 32-element block kt: eleven vectors
 //   [0..7]  the block's int8 values, group g = elements 4g..4g+3 as one 32-bit word repeated in every
 //           lane, so one vrmpy against a weight tile vector in vrmpy byte order (word lane r = four
 //           consecutive k of weight row r) gives all 32 row partial sums;
 //   [8]     the block's scale 2^E as fp32 in every lane;
-//   [9]     the sum of the block's int8 values in every lane (the offset term of Q4_0).
+//   [9]     the sum of the block's int8 values in every lane (the offset term of Q4_1, Q4_K, Q5_K);
+//   [10]    the sum of its first 16 int8 values in every lane (Q2_K's offsets per 16-element half).
 // The scale is a power of two: E is the least integer with amax <= 127 * 2^E, q = round-to-even(
 // x * 2^-E) in [-127, 127]. The quantization is then exact arithmetic apart from the final rounding
 // (no division on the NPU, and a scalar model reproduces it bit for bit); it costs up to one bit of
 // the 8 against GGML's amax / 127. Blocks with amax < 2^-100 quantize to zero.
 //
 // Weights stream DDR -> DMA -> VTCM per thread: thread i takes the 32-row strips [i * spt, (i+1) *
-// spt) of the N rows; each strip's n_k_tiles tiles come in blocks of up to tiles_per_block tiles
+// spt) of the N rows; each strip's tiles come in blocks of up to tiles_per_block tiles
 // (one 2-D transfer: a tile per row, slot_size apart in VTCM) through n_slots slots. Per thread:
 //   slots:   n_slots slots slot_stride apart, each tiles_per_block tiles or a flat block's staged
 //            vectors (also the staging of activation rows while they are quantized: k * 4 bytes)
@@ -36,7 +38,7 @@
 
 namespace hexnpu::proto {
 
-inline constexpr uint32_t HTP_MM_ACT_VECTORS     = 10;   // vectors per activation row and 32-block
+inline constexpr uint32_t HTP_MM_ACT_VECTORS     = 11;   // vectors per activation row and 32-block
 inline constexpr uint32_t HTP_MM_ACT_BLOCK_BYTES = HTP_MM_ACT_VECTORS * 128;
 inline constexpr uint32_t HTP_MM_MAX_SLOTS       = 4;
 inline constexpr uint32_t HTP_MM_BLOCK_BYTES     = 32768;  // weight bytes per DMA block aimed at
@@ -47,43 +49,59 @@ struct htp_matmul_kparams {
     uint32_t wtype;            // GGML type of src0 (htp_matmul_weight_type)
     uint32_t k;                // ne00
     uint32_t n;                // ne01
-    uint32_t n_k_tiles;        // k / 32
+    uint32_t n_k_blocks;       // k / 32: activation blocks, the kernel's unit along K
+    uint32_t tile_shift;       // log2 of the activation blocks per weight tile (Q2_0: 1, Q1_0: 2, else 0)
     uint32_t n_strips;         // ceil(n / 32)
     uint32_t tile_size;        // bytes of a tile in DDR
     uint32_t slot_size;        // bytes of a tile's VTCM slot (tile_size rounded up to 128)
-    uint32_t tiles_per_block;  // tiles per weight DMA block (tiled weights)
+    uint32_t tiles_per_block;  // tiles per weight DMA block (tiled weights; Q2_K: whole super-blocks)
     uint32_t slot_stride;      // bytes between weight slots: tiles_per_block tiles or a flat block
     uint32_t n_slots;          // weight blocks in flight per thread, 2..HTP_MM_MAX_SLOTS
     uint32_t n_threads;        // <= the session's threads
     uint32_t strips_per_thread;
     uint32_t act_rows;         // activation rows per group, 1..HTP_MM_MAX_ACT_ROWS, <= ne11
-    uint32_t act_row_bytes;    // n_k_tiles * HTP_MM_ACT_BLOCK_BYTES
+    uint32_t act_row_bytes;    // n_k_blocks * HTP_MM_ACT_BLOCK_BYTES
     uint32_t thread_bytes;     // one thread's VTCM area (slots, acc, out), a multiple of 128
     uint32_t slots_bytes;      // of which the slots
     uint32_t vtcm_size;        // act area + n_threads * thread_bytes
     uint32_t r2, r3;           // ne12 / ne02, ne13 / ne03: activation slices per weight matrix
-    uint32_t w_slice_bytes;    // bytes of one tiled weight matrix (n_strips * n_k_tiles * tile_size)
+    uint32_t w_slice_bytes;    // bytes of one tiled weight matrix (n_strips * tiles per strip * tile_size)
 };
 static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
-// The weight types the kernel multiplies, tiled and flat: Q4_0, Q4_1, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K,
-// IQ4_NL, MXFP4.
-constexpr bool htp_matmul_weight_type(uint32_t type) {
-    return type == 2 || type == 3 || type == 8 || (type >= 11 && type <= 14) || type == 20 || type == 39;
+// The weight types the kernel multiplies, tiled and flat: the twelve tiled types.
+constexpr bool htp_matmul_weight_type(uint32_t type) { return is_tiled_type_id(int32_t(type)); }
+
+// Elements of one flat block of the type along K (K is a multiple of it).
+constexpr uint32_t htp_matmul_block_elems(uint32_t type) {
+    return type == 41 ? 128 : type == 42 ? 64 : type >= 10 && type <= 14 ? 256 : 32;
 }
 
 // Flat weights are gathered by the DMA engine, a block per 32-row strip:
 //  Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0: one tile (32 columns) per block, into the tile layout: a 2-D transfer per quant
 //              byte (Q4_x) or byte pair (Q8_0) of all 32 rows, one for the row scales;
-//  Q3_K, Q4_K, Q5_K, Q6_K: one super-block (256 columns, 8 tiles) per block, 4 bytes of all 32 rows
+//  Q1_0, Q2_0, Q2_K..Q6_K: one flat block (128, 64 or 256 columns) per block, 4 bytes of all 32 rows
 //              per transfer, so that each staged vector is already in vrmpy order (word lane r =
-//              row r): Q4_K 32 quant words + 4 header words (d|dmin, scales[0..11]); Q5_K those
+//              row r): Q1_0 and Q2_0 4 quant words and d; Q2_K 16 qs words, 4 scale words and
+//              d|dmin; Q4_K 32 quant words + 4 header words (d|dmin, scales[0..11]); Q5_K those
 //              and 8 qh words; Q6_K 32 ql words, 16 qh words, 4 scale words and d; Q3_K 16 qs
 //              words, 8 hmask words, 3 scale words and d.
 constexpr uint32_t htp_matmul_flat_transfers(uint32_t type) {
-    return type == 11 ? 28 : type == 12 ? 36 : type == 13 ? 44 : type == 14 ? 53 : 17;
+    switch (type) {
+        case 41: case 42: return 5;
+        case 10: return 21;
+        case 11: return 28;
+        case 12: return 36;
+        case 13: return 44;
+        case 14: return 53;
+        default: return 17;
+    }
 }
-constexpr uint32_t htp_matmul_flat_tiles(uint32_t type) { return type >= 11 && type <= 14 ? 8 : 1; }
+// log2 of the 32-column activation blocks per weight tile: Q1_0 tiles are 128 columns, Q2_0 64.
+constexpr uint32_t htp_matmul_tile_shift(uint32_t type) { return type == 41 ? 2 : type == 42 ? 1 : 0; }
+
+// Activation blocks per flat DMA block.
+constexpr uint32_t htp_matmul_flat_tiles(uint32_t type) { return htp_matmul_block_elems(type) / TILE_N_COLS; }
 
 constexpr uint64_t htp_matmul_vtcm_size(const htp_matmul_kparams & p) {
     return uint64_t(p.act_rows) * p.act_row_bytes + uint64_t(p.n_threads) * p.thread_bytes;
@@ -95,7 +113,7 @@ constexpr bool htp_matmul_shapes_supported(const htp_tensor & src0, const htp_te
         return false;
     }
     const uint32_t k = src0.ne[0];
-    if (k == 0 || k % TILE_N_COLS != 0 || k > (UINT32_MAX / 4) || src1.ne[0] != k || src1.ne[2] % src0.ne[2] != 0 ||
+    if (k == 0 || k % htp_matmul_block_elems(src0.type) != 0 || k > (UINT32_MAX / 4) || src1.ne[0] != k || src1.ne[2] % src0.ne[2] != 0 ||
         src1.ne[3] % src0.ne[3] != 0) {
         return false;
     }
@@ -120,7 +138,9 @@ constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor 
     p.wtype             = src0.type;
     p.k                 = src0.ne[0];
     p.n                 = src0.ne[1];
-    p.n_k_tiles         = p.k / TILE_N_COLS;
+    p.n_k_blocks        = p.k / TILE_N_COLS;
+    p.tile_shift        = htp_matmul_tile_shift(p.wtype);
+    const uint32_t w_tiles = p.n_k_blocks >> p.tile_shift;  // per strip
     p.n_strips          = (p.n + TILE_N_ROWS - 1) / TILE_N_ROWS;
     p.tile_size         = tile_size(t);
     p.slot_size         = tile_slot_size(t);
@@ -128,15 +148,17 @@ constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor 
     p.strips_per_thread = (p.n_strips + p.n_threads - 1) / p.n_threads;
     p.r2                = src1.ne[2] / src0.ne[2];
     p.r3                = src1.ne[3] / src0.ne[3];
-    const uint64_t wslice = uint64_t(p.n_strips) * p.n_k_tiles * p.tile_size;
+    const uint64_t wslice = uint64_t(p.n_strips) * w_tiles * p.tile_size;
     if (wslice > UINT32_MAX) {
         return false;
     }
     p.w_slice_bytes = uint32_t(wslice);
-    p.act_row_bytes     = p.n_k_tiles * HTP_MM_ACT_BLOCK_BYTES;
+    p.act_row_bytes     = p.n_k_blocks * HTP_MM_ACT_BLOCK_BYTES;
     p.act_rows          = src1.ne[1] < HTP_MM_MAX_ACT_ROWS ? src1.ne[1] : HTP_MM_MAX_ACT_ROWS;
-    const uint32_t target = HTP_MM_BLOCK_BYTES / p.slot_size;
-    p.tiles_per_block     = target < 1 ? 1 : (target < p.n_k_tiles ? target : p.n_k_tiles);
+    // Q2_K keeps each row's d and -dmin in the super-block's tiles: its blocks are whole super-blocks.
+    const uint32_t unit   = t == tiled_type::q2_K ? KQUANT_TILES : 1;
+    const uint32_t target = HTP_MM_BLOCK_BYTES / p.slot_size / unit * unit;
+    p.tiles_per_block     = target < unit ? unit : (target < w_tiles ? target : w_tiles);
     // Every transfer of the blocks in flight, and a token per slot, must fit the DMA ring.
     const uint32_t flat_entries = htp_matmul_flat_transfers(p.wtype) + 1;
     p.n_slots                   = 3 * flat_entries <= HTP_DMA_QUEUE_CAPACITY ? 3 : 2;
@@ -156,8 +178,8 @@ constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor 
         }
         if (p.act_rows > 1) {
             p.act_rows /= 2;
-        } else if (p.tiles_per_block > 1) {
-            p.tiles_per_block /= 2;
+        } else if (p.tiles_per_block > unit) {
+            p.tiles_per_block = p.tiles_per_block / 2 / unit * unit < unit ? unit : p.tiles_per_block / 2 / unit * unit;
         } else if (p.n_slots > 2) {
             --p.n_slots;
         } else {

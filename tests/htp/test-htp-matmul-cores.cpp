@@ -7,6 +7,7 @@
 #include "hexagon/repack.h"
 #include "htp/hvx-quant-act.h"
 #include "htp/hvx-tile-dot.h"
+#include "proto/tile-formats.h"
 
 #include <gtest/gtest.h>
 
@@ -22,7 +23,7 @@ using namespace hexnpu;
 struct act_block {
     int8_t  q[32];
     float   scale;
-    int32_t sum;
+    int32_t sum, sum16;  // of all 32 values, of the first 16
 };
 
 // proto/htp-matmul.h: E the least integer with amax <= 127 * 2^E; q = round-half-even(x / 2^E).
@@ -48,6 +49,7 @@ act_block model_quantize(const float * x) {
         const double v = std::nearbyint(std::ldexp(double(x[i]), -e));  // round half to even
         b.q[i]         = int8_t(v);
         b.sum += b.q[i];
+        b.sum16 += i < 16 ? b.q[i] : 0;
     }
     return b;
 }
@@ -82,6 +84,7 @@ void expect_block(const HVX_Vector * out, const act_block & m, const char * what
             ASSERT_EQ(lane_f(out[8], lane), m.scale) << what;
         }
         ASSERT_EQ(word(out[9], lane), m.sum) << what;
+        ASSERT_EQ(word(out[10], lane), m.sum16) << what;
     }
 }
 
@@ -133,16 +136,18 @@ std::vector<HVX_Vector> act_vectors(const act_block & a) {
         v[g] = Q6_V_vsplat_R(int32_t(w));
     }
     v[8] = hvx::intrinsics::Q6_V_vsplat_R(__builtin_bit_cast(int32_t, a.scale));
-    v[9] = Q6_V_vsplat_R(a.sum);
+    v[9]  = Q6_V_vsplat_R(a.sum);
+    v[10] = Q6_V_vsplat_R(a.sum16);
     return v;
 }
 
 act_block random_act(std::mt19937 & rng) {
     std::uniform_int_distribution<int> q(-127, 127);
     act_block                          a{};
-    for (int8_t & v : a.q) {
-        v = int8_t(q(rng));
-        a.sum += v;
+    for (int i = 0; i < 32; ++i) {
+        a.q[i] = int8_t(q(rng));
+        a.sum += a.q[i];
+        a.sum16 += i < 16 ? a.q[i] : 0;
     }
     a.scale = 0.25f;
     return a;
@@ -217,6 +222,116 @@ TEST(HtpMatmulCores, Q4_0TileSumsAreTheExactRowDotProducts) {
             }
             ASSERT_EQ(word(isum, r), want) << "row " << r;
             EXPECT_EQ(lane_f(accum, r), float(want) * a.scale * fp16_to_fp32(rows[r].d)) << "row " << r;
+        }
+    }
+}
+
+
+// The integer value of element e of a flat block, from GGML's block definitions (the unsigned code
+// for the types with a minimum: Q4_1, Q2_K, Q4_K, Q5_K).
+int flat_code(ggml_type type, const uint8_t * b, int e) {
+    static const int8_t kIq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    static const int8_t kMxfp4[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+    auto nib = [&](const uint8_t * qs) { return (qs[e % 16] >> (4 * (e / 16))) & 15; };  // j and j + 16
+    const int h = e >> 7, j = (e >> 5) & 3, l = e & 31;
+    switch (type) {
+        case GGML_TYPE_Q8_0: return int8_t(b[2 + e]);
+        case GGML_TYPE_Q4_0: return nib(b + 2) - 8;
+        case GGML_TYPE_Q4_1: return nib(b + 4);
+        case GGML_TYPE_IQ4_NL: return kIq4nl[nib(b + 2)];
+        case GGML_TYPE_MXFP4: return kMxfp4[nib(b + 1)];
+        case GGML_TYPE_Q1_0: return (b[2 + e / 8] >> (e % 8)) & 1 ? 1 : -1;
+        case GGML_TYPE_Q2_0: return ((b[2 + e / 4] >> (2 * (e % 4))) & 3) - 1;
+        case GGML_TYPE_Q2_K: return (b[16 + 32 * h + l] >> (2 * j)) & 3;
+        case GGML_TYPE_Q3_K: return ((b[32 + 32 * h + l] >> (2 * j)) & 3) - ((b[e & 31] >> (e >> 5)) & 1 ? 0 : 4);
+        case GGML_TYPE_Q4_K: return (b[16 + 32 * (e >> 6) + l] >> (4 * ((e >> 5) & 1))) & 15;
+        case GGML_TYPE_Q5_K:
+            return ((b[48 + 32 * (e >> 6) + l] >> (4 * ((e >> 5) & 1))) & 15) | ((b[16 + l] >> (e >> 5)) & 1) << 4;
+        case GGML_TYPE_Q6_K:
+            return (((b[64 * h + 32 * (j & 1) + l] >> (4 * (j >> 1))) & 15) | ((b[128 + 32 * h + l] >> (2 * j)) & 3) << 4) - 32;
+        default: ADD_FAILURE() << "no model for " << ggml_type_name(type); return 0;
+    }
+}
+
+// Activation block t of a tile (tiles slot_size bytes apart) unpacked by the type's tile kernel.
+void unpack_block(ggml_type type, const HVX_Vector * tiles, uint32_t slot_vectors, uint32_t t, HVX_Vector * w) {
+    const HVX_Vector * tile = tiles + (t / 4) * slot_vectors;  // Q1_0: 4 blocks per tile
+    switch (type) {
+        case GGML_TYPE_Q8_0: return htp::tile_q8_0::unpack(tiles + t * slot_vectors, w);
+        case GGML_TYPE_Q4_0: return htp::tile_q4_0::unpack(tiles + t * slot_vectors, w);
+        case GGML_TYPE_Q4_1: return htp::tile_q4_1::unpack(tiles + t * slot_vectors, w);
+        case GGML_TYPE_IQ4_NL: return htp::tile_iq4_nl::unpack(tiles + t * slot_vectors, w);
+        case GGML_TYPE_MXFP4: return htp::tile_mxfp4::unpack(tiles + t * slot_vectors, w);
+        case GGML_TYPE_Q1_0: return htp::tile_q1_0::unpack(tile, t % 4, w);
+        case GGML_TYPE_Q2_0: return htp::tile_q2_0::unpack(tiles + (t / 2) * slot_vectors, t % 2, w);
+        case GGML_TYPE_Q2_K: return htp::tile_q2_k::unpack(tiles + t * slot_vectors, w);
+        case GGML_TYPE_Q3_K: return htp::tile_q3_k::unpack(tiles + t * slot_vectors, w);
+        case GGML_TYPE_Q4_K: return htp::tile_q4_k::unpack(tiles + t * slot_vectors, w);
+        case GGML_TYPE_Q5_K: return htp::tile_q5_k::unpack(tiles + t * slot_vectors, w);
+        case GGML_TYPE_Q6_K: return htp::tile_q6_k::unpack(tiles + t * slot_vectors, w);
+        default: ADD_FAILURE() << "no tile kernel for " << ggml_type_name(type);
+    }
+}
+
+// Every tiled type: 32 rows of one flat block of random bytes (scale fields 1.0), tiled by the
+// host's repack; each activation block's two 16-column half sums are exactly the model's.
+TEST(HtpMatmulCores, EveryTiledTypesHalfSumsAreTheExactRowDotProducts) {
+    const ggml_type types[] = {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_IQ4_NL,
+                               GGML_TYPE_MXFP4, GGML_TYPE_Q1_0, GGML_TYPE_Q2_0, GGML_TYPE_Q2_K,
+                               GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
+    std::mt19937 rng(11);
+    for (const ggml_type type : types) {
+        const auto *   traits = ggml_get_type_traits(type);
+        const int      elems  = int(traits->blck_size);
+        const size_t   bytes  = traits->type_size;
+        // Where each type keeps its fp16 scales (set to 1.0 so the repack's products stay finite).
+        std::vector<size_t> scale_at;
+        switch (type) {
+            case GGML_TYPE_MXFP4: break;
+            case GGML_TYPE_Q2_K: scale_at = {80, 82}; break;
+            case GGML_TYPE_Q3_K: scale_at = {108}; break;
+            case GGML_TYPE_Q6_K: scale_at = {208}; break;
+            case GGML_TYPE_Q4_1: case GGML_TYPE_Q4_K: case GGML_TYPE_Q5_K: scale_at = {0, 2}; break;
+            default: scale_at = {0};
+        }
+        for (int iter = 0; iter < 20; ++iter) {
+            std::vector<uint8_t> flat(32 * bytes);
+            for (uint8_t & v : flat) {
+                v = uint8_t(rng());
+            }
+            for (int r = 0; r < 32; ++r) {
+                for (const size_t at : scale_at) {
+                    flat[r * bytes + at] = 0x00, flat[r * bytes + at + 1] = 0x3C;
+                }
+            }
+            const int64_t        ne[4] = {elems, 32, 1, 1};
+            std::vector<uint8_t> tiled(hexagon::tiled_nbytes(type, ne), 0);
+            ASSERT_TRUE(hexagon::repack_tensor(type, ne, flat.data(), tiled.data()).ok());
+            // The tiles one slot (a multiple of 128 bytes) apart, as in VTCM.
+            const size_t n_tiles = tiled.size() / proto::tile_size(proto::tiled_type(type));
+            const uint32_t slot  = proto::tile_slot_size(proto::tiled_type(type));
+            std::vector<HVX_Vector> slots(n_tiles * slot / 128);
+            for (size_t t = 0; t < n_tiles; ++t) {
+                std::memcpy(reinterpret_cast<uint8_t *>(slots.data()) + t * slot,
+                            tiled.data() + t * proto::tile_size(proto::tiled_type(type)),
+                            proto::tile_size(proto::tiled_type(type)));
+            }
+            for (int t = 0; t < elems / 32; ++t) {
+                const act_block               a   = random_act(rng);
+                const std::vector<HVX_Vector> act = act_vectors(a);
+                HVX_Vector                    w[8];
+                unpack_block(type, slots.data(), slot / 128, uint32_t(t), w);
+                const HVX_Vector half0 = htp::hvx_tile_isum_groups(w, act.data(), 0, 4);
+                const HVX_Vector half1 = htp::hvx_tile_isum_groups(w, act.data(), 4, 4);
+                for (int r = 0; r < 32; ++r) {
+                    int32_t want[2] = {0, 0};
+                    for (int k = 0; k < 32; ++k) {
+                        want[k / 16] += flat_code(type, &flat[r * bytes], 32 * t + k) * a.q[k];
+                    }
+                    ASSERT_EQ(word(half0, r), want[0]) << ggml_type_name(type) << " block " << t << " row " << r;
+                    ASSERT_EQ(word(half1, r), want[1]) << ggml_type_name(type) << " block " << t << " row " << r;
+                }
+            }
         }
     }
 }

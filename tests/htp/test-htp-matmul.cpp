@@ -210,6 +210,10 @@ TEST(HtpMatmul, TiledAndFlatWeightsOverShapesAndThreads) {
         {GGML_TYPE_Q4_1, 288, 45, 9, 2, 1, 4, 4},
         {GGML_TYPE_Q8_0, 64, 40, 3, 4, 3, 0, 0, 2, 3},   // weights broadcast over dims 2 and 3
         {GGML_TYPE_Q4_0, 96, 33, 2, 2, 2, 0, 0, 2, 1},
+        {GGML_TYPE_Q1_0, 128, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_Q1_0, 640, 45, 5, 2, 1, 4, 4},
+        {GGML_TYPE_Q2_0, 64, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_Q2_0, 320, 70, 3, 1, 2, 0, 4, 1, 2},
     };
     uint32_t seed = 1;
     for (const mm_case & c : cases) {
@@ -238,6 +242,8 @@ TEST(HtpMatmul, KQuantsTiledAndFlatOverShapesAndThreads) {
         {GGML_TYPE_Q3_K, 256, 32, 1, 1, 1, 0, 0},
         {GGML_TYPE_Q3_K, 1024, 70, 4, 1, 2, 0, 4, 1, 2},
         {GGML_TYPE_Q5_K, 768, 45, 5, 2, 1, 4, 4, 2, 1},
+        {GGML_TYPE_Q2_K, 256, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_Q2_K, 2560, 70, 4, 1, 2, 0, 4, 1, 2},  // a block of 80 tiles, then the rest
     };
     uint32_t seed = 100;
     for (const mm_case & c : cases) {

@@ -239,6 +239,17 @@ template <class Sink> void run_tile_isum(Sink & sink, rng & r) {
         hexnpu::htp::hvx_tile_unpack_q6_k(tile, w);
         put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
         put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));
+        hexnpu::htp::hvx_tile_unpack_q2_k(tile, w);
+        put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
+        put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));
+        for (uint32_t sub = 0; sub < 4; ++sub) {
+            hexnpu::htp::hvx_unpack_q1_0(tile[sub], w);
+            put(hexnpu::htp::hvx_tile_isum(w, act));
+        }
+        for (uint32_t sub = 0; sub < 2; ++sub) {
+            hexnpu::htp::hvx_unpack_q2_0(tile + 2 * sub, w);
+            put(hexnpu::htp::hvx_tile_isum(w, act));
+        }
         for (uint32_t t = 0; t < 8; ++t) {
             hexnpu::htp::hvx_flat_unpack_q4_k(tile, t, w);
             put(hexnpu::htp::hvx_tile_isum(w, act));
@@ -246,6 +257,9 @@ template <class Sink> void run_tile_isum(Sink & sink, rng & r) {
             put(hexnpu::htp::hvx_tile_isum(w, act));
             hexnpu::htp::hvx_flat_unpack_q3_k(tile, t, w);
             put(hexnpu::htp::hvx_tile_isum(w, act));
+            hexnpu::htp::hvx_flat_unpack_q2_k(tile, t, w);
+            put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
+            put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));
             hexnpu::htp::hvx_flat_unpack_q6_k(tile, t, w);
             put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
             put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));

@@ -1,5 +1,5 @@
-// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0, Q3_K,
-// Q4_K, Q5_K and Q6_K weights, tiled or flat (the per-type tile kernels: hvx-tile-dot.h).
+// MUL_MAT on HVX (proto/htp-matmul.h): dst = src1 · src0ᵀ for weights of the twelve tiled types,
+// tiled or flat (the per-type tile kernels: hvx-tile-dot.h).
 // Per group of activation rows: the threads quantize the rows into the VTCM act area
 // (HVX_A_QUANT), then each thread streams the weight tiles of its 32-row strips DDR -> DMA -> VTCM
 // through the shared pipeline (stream-pipeline.h) and accumulates every strip's 32 x act_rows
@@ -10,8 +10,10 @@
 // each column pair (Q8_0) or quant byte (4-bit types) one 2-D transfer takes that byte pair / byte of
 // all 32 rows, and one more the rows' scales. A flat 4-bit byte j holds elements j and j + 16 where a
 // tile byte holds 2cp and 2cp + 1, so for those the activations are quantized with their elements in
-// that order instead (the integer sums match either way). K-quants: a super-block per block, staged
-// in vrmpy order, their sub-block scales decoded by HVX (hvx-tile-dot.h, flat_q*_k).
+// that order instead (the integer sums match either way). Q1_0, Q2_0 and the K-quants: a flat block
+// per DMA block, staged in vrmpy order, their scales decoded by HVX (hvx-tile-dot.h, flat_*); flat
+// Q1_0 and Q2_0 bytes hold consecutive elements bit plane by bit plane, so their activations are
+// permuted too (act_order).
 #include "dma-queue.h"
 #include "htp-tensor.h"
 #include "hvx-quant-act.h"
@@ -54,33 +56,50 @@ struct mm_block {
     uint32_t ntiles;
 };
 
-constexpr bool is_kquant(uint32_t type) {
-    return type == tile_q3_k::type || type == tile_q4_k::type || type == tile_q5_k::type || type == tile_q6_k::type;
-}
+// Flat types whose blocks the DMA stages in vrmpy order (several activation blocks per DMA block).
+constexpr bool is_staged_flat(uint32_t type) { return proto::htp_matmul_flat_tiles(type) > 1; }
 
-// The 4-bit 32-element block types: flat bytes pair elements j and j + 16.
-constexpr bool is_nibble_block_32(uint32_t type) {
-    return type == tile_q4_0::type || type == tile_q4_1::type || type == tile_iq4_nl::type || type == tile_mxfp4::type;
-}
-
-// Bytes of one flat GGML block: 32 elements, or a 256-element super-block for the K-quants.
+// Bytes of one flat GGML block (proto::htp_matmul_block_elems elements).
 constexpr uint32_t flat_block_bytes(uint32_t type) {
     switch (type) {
         case tile_q8_0::type: return 34;
         case tile_q4_1::type: return 20;
         case tile_mxfp4::type: return 17;
+        case tile_q2_k::type: return 84;
         case tile_q3_k::type: return 110;
         case tile_q4_k::type: return 144;
         case tile_q5_k::type: return 176;
         case tile_q6_k::type: return 210;
-        default: return 18;  // Q4_0, IQ4_NL
+        default: return 18;  // Q4_0, IQ4_NL, Q1_0, Q2_0
     }
+}
+
+// log2 of htp_matmul_flat_tiles: a flat block's index from an activation block's by a shift.
+constexpr uint32_t flat_tiles_log2(uint32_t type) {
+    const uint32_t tiles = proto::htp_matmul_flat_tiles(type);
+    return tiles == 8 ? 3 : tiles == 4 ? 2 : tiles == 2 ? 1 : 0;
 }
 
 // Bytes of one flat weight row.
 uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
-    const uint32_t blocks = is_kquant(kp.wtype) ? kp.n_k_tiles / proto::KQUANT_TILES : kp.n_k_tiles;
-    return uint64_t(blocks) * flat_block_bytes(kp.wtype);
+    return uint64_t(kp.n_k_blocks >> flat_tiles_log2(kp.wtype)) * flat_block_bytes(kp.wtype);
+}
+
+// The order in which a row's elements enter each activation block: flat 4-bit bytes pair elements
+// j and j + 16; flat Q1_0 byte i bit g is element 8i + g, flat Q2_0 byte i of word h at shift 2s
+// element 16h + 4i + s (hvx-tile-unpack.h), where the vrmpy group wants 4g + i.
+enum class act_order { natural, nibbles, q1_0_bits, q2_0_codes };
+constexpr act_order act_order_of(uint32_t type, bool tiled) {
+    if (tiled) {
+        return act_order::natural;
+    }
+    switch (type) {
+        case tile_q4_0::type: case tile_q4_1::type: case tile_iq4_nl::type: case tile_mxfp4::type:
+            return act_order::nibbles;
+        case tile_q1_0::type: return act_order::q1_0_bits;
+        case tile_q2_0::type: return act_order::q2_0_codes;
+        default: return act_order::natural;
+    }
 }
 
 // Weight rows in strip s: 32, or what is left of n in the last strip.
@@ -106,8 +125,37 @@ const HVX_Vector * act_block(const mm_job & job, uint32_t j, uint32_t kt) {
 
 // ---- activations
 
-// Elements (j, j + 16) side by side for j = 0..15: the order of a flat Q4_0 block's bytes.
-inline HVX_Vector q4_0_flat_order(HVX_Vector x) { return Q6_V_lo_W(Q6_W_vshuff_VVR(Q6_V_vror_VR(x, 64), x, -4)); }
+// Lane p takes element rotr1(p) of the 5-bit lane index: elements (j, j + 16) side by side.
+inline HVX_Vector rotate_lanes_5(HVX_Vector x) { return Q6_V_lo_W(Q6_W_vshuff_VVR(Q6_V_vror_VR(x, 64), x, -4)); }
+// The same within each 16-lane half (rotr1 of the low 4 bits): elements (j, j + 8) of the half.
+inline HVX_Vector rotate_lanes_4(HVX_Vector x) {
+    const HVX_VectorPair s = Q6_W_vshuff_VVR(Q6_V_vror_VR(x, 32), x, -4);
+    return Q6_V_vmux_QVV(Q6_Q_vsetq_R(64), Q6_V_lo_W(s), Q6_V_vror_VR(Q6_V_hi_W(s), 64));
+}
+template <act_order Order> HVX_Vector in_order(HVX_Vector x) {
+    switch (Order) {
+        case act_order::nibbles: return rotate_lanes_5(x);
+        case act_order::q1_0_bits: return rotate_lanes_5(rotate_lanes_5(x));  // lane 4g + i <- 8i + g
+        case act_order::q2_0_codes: return rotate_lanes_4(rotate_lanes_4(x)); // lane 16h + 4s + i <- 16h + 4i + s
+        default: return x;
+    }
+}
+
+// A row's n blocks (fp32 in x) into the act area at out. Its own function per order: its loop
+// keeps the permutation's constants in registers.
+template <act_order Order> __attribute__((noinline)) void quantize_row(const HVX_Vector * x, HVX_Vector * out, uint32_t n) {
+    for (uint32_t kt = 0; kt < n; ++kt) {
+        hvx_quantize_act_block(in_order<Order>(x[kt]), out + kt * proto::HTP_MM_ACT_VECTORS);
+    }
+}
+void quantize_row(act_order order, const HVX_Vector * x, HVX_Vector * out, uint32_t n) {
+    switch (order) {
+        case act_order::nibbles: return quantize_row<act_order::nibbles>(x, out, n);
+        case act_order::q1_0_bits: return quantize_row<act_order::q1_0_bits>(x, out, n);
+        case act_order::q2_0_codes: return quantize_row<act_order::q2_0_codes>(x, out, n);
+        default: return quantize_row<act_order::natural>(x, out, n);
+    }
+}
 
 void quantize_thread(uint32_t n, uint32_t i, void * data) {
     const mm_job &     job     = *static_cast<const mm_job *>(data);
@@ -115,7 +163,7 @@ void quantize_thread(uint32_t n, uint32_t i, void * data) {
     trace_buf *        tr      = &job.octx->trace[i];
     uint8_t *          staging = thread_area(job, i);
     const dma_addr_t   base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
-    const bool         permute = !job.tiled && is_nibble_block_32(job.kp.wtype);
+    const act_order    order   = act_order_of(job.kp.wtype, job.tiled);
     const bool         f16     = job.src1->type == HTP_TYPE_F16;
     const uint32_t     bytes   = job.kp.k * (f16 ? 2 : 4);
     for (uint32_t j = i; j < job.nrows; j += n) {
@@ -129,12 +177,10 @@ void quantize_thread(uint32_t n, uint32_t i, void * data) {
         trace_event_start(tr, proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
         HVX_Vector * x = reinterpret_cast<HVX_Vector *>(staging);
         if (f16) {
-            hvx_hf_row_to_sf(reinterpret_cast<const HVX_Vector *>(landing), x, job.kp.n_k_tiles);
+            hvx_hf_row_to_sf(reinterpret_cast<const HVX_Vector *>(landing), x, job.kp.n_k_blocks);
         }
         HVX_Vector * out = reinterpret_cast<HVX_Vector *>(job.act + size_t(j) * job.kp.act_row_bytes);
-        for (uint32_t kt = 0; kt < job.kp.n_k_tiles; ++kt) {
-            hvx_quantize_act_block(permute ? q4_0_flat_order(x[kt]) : x[kt], out + kt * proto::HTP_MM_ACT_VECTORS);
-        }
+        quantize_row(order, x, out, job.kp.n_k_blocks);
         trace_event_stop(tr, proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
     }
 }
@@ -143,20 +189,20 @@ void quantize_thread(uint32_t n, uint32_t i, void * data) {
 
 void push_tiled_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
     const htp_matmul_kparams & kp     = job.kp;
-    const uint32_t             offset = job.w_offset + (b.row * kp.n_k_tiles + b.kt0) * kp.tile_size;
+    const uint32_t             offset =
+        job.w_offset + (b.row * (kp.n_k_blocks >> kp.tile_shift) + (b.kt0 >> kp.tile_shift)) * kp.tile_size;
     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot), dma_addr_at(w_base, offset), kp.slot_size, kp.tile_size,
-                               kp.tile_size, b.ntiles, trace_info(b.row));
+                               kp.tile_size, b.ntiles >> kp.tile_shift, trace_info(b.row));
 }
 
-// A flat K-quant super-block of rows strip * 32 .. + rows, 4 bytes of every row per transfer.
-void push_flat_kquant_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
+// A flat Q1_0, Q2_0 or K-quant block of rows strip * 32 .. + rows, 4 bytes of every row per transfer.
+void push_flat_staged_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
     const htp_matmul_kparams & kp   = job.kp;
     const uint32_t             nb1  = job.src0->nb[1];
     const uint32_t             rows = strip_rows(kp, b.row);
     const bool                 q4k  = kp.wtype == tile_q4_k::type, q5k = kp.wtype == tile_q5_k::type;
-    const bool                 q3k  = kp.wtype == tile_q3_k::type;
-    const uint32_t             first =
-        job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + (b.kt0 / proto::KQUANT_TILES) * flat_block_bytes(kp.wtype);
+    const uint32_t             first = job.w_offset + b.row * proto::TILE_N_ROWS * nb1 +
+                           (b.kt0 >> flat_tiles_log2(kp.wtype)) * flat_block_bytes(kp.wtype);
     auto words = [&](uint32_t vector, uint32_t offset, uint32_t count, uint32_t bytes) {
         for (uint32_t i = 0; i < count; ++i) {
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + (vector + i) * 128),
@@ -164,13 +210,20 @@ void push_flat_kquant_block(const mm_job & job, dma_queue * q, uint8_t * slot, d
                                        trace_info(b.row));
         }
     };
-    if (q4k || q5k) {
+    if (kp.wtype == tile_q1_0::type || kp.wtype == tile_q2_0::type) {
+        words(0, 2, 4, 4);  // qs
+        words(4, 0, 1, 2);  // d
+    } else if (kp.wtype == tile_q2_k::type) {
+        words(0, 16, 16, 4);  // qs
+        words(16, 0, 4, 4);   // scales
+        words(20, 80, 1, 4);  // d | dmin
+    } else if (q4k || q5k) {
         words(0, q4k ? 16 : 48, 32, 4);  // qs
         words(32, 0, 4, 4);              // d | dmin, scales[0..11]
         if (q5k) {
             words(36, 16, 8, 4);  // qh
         }
-    } else if (q3k) {
+    } else if (kp.wtype == tile_q3_k::type) {
         words(0, 32, 16, 4);   // qs
         words(16, 0, 8, 4);    // hmask
         words(24, 96, 3, 4);   // scales
@@ -208,14 +261,30 @@ void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr
 
 // The block's tiles into the strip's sums; at the strip's last block the sums move to the slot's
 // output rows and start again from zero.
-// Tiles come from the slot (tiled weights) or from a staged flat super-block (flat K-quants).
+// Activation block t's weights come from the slot (tiled weights) or from a staged flat block.
+// A tile covers Tile::blocks activation blocks and its scales are read at its first; Q2_K reads its
+// rows' d and -dmin once per super-block.
 template <class Tile> struct slot_tiles {
     const uint8_t * slot;
     uint32_t        slot_size;
-    void unpack(uint32_t t, HVX_Vector * w, HVX_Vector * sc) const {
-        const HVX_Vector * tile = reinterpret_cast<const HVX_Vector *>(slot + t * slot_size);
-        Tile::unpack(tile, w);
-        Tile::scales(tile, sc);
+    HVX_Vector      group[2];
+    void unpack(uint32_t t, HVX_Vector * w, HVX_Vector * sc) {
+        constexpr uint32_t blocks = Tile::blocks;
+        const uint8_t *    bytes  = slot + (t / blocks) * slot_size;
+        const HVX_Vector * tile   = reinterpret_cast<const HVX_Vector *>(bytes);
+        if constexpr (blocks > 1) {
+            Tile::unpack(tile, t % blocks, w);
+        } else {
+            Tile::unpack(tile, w);
+        }
+        if constexpr (Tile::type == tile_q2_k::type) {
+            if (t % proto::KQUANT_TILES == 0) {
+                Tile::group(bytes, slot_size, group);
+            }
+            Tile::scales(tile, group, sc);
+        } else if (t % blocks == 0) {
+            Tile::scales(tile, sc);
+        }
     }
 };
 template <class Flat> struct staged_tiles {
@@ -227,7 +296,7 @@ template <class Flat> struct staged_tiles {
 };
 
 template <class Tile, class Source>
-void compute_tiles(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b, const Source & source) {
+void compute_tiles(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b, Source source) {
     const htp_matmul_kparams & kp  = job.kp;
     HVX_Vector *               acc = acc_area(job, i);
     if (b.kt0 == 0) {
@@ -235,14 +304,15 @@ void compute_tiles(const mm_job & job, uint32_t i, uint32_t k, const mm_block & 
             acc[j] = Q6_V_vzero();
         }
     }
+    HVX_Vector sc[4] = {};  // set at each tile's first block
     for (uint32_t t = 0; t < b.ntiles; ++t) {
-        HVX_Vector w[8], sc[2];
+        HVX_Vector w[8];
         source.unpack(t, w, sc);
         for (uint32_t j = 0; j < job.nrows; ++j) {
             acc[j] = Tile::accumulate(acc[j], w, sc, act_block(job, j, b.kt0 + t));
         }
     }
-    if (b.kt0 + b.ntiles == kp.n_k_tiles) {
+    if (b.kt0 + b.ntiles == kp.n_k_blocks) {
         HVX_Vector * out = out_slot(job, i, k);
         for (uint32_t j = 0; j < job.nrows; ++j) {
             out[j] = acc[j];
@@ -251,7 +321,7 @@ void compute_tiles(const mm_job & job, uint32_t i, uint32_t k, const mm_block & 
 }
 
 template <class Tile> void compute_block(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b) {
-    compute_tiles<Tile>(job, i, k, b, slot_tiles<Tile>{weight_slot(job, i, k), job.kp.slot_size});
+    compute_tiles<Tile>(job, i, k, b, slot_tiles<Tile>{weight_slot(job, i, k), job.kp.slot_size, {}});
 }
 template <class Flat> void compute_flat_block(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b) {
     compute_tiles<Flat>(job, i, k, b, staged_tiles<Flat>{reinterpret_cast<const HVX_Vector *>(weight_slot(job, i, k))});
@@ -268,8 +338,9 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
     dma_queue *      q         = &job.octx->dma[i];
     const dma_addr_t w_base    = htp_tensor_dma_addr(job.octx->plat, job.src0);
     const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint32_t   per_block = job.tiled ? kp.tiles_per_block : proto::htp_matmul_flat_tiles(kp.wtype);
-    const bool       kquant    = is_kquant(kp.wtype);
+    const uint32_t   per_block =
+        job.tiled ? kp.tiles_per_block << kp.tile_shift : proto::htp_matmul_flat_tiles(kp.wtype);
+    const bool       staged    = is_staged_flat(kp.wtype);
     const uint32_t   dst_rows  = job.row0 * job.dst->nb[1] + job.i12 * job.dst->nb[2] + job.i13 * job.dst->nb[3];
 
     mm_block next{s0, 0, 0};
@@ -277,17 +348,20 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
         if (next.row >= s1) {
             return false;
         }
-        const uint32_t left = kp.n_k_tiles - next.kt0;
+        const uint32_t left = kp.n_k_blocks - next.kt0;
         b                   = mm_block{next.row, next.kt0, left < per_block ? left : per_block};
         next.kt0 += b.ntiles;
-        if (next.kt0 == kp.n_k_tiles) {
+        if (next.kt0 == kp.n_k_blocks) {
             next = mm_block{next.row + 1, 0, 0};
         }
         return true;
     };
     auto compute = [&](uint32_t k, const mm_block & b) {
-        if (!job.tiled && kquant) {
+        if (!job.tiled && staged) {
             switch (kp.wtype) {
+                case tile_q1_0::type: return compute_flat_block<flat_q1_0>(job, i, k, b);
+                case tile_q2_0::type: return compute_flat_block<flat_q2_0>(job, i, k, b);
+                case tile_q2_k::type: return compute_flat_block<flat_q2_k>(job, i, k, b);
                 case tile_q4_k::type: return compute_flat_block<flat_q4_k>(job, i, k, b);
                 case tile_q5_k::type: return compute_flat_block<flat_q5_k>(job, i, k, b);
                 case tile_q3_k::type: return compute_flat_block<flat_q3_k>(job, i, k, b);
@@ -300,6 +374,9 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
             case tile_q4_1::type: return compute_block<tile_q4_1>(job, i, k, b);
             case tile_iq4_nl::type: return compute_block<tile_iq4_nl>(job, i, k, b);
             case tile_mxfp4::type: return compute_block<tile_mxfp4>(job, i, k, b);
+            case tile_q1_0::type: return compute_block<tile_q1_0>(job, i, k, b);
+            case tile_q2_0::type: return compute_block<tile_q2_0>(job, i, k, b);
+            case tile_q2_k::type: return compute_block<tile_q2_k>(job, i, k, b);
             case tile_q4_k::type: return compute_block<tile_q4_k>(job, i, k, b);
             case tile_q5_k::type: return compute_block<tile_q5_k>(job, i, k, b);
             case tile_q3_k::type: return compute_block<tile_q3_k>(job, i, k, b);
@@ -308,7 +385,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
     };
     auto writeback = [&](uint32_t k, const mm_block & b) {
         HVX_Vector * out = out_slot(job, i, k);
-        if (b.kt0 + b.ntiles != kp.n_k_tiles) {
+        if (b.kt0 + b.ntiles != kp.n_k_blocks) {
             dma_queue_push_token(q, out, trace_info(b.row));  // the strip goes on
             return;
         }
@@ -328,8 +405,8 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
         stream_blocks<proto::HTP_MM_MAX_SLOTS, mm_block>(
             q, &job.octx->trace[i], kp.n_slots, proto::htp_matmul_flat_transfers(kp.wtype), take, token,
             [&](uint32_t k, const mm_block & b) {
-                if (kquant) {
-                    push_flat_kquant_block(job, q, weight_slot(job, i, k), w_base, b);
+                if (staged) {
+                    push_flat_staged_block(job, q, weight_slot(job, i, k), w_base, b);
                 } else {
                     push_flat_block(job, q, weight_slot(job, i, k), w_base, b);
                 }
@@ -350,7 +427,6 @@ bool guard_matmul(const htp_op_context * octx) {
     if (!proto::htp_matmul_weight_type(kp.wtype)) {
         return false;
     }
-    const bool kquant = is_kquant(kp.wtype);
     const proto::tiled_type tt = proto::tiled_type(int32_t(kp.wtype));
     // Loop bounds and fixed arrays (threads, slots, act rows, the DMA ring) and the VTCM layout.
     const uint32_t     a_size = src1->type == HTP_TYPE_F16 ? 2 : 4;
@@ -358,13 +434,15 @@ bool guard_matmul(const htp_op_context * octx) {
                       dst->type == HTP_TYPE_F32 && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads &&
                       kp.n_slots >= 2 && kp.n_slots <= proto::HTP_MM_MAX_SLOTS &&
                       kp.n_slots * (proto::htp_matmul_flat_transfers(kp.wtype) + 1) <= proto::HTP_DMA_QUEUE_CAPACITY &&
-                      (!kquant || kp.k % (proto::KQUANT_TILES * proto::TILE_N_COLS) == 0) &&
+                      kp.k % proto::htp_matmul_block_elems(kp.wtype) == 0 &&
+                      kp.tile_shift == proto::htp_matmul_tile_shift(kp.wtype) &&
+                      (tt != proto::tiled_type::q2_K || kp.tiles_per_block % proto::KQUANT_TILES == 0) &&
                       kp.act_rows >= 1 && kp.act_rows <= proto::HTP_MM_MAX_ACT_ROWS && kp.tiles_per_block >= 1 &&
                       kp.k == src0->ne[0] && kp.k == src1->ne[0] && kp.n == src0->ne[1] && kp.n == dst->ne[0] &&
-                      kp.n_k_tiles * proto::TILE_N_COLS == kp.k &&
+                      kp.n_k_blocks * proto::TILE_N_COLS == kp.k &&
                       kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.strips_per_thread * kp.n_threads >= kp.n_strips &&
                       kp.tile_size == proto::tile_size(tt) && kp.slot_size == proto::tile_slot_size(tt) &&
-                      kp.act_row_bytes == kp.n_k_tiles * proto::HTP_MM_ACT_BLOCK_BYTES &&
+                      kp.act_row_bytes == kp.n_k_blocks * proto::HTP_MM_ACT_BLOCK_BYTES &&
                       kp.slot_stride >= uint64_t(kp.tiles_per_block) * kp.slot_size &&
                       kp.slot_stride >= proto::htp_matmul_flat_transfers(kp.wtype) * 128u &&
                       kp.slot_stride % 128 == 0 &&
@@ -373,7 +451,7 @@ bool guard_matmul(const htp_op_context * octx) {
                       kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
                       kp.vtcm_size == proto::htp_matmul_vtcm_size(kp) && kp.r2 >= 1 && kp.r3 >= 1 &&
                       uint64_t(kp.r2) * src0->ne[2] == src1->ne[2] && uint64_t(kp.r3) * src0->ne[3] == src1->ne[3] &&
-                      kp.w_slice_bytes == uint64_t(kp.n_strips) * kp.n_k_tiles * kp.tile_size;
+                      kp.w_slice_bytes == uint64_t(kp.n_strips) * (kp.n_k_blocks >> kp.tile_shift) * kp.tile_size;
     if (!plan) {
         return false;
     }
