@@ -26,7 +26,7 @@
 // spt) of the N rows; each strip's tiles come in blocks of up to tiles_per_block tiles
 // (one 2-D transfer: a tile per row, slot_size apart in VTCM) through n_slots slots. Per thread:
 //   slots:   n_slots slots slot_stride apart, each tiles_per_block tiles or a flat block's staged
-//            vectors (also the staging of activation rows while they are quantized: k * 4 bytes)
+//            vectors (also the staging of an activation row while it is prepared: htp_matmul_staging_bytes)
 //   acc:     act_rows vectors, the fp32 sums of the strip in progress
 //   out:     n_slots * act_rows vectors, a finished strip's results waiting for their writeback
 #pragma once
@@ -103,6 +103,9 @@ constexpr uint32_t htp_matmul_tile_shift(uint32_t type) { return type == 41 ? 2 
 // Activation blocks per flat DMA block.
 constexpr uint32_t htp_matmul_flat_tiles(uint32_t type) { return htp_matmul_block_elems(type) / TILE_N_COLS; }
 
+// An activation row staged as fp32 vectors, one more for F16 rows landing past their half.
+constexpr uint64_t htp_matmul_staging_bytes(const htp_matmul_kparams & p) { return uint64_t(p.n_k_blocks + 1) * 128; }
+
 constexpr uint64_t htp_matmul_vtcm_size(const htp_matmul_kparams & p) {
     return uint64_t(p.act_rows) * p.act_row_bytes + uint64_t(p.n_threads) * p.thread_bytes;
 }
@@ -168,7 +171,7 @@ constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor 
         p.slot_stride        = uint32_t((tiles > flat ? tiles : flat) + 127) / 128 * 128;
         // The slots double as the staging of one activation row (k floats) while it is quantized.
         uint64_t slots = uint64_t(p.n_slots) * p.slot_stride;
-        slots          = slots < uint64_t(p.k) * 4 ? uint64_t(p.k) * 4 : slots;
+        slots          = slots < htp_matmul_staging_bytes(p) ? htp_matmul_staging_bytes(p) : slots;
         slots          = (slots + 127) / 128 * 128;
         const uint64_t thread = slots + uint64_t(p.act_rows) * 128 * (1 + p.n_slots);
         p.slots_bytes         = uint32_t(slots);

@@ -14,17 +14,11 @@
 // per DMA block, staged in vrmpy order, their scales decoded by HVX (hvx-tile-dot.h, flat_*); flat
 // Q1_0 and Q2_0 bytes hold consecutive elements bit plane by bit plane, so their activations are
 // permuted too (act_order).
-#include "dma-queue.h"
-#include "htp-tensor.h"
 #include "hvx-quant-act.h"
 #include "hvx-tile-dot.h"
+#include "matmul-job.h"
 #include "ops.h"
-#include "stream-pipeline.h"
-#include "trace.h"
-#include "vtcm.h"
 #include "proto/htp-matmul.h"
-#include "proto/htp-status.h"
-#include "proto/htp-trace.h"
 #include "vnpu/hvx/hvx.h"
 
 namespace hexnpu::htp {
@@ -33,28 +27,6 @@ namespace {
 
 using proto::htp_matmul_kparams;
 using proto::htp_tensor;
-
-struct mm_job {
-    const htp_op_context * octx;
-    htp_matmul_kparams     kp;
-    const htp_tensor *     src0;
-    const htp_tensor *     src1;
-    const htp_tensor *     dst;
-    bool                   tiled;
-    uint8_t *              act;      // act area: act_rows rows of act_row_bytes
-    uint8_t *              threads;  // thread i's area at i * thread_bytes
-    // The group in progress: activation rows [row0, row0 + nrows) of slice (i12, i13), and the
-    // byte offset of the weight matrix it multiplies.
-    uint32_t i12, i13, row0, nrows;
-    uint32_t w_offset;
-};
-
-// One weight DMA block: tiles [kt0, kt0 + ntiles) of strip `row` (the trace info).
-struct mm_block {
-    uint32_t row;
-    uint32_t kt0;
-    uint32_t ntiles;
-};
 
 // Flat types whose blocks the DMA stages in vrmpy order (several activation blocks per DMA block).
 constexpr bool is_staged_flat(uint32_t type) { return proto::htp_matmul_flat_tiles(type) > 1; }
@@ -102,25 +74,8 @@ constexpr act_order act_order_of(uint32_t type, bool tiled) {
     }
 }
 
-// Weight rows in strip s: 32, or what is left of n in the last strip.
-uint32_t strip_rows(const htp_matmul_kparams & kp, uint32_t s) {
-    const uint32_t left = kp.n - s * proto::TILE_N_ROWS;
-    return left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
-}
-
-uint8_t * thread_area(const mm_job & job, uint32_t i) { return job.threads + size_t(i) * job.kp.thread_bytes; }
-HVX_Vector * acc_area(const mm_job & job, uint32_t i) {
-    return reinterpret_cast<HVX_Vector *>(thread_area(job, i) + job.kp.slots_bytes);
-}
-HVX_Vector * out_slot(const mm_job & job, uint32_t i, uint32_t k) {
-    return acc_area(job, i) + job.kp.act_rows * (1 + k);
-}
-uint8_t * weight_slot(const mm_job & job, uint32_t i, uint32_t k) {
-    return thread_area(job, i) + size_t(k) * job.kp.slot_stride;
-}
 const HVX_Vector * act_block(const mm_job & job, uint32_t j, uint32_t kt) {
-    return reinterpret_cast<const HVX_Vector *>(job.act + size_t(j) * job.kp.act_row_bytes +
-                                                size_t(kt) * proto::HTP_MM_ACT_BLOCK_BYTES);
+    return reinterpret_cast<const HVX_Vector *>(act_row(job, j) + size_t(kt) * proto::HTP_MM_ACT_BLOCK_BYTES);
 }
 
 // ---- activations
@@ -158,30 +113,12 @@ void quantize_row(act_order order, const HVX_Vector * x, HVX_Vector * out, uint3
 }
 
 void quantize_thread(uint32_t n, uint32_t i, void * data) {
-    const mm_job &     job     = *static_cast<const mm_job *>(data);
-    dma_queue *        q       = &job.octx->dma[i];
-    trace_buf *        tr      = &job.octx->trace[i];
-    uint8_t *          staging = thread_area(job, i);
-    const dma_addr_t   base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
-    const act_order    order   = act_order_of(job.kp.wtype, job.tiled);
-    const bool         f16     = job.src1->type == HTP_TYPE_F16;
-    const uint32_t     bytes   = job.kp.k * (f16 ? 2 : 4);
+    const mm_job &  job   = *static_cast<const mm_job *>(data);
+    const act_order order = act_order_of(job.kp.wtype, job.tiled);
     for (uint32_t j = i; j < job.nrows; j += n) {
-        const uint32_t offset =
-            (job.row0 + j) * job.src1->nb[1] + job.i12 * job.src1->nb[2] + job.i13 * job.src1->nb[3];
-        // F16 rows land in the upper half of the staging and widen into the lower half.
-        uint8_t * landing = f16 ? staging + job.kp.k * 2 : staging;
-        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(landing), dma_addr_at(base, offset), bytes, bytes, bytes, 1,
-                                   trace_info(job.row0 + j));
-        dma_queue_pop(q);
-        trace_event_start(tr, proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
-        HVX_Vector * x = reinterpret_cast<HVX_Vector *>(staging);
-        if (f16) {
-            hvx_hf_row_to_sf(reinterpret_cast<const HVX_Vector *>(landing), x, job.kp.n_k_blocks);
-        }
-        HVX_Vector * out = reinterpret_cast<HVX_Vector *>(job.act + size_t(j) * job.kp.act_row_bytes);
-        quantize_row(order, x, out, job.kp.n_k_blocks);
-        trace_event_stop(tr, proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
+        const HVX_Vector * x = stage_act_row(job, i, j, job.kp.n_k_blocks);
+        quantize_row(order, x, reinterpret_cast<HVX_Vector *>(act_row(job, j)), job.kp.n_k_blocks);
+        trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
     }
 }
 
@@ -259,8 +196,6 @@ void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr
 
 // ---- compute
 
-// The block's tiles into the strip's sums; at the strip's last block the sums move to the slot's
-// output rows and start again from zero.
 // Activation block t's weights come from the slot (tiled weights) or from a staged flat block.
 // A tile covers Tile::blocks activation blocks and its scales are read at its first; Q2_K reads its
 // rows' d and -dmin once per super-block.
@@ -295,15 +230,9 @@ template <class Flat> struct staged_tiles {
     }
 };
 
+// The block's tiles into the strip's sums acc.
 template <class Tile, class Source>
-void compute_tiles(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b, Source source) {
-    const htp_matmul_kparams & kp  = job.kp;
-    HVX_Vector *               acc = acc_area(job, i);
-    if (b.kt0 == 0) {
-        for (uint32_t j = 0; j < job.nrows; ++j) {
-            acc[j] = Q6_V_vzero();
-        }
-    }
+void compute_tiles(const mm_job & job, const mm_block & b, HVX_Vector * acc, Source source) {
     HVX_Vector sc[4] = {};  // set at each tile's first block
     for (uint32_t t = 0; t < b.ntiles; ++t) {
         HVX_Vector w[8];
@@ -312,106 +241,71 @@ void compute_tiles(const mm_job & job, uint32_t i, uint32_t k, const mm_block & 
             acc[j] = Tile::accumulate(acc[j], w, sc, act_block(job, j, b.kt0 + t));
         }
     }
-    if (b.kt0 + b.ntiles == kp.n_k_blocks) {
-        HVX_Vector * out = out_slot(job, i, k);
-        for (uint32_t j = 0; j < job.nrows; ++j) {
-            out[j] = acc[j];
-        }
+}
+
+template <class Tile> void compute_block(const mm_job & job, const uint8_t * slot, const mm_block & b, HVX_Vector * acc) {
+    compute_tiles<Tile>(job, b, acc, slot_tiles<Tile>{slot, job.kp.slot_size, {}});
+}
+template <class Flat>
+void compute_flat_block(const mm_job & job, const uint8_t * slot, const mm_block & b, HVX_Vector * acc) {
+    compute_tiles<Flat>(job, b, acc, staged_tiles<Flat>{reinterpret_cast<const HVX_Vector *>(slot)});
+}
+
+using block_fn = void (*)(const mm_job &, const uint8_t *, const mm_block &, HVX_Vector *);
+
+block_fn tiled_kernel(uint32_t type) {
+    switch (type) {
+        case tile_q8_0::type: return compute_block<tile_q8_0>;
+        case tile_q4_0::type: return compute_block<tile_q4_0>;
+        case tile_q4_1::type: return compute_block<tile_q4_1>;
+        case tile_iq4_nl::type: return compute_block<tile_iq4_nl>;
+        case tile_mxfp4::type: return compute_block<tile_mxfp4>;
+        case tile_q1_0::type: return compute_block<tile_q1_0>;
+        case tile_q2_0::type: return compute_block<tile_q2_0>;
+        case tile_q2_k::type: return compute_block<tile_q2_k>;
+        case tile_q4_k::type: return compute_block<tile_q4_k>;
+        case tile_q5_k::type: return compute_block<tile_q5_k>;
+        case tile_q3_k::type: return compute_block<tile_q3_k>;
+        default: return compute_block<tile_q6_k>;
     }
 }
 
-template <class Tile> void compute_block(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b) {
-    compute_tiles<Tile>(job, i, k, b, slot_tiles<Tile>{weight_slot(job, i, k), job.kp.slot_size, {}});
-}
-template <class Flat> void compute_flat_block(const mm_job & job, uint32_t i, uint32_t k, const mm_block & b) {
-    compute_tiles<Flat>(job, i, k, b, staged_tiles<Flat>{reinterpret_cast<const HVX_Vector *>(weight_slot(job, i, k))});
+// Flat weights: the block-32 types are gathered into the tile layout, the others staged.
+block_fn flat_kernel(uint32_t type) {
+    switch (type) {
+        case tile_q1_0::type: return compute_flat_block<flat_q1_0>;
+        case tile_q2_0::type: return compute_flat_block<flat_q2_0>;
+        case tile_q2_k::type: return compute_flat_block<flat_q2_k>;
+        case tile_q4_k::type: return compute_flat_block<flat_q4_k>;
+        case tile_q5_k::type: return compute_flat_block<flat_q5_k>;
+        case tile_q3_k::type: return compute_flat_block<flat_q3_k>;
+        case tile_q6_k::type: return compute_flat_block<flat_q6_k>;
+        default: return tiled_kernel(type);
+    }
 }
 
 void dot_thread(uint32_t, uint32_t i, void * data) {
-    const mm_job &             job = *static_cast<const mm_job *>(data);
-    const htp_matmul_kparams & kp  = job.kp;
-    const uint32_t             s0  = i * kp.strips_per_thread;
-    const uint32_t             s1  = s0 + kp.strips_per_thread < kp.n_strips ? s0 + kp.strips_per_thread : kp.n_strips;
-    if (s0 >= s1) {
-        return;
-    }
-    dma_queue *      q         = &job.octx->dma[i];
-    const dma_addr_t w_base    = htp_tensor_dma_addr(job.octx->plat, job.src0);
-    const dma_addr_t dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint32_t   per_block =
-        job.tiled ? kp.tiles_per_block << kp.tile_shift : proto::htp_matmul_flat_tiles(kp.wtype);
-    const bool       staged    = is_staged_flat(kp.wtype);
-    const uint32_t   dst_rows  = job.row0 * job.dst->nb[1] + job.i12 * job.dst->nb[2] + job.i13 * job.dst->nb[3];
-
-    mm_block next{s0, 0, 0};
-    auto     take = [&](mm_block & b) {
-        if (next.row >= s1) {
-            return false;
-        }
-        const uint32_t left = kp.n_k_blocks - next.kt0;
-        b                   = mm_block{next.row, next.kt0, left < per_block ? left : per_block};
-        next.kt0 += b.ntiles;
-        if (next.kt0 == kp.n_k_blocks) {
-            next = mm_block{next.row + 1, 0, 0};
-        }
-        return true;
-    };
-    auto compute = [&](uint32_t k, const mm_block & b) {
-        if (!job.tiled && staged) {
-            switch (kp.wtype) {
-                case tile_q1_0::type: return compute_flat_block<flat_q1_0>(job, i, k, b);
-                case tile_q2_0::type: return compute_flat_block<flat_q2_0>(job, i, k, b);
-                case tile_q2_k::type: return compute_flat_block<flat_q2_k>(job, i, k, b);
-                case tile_q4_k::type: return compute_flat_block<flat_q4_k>(job, i, k, b);
-                case tile_q5_k::type: return compute_flat_block<flat_q5_k>(job, i, k, b);
-                case tile_q3_k::type: return compute_flat_block<flat_q3_k>(job, i, k, b);
-                default: return compute_flat_block<flat_q6_k>(job, i, k, b);
-            }
-        }
-        switch (kp.wtype) {
-            case tile_q8_0::type: return compute_block<tile_q8_0>(job, i, k, b);
-            case tile_q4_0::type: return compute_block<tile_q4_0>(job, i, k, b);
-            case tile_q4_1::type: return compute_block<tile_q4_1>(job, i, k, b);
-            case tile_iq4_nl::type: return compute_block<tile_iq4_nl>(job, i, k, b);
-            case tile_mxfp4::type: return compute_block<tile_mxfp4>(job, i, k, b);
-            case tile_q1_0::type: return compute_block<tile_q1_0>(job, i, k, b);
-            case tile_q2_0::type: return compute_block<tile_q2_0>(job, i, k, b);
-            case tile_q2_k::type: return compute_block<tile_q2_k>(job, i, k, b);
-            case tile_q4_k::type: return compute_block<tile_q4_k>(job, i, k, b);
-            case tile_q5_k::type: return compute_block<tile_q5_k>(job, i, k, b);
-            case tile_q3_k::type: return compute_block<tile_q3_k>(job, i, k, b);
-            default: return compute_block<tile_q6_k>(job, i, k, b);
-        }
-    };
-    auto writeback = [&](uint32_t k, const mm_block & b) {
-        HVX_Vector * out = out_slot(job, i, k);
-        if (b.kt0 + b.ntiles != kp.n_k_blocks) {
-            dma_queue_push_token(q, out, trace_info(b.row));  // the strip goes on
-            return;
-        }
-        const uint32_t cols = strip_rows(kp, b.row);
-        dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, dst_rows + b.row * proto::TILE_N_ROWS * 4),
-                                   dma_addr_of(out), job.dst->nb[1], 128, cols * 4, job.nrows, trace_info(b.row));
-    };
-    auto token = [&](uint32_t k, const mm_block & b) {
-        dma_queue_push_token(q, out_slot(job, i, k), trace_info(b.row));
-    };
+    const mm_job &             job    = *static_cast<const mm_job *>(data);
+    const htp_matmul_kparams & kp     = job.kp;
+    dma_queue *                q      = &job.octx->dma[i];
+    const dma_addr_t           w_base = htp_tensor_dma_addr(job.octx->plat, job.src0);
+    const block_fn             kernel = job.tiled ? tiled_kernel(kp.wtype) : flat_kernel(kp.wtype);
+    auto compute = [&](uint32_t k, const mm_block & b, HVX_Vector * acc) { kernel(job, weight_slot(job, i, k), b, acc); };
     if (job.tiled) {
-        stream_blocks<proto::HTP_MM_MAX_SLOTS, mm_block>(
-            q, &job.octx->trace[i], kp.n_slots, 1, take, token,
-            [&](uint32_t k, const mm_block & b) { push_tiled_block(job, q, weight_slot(job, i, k), w_base, b); },
-            compute, writeback);
+        stream_strips(job, i, kp.tiles_per_block << kp.tile_shift, 1,
+                      [&](uint32_t k, const mm_block & b) { push_tiled_block(job, q, weight_slot(job, i, k), w_base, b); },
+                      compute);
     } else {
-        stream_blocks<proto::HTP_MM_MAX_SLOTS, mm_block>(
-            q, &job.octx->trace[i], kp.n_slots, proto::htp_matmul_flat_transfers(kp.wtype), take, token,
-            [&](uint32_t k, const mm_block & b) {
-                if (staged) {
-                    push_flat_staged_block(job, q, weight_slot(job, i, k), w_base, b);
-                } else {
-                    push_flat_block(job, q, weight_slot(job, i, k), w_base, b);
-                }
-            },
-            compute, writeback);
+        const bool staged = is_staged_flat(kp.wtype);
+        stream_strips(job, i, proto::htp_matmul_flat_tiles(kp.wtype), proto::htp_matmul_flat_transfers(kp.wtype),
+                      [&](uint32_t k, const mm_block & b) {
+                          if (staged) {
+                              push_flat_staged_block(job, q, weight_slot(job, i, k), w_base, b);
+                          } else {
+                              push_flat_block(job, q, weight_slot(job, i, k), w_base, b);
+                          }
+                      },
+                      compute);
     }
 }
 
@@ -447,7 +341,7 @@ bool guard_matmul(const htp_op_context * octx) {
                       kp.slot_stride >= proto::htp_matmul_flat_transfers(kp.wtype) * 128u &&
                       kp.slot_stride % 128 == 0 &&
                       kp.slots_bytes >= uint64_t(kp.n_slots) * kp.slot_stride &&
-                      kp.slots_bytes >= uint64_t(kp.k) * 4 &&
+                      kp.slots_bytes >= proto::htp_matmul_staging_bytes(kp) &&
                       kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
                       kp.vtcm_size == proto::htp_matmul_vtcm_size(kp) && kp.r2 >= 1 && kp.r3 >= 1 &&
                       uint64_t(kp.r2) * src0->ne[2] == src1->ne[2] && uint64_t(kp.r3) * src0->ne[3] == src1->ne[3] &&
@@ -468,48 +362,6 @@ bool guard_matmul(const htp_op_context * octx) {
            dst->ne[2] == src1->ne[2] && dst->ne[3] == src1->ne[3] && d_last + uint64_t(kp.n) * 4 <= dst->size;
 }
 
-uint32_t op_matmul(htp_op_context * octx) {
-    mm_job job{};
-    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
-    job.octx  = octx;
-    job.src0  = octx->src[0];
-    job.src1  = octx->src[1];
-    job.dst   = octx->dst[0];
-    job.tiled = (job.src0->flags & proto::HTP_TENSOR_TILED) != 0;
-
-    vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
-    job.act     = vtcm.take(uint64_t(job.kp.act_rows) * job.kp.act_row_bytes);
-    job.threads = vtcm.take(job.kp.thread_bytes, job.kp.n_threads);
-    if (!vtcm.ok()) {
-        return proto::HTP_STATUS_VTCM_TOO_SMALL;
-    }
-    const uint32_t ne11 = job.src1->ne[1];
-    // Multi-device: the strips of dst's rows (N) are what a device group would split, inside
-    // `if (mdev.count > 1)`, once the runtime carries mdev state.
-    // Weight matrix (i02, i03) = (i12 / r2, i13 / r3), counted rather than divided.
-    uint32_t i03 = 0, n3 = 0;
-    for (job.i13 = 0; job.i13 < job.src1->ne[3]; ++job.i13) {
-        uint32_t i02 = 0, n2 = 0;
-        for (job.i12 = 0; job.i12 < job.src1->ne[2]; ++job.i12) {
-            job.w_offset = job.tiled ? (i03 * job.src0->ne[2] + i02) * job.kp.w_slice_bytes
-                                     : i02 * job.src0->nb[2] + i03 * job.src0->nb[3];
-            if (++n2 == job.kp.r2) {
-                n2 = 0;
-                ++i02;
-            }
-            for (job.row0 = 0; job.row0 < ne11; job.row0 += job.kp.act_rows) {
-                job.nrows = ne11 - job.row0 < job.kp.act_rows ? ne11 - job.row0 : job.kp.act_rows;
-                const uint32_t quantizers = job.nrows < job.kp.n_threads ? job.nrows : job.kp.n_threads;
-                work_queue_run(octx->work, quantize_thread, &job, quantizers);
-                work_queue_run(octx->work, dot_thread, &job, job.kp.n_threads);
-            }
-        }
-        if (++n3 == job.kp.r3) {
-            n3 = 0;
-            ++i03;
-        }
-    }
-    return proto::HTP_STATUS_OK;
-}
+uint32_t op_matmul(htp_op_context * octx) { return run_matmul_job(octx, quantize_thread, dot_thread); }
 
 } // namespace hexnpu::htp

@@ -1,0 +1,161 @@
+// What the two HVX matmul kernels share (proto/htp-matmul.h): the quantized one (matmul-ops.cpp)
+// and the float-weight one (matmul-float-ops.cpp). Both walk dst the same way — per (i12, i13)
+// slice and group of activation rows, the threads first prepare the group's rows in the VTCM act
+// area, then each streams the weight blocks of its 32-row strips through the DMA pipeline
+// (stream-pipeline.h), accumulates the strip's 32 x act_rows results in VTCM and writes a finished
+// strip back by DMA. The kernels differ in the act-area layout, the weight blocks and the compute.
+#pragma once
+
+#include "dma-queue.h"
+#include "htp-ctx.h"
+#include "htp-tensor.h"
+#include "hvx-hf-rows.h"
+#include "stream-pipeline.h"
+#include "trace.h"
+#include "proto/htp-matmul.h"
+#include "proto/htp-trace.h"
+#include "vnpu/hvx/hvx.h"
+
+#include <stdint.h>
+
+namespace hexnpu::htp {
+
+struct mm_job {
+    const htp_op_context *     octx;
+    proto::htp_matmul_kparams  kp;
+    const proto::htp_tensor *  src0;
+    const proto::htp_tensor *  src1;
+    const proto::htp_tensor *  dst;
+    bool                       tiled;
+    uint8_t *                  act;      // act area: act_rows rows of act_row_bytes
+    uint8_t *                  threads;  // thread i's area at i * thread_bytes
+    // The group in progress: activation rows [row0, row0 + nrows) of slice (i12, i13), and the
+    // byte offset of the weight matrix it multiplies.
+    uint32_t i12, i13, row0, nrows;
+    uint32_t w_offset;
+};
+
+// One weight DMA block: activation blocks [kt0, kt0 + ntiles) of strip `row` (the trace info).
+struct mm_block {
+    uint32_t row;
+    uint32_t kt0;
+    uint32_t ntiles;
+};
+
+// Weight rows in strip s: 32, or what is left of n in the last strip.
+inline uint32_t strip_rows(const proto::htp_matmul_kparams & kp, uint32_t s) {
+    const uint32_t left = kp.n - s * proto::TILE_N_ROWS;
+    return left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
+}
+
+inline uint8_t * thread_area(const mm_job & job, uint32_t i) { return job.threads + size_t(i) * job.kp.thread_bytes; }
+inline HVX_Vector * acc_area(const mm_job & job, uint32_t i) {
+    return reinterpret_cast<HVX_Vector *>(thread_area(job, i) + job.kp.slots_bytes);
+}
+inline HVX_Vector * out_slot(const mm_job & job, uint32_t i, uint32_t k) {
+    return acc_area(job, i) + job.kp.act_rows * (1 + k);
+}
+inline uint8_t * weight_slot(const mm_job & job, uint32_t i, uint32_t k) {
+    return thread_area(job, i) + size_t(k) * job.kp.slot_stride;
+}
+inline uint8_t * act_row(const mm_job & job, uint32_t j) { return job.act + size_t(j) * job.kp.act_row_bytes; }
+
+// Activation row j of the group as n_vectors fp32 vectors (32 elements each, in order) in thread
+// i's staging (its slots), elements from k on zero: DMA in, F16 widened, HVX_A_QUANT traced.
+inline const HVX_Vector * stage_act_row(const mm_job & job, uint32_t i, uint32_t j, uint32_t n_vectors) {
+    dma_queue *      q       = &job.octx->dma[i];
+    uint8_t *        staging = thread_area(job, i);
+    const dma_addr_t base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
+    const bool       f16     = job.src1->type == HTP_TYPE_F16;
+    const uint32_t   bytes   = job.kp.k * (f16 ? 2 : 4);
+    const uint32_t   offset  = (job.row0 + j) * job.src1->nb[1] + job.i12 * job.src1->nb[2] + job.i13 * job.src1->nb[3];
+    // F16 rows land on the first vector boundary past half the staging and widen into its start
+    // (the staging holds n_vectors + 1 vectors: proto/htp-matmul.h).
+    uint8_t * landing = f16 ? staging + (n_vectors + 1) / 2 * 128 : staging;
+    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(landing), dma_addr_at(base, offset), bytes, bytes, bytes, 1,
+                               trace_info(job.row0 + j));
+    dma_queue_pop(q);
+    trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
+    HVX_Vector * x = reinterpret_cast<HVX_Vector *>(staging);
+    if (f16) {
+        hvx_hf_row_to_sf(reinterpret_cast<const HVX_Vector *>(landing), x, n_vectors);
+    }
+    // The tail past k: what the DMA did not write (or widened from stale halves) becomes zero.
+    const uint32_t full = job.kp.k / 32, tail = job.kp.k % 32;
+    if (tail != 0) {
+        x[full] = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(tail * 4)), x[full], Q6_V_vzero());
+    }
+    for (uint32_t v = full + (tail != 0); v < n_vectors; ++v) {
+        x[v] = Q6_V_vzero();
+    }
+    return x;
+}
+
+// Thread i's strips: blocks of per_block activation blocks, n_inputs DMA transfers each, pushed by
+// push(slot, block) and computed by compute(slot, block, acc) into the strip's sums acc (zeroed at
+// the strip's first block); a strip's last block moves the sums to the slot's output rows, which
+// its writeback sends to dst.
+template <class Push, class Compute>
+void stream_strips(const mm_job & job, uint32_t i, uint32_t per_block, uint32_t n_inputs, Push push, Compute compute) {
+    const proto::htp_matmul_kparams & kp = job.kp;
+    const uint32_t                    s0 = i * kp.strips_per_thread;
+    const uint32_t s1 = s0 + kp.strips_per_thread < kp.n_strips ? s0 + kp.strips_per_thread : kp.n_strips;
+    if (s0 >= s1) {
+        return;
+    }
+    dma_queue *      q        = &job.octx->dma[i];
+    const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
+    const uint32_t   dst_rows = job.row0 * job.dst->nb[1] + job.i12 * job.dst->nb[2] + job.i13 * job.dst->nb[3];
+    HVX_Vector *     acc      = acc_area(job, i);
+
+    mm_block next{s0, 0, 0};
+    auto     take = [&](mm_block & b) {
+        if (next.row >= s1) {
+            return false;
+        }
+        const uint32_t left = kp.n_k_blocks - next.kt0;
+        b                   = mm_block{next.row, next.kt0, left < per_block ? left : per_block};
+        next.kt0 += b.ntiles;
+        if (next.kt0 == kp.n_k_blocks) {
+            next = mm_block{next.row + 1, 0, 0};
+        }
+        return true;
+    };
+    auto token = [&](uint32_t k, const mm_block & b) { dma_queue_push_token(q, out_slot(job, i, k), trace_info(b.row)); };
+    auto run   = [&](uint32_t k, const mm_block & b) {
+        if (b.kt0 == 0) {
+            for (uint32_t j = 0; j < job.nrows; ++j) {
+                acc[j] = Q6_V_vzero();
+            }
+        }
+        compute(k, b, acc);
+        if (b.kt0 + b.ntiles == kp.n_k_blocks) {
+            HVX_Vector * out = out_slot(job, i, k);
+            for (uint32_t j = 0; j < job.nrows; ++j) {
+                out[j] = acc[j];
+            }
+        }
+    };
+    auto writeback = [&](uint32_t k, const mm_block & b) {
+        HVX_Vector * out = out_slot(job, i, k);
+        if (b.kt0 + b.ntiles != kp.n_k_blocks) {
+            dma_queue_push_token(q, out, trace_info(b.row));  // the strip goes on
+            return;
+        }
+        dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, dst_rows + b.row * proto::TILE_N_ROWS * 4),
+                                   dma_addr_of(out), job.dst->nb[1], 128, strip_rows(kp, b.row) * 4, job.nrows,
+                                   trace_info(b.row));
+    };
+    stream_blocks<proto::HTP_MM_MAX_SLOTS, mm_block>(q, &job.octx->trace[i], kp.n_slots, n_inputs, take, token, push,
+                                                     run, writeback);
+}
+
+using mm_thread_fn = void (*)(uint32_t n, uint32_t i, void * job);
+
+// The op: the VTCM areas, then per slice and group of activation rows, prepare_rows on up to
+// n_threads threads (one row each in turn) and dot on n_threads. Weight matrix (i02, i03) = (i12 / r2,
+// i13 / r3), counted rather than divided; flat weights are addressed by their strides, tiled ones
+// by w_slice_bytes.
+uint32_t run_matmul_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_thread_fn dot);
+
+} // namespace hexnpu::htp
