@@ -108,19 +108,20 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
     const ggml_tensor * w = node->src[0];
     const ggml_tensor * a = node->src[1];
     if (!proto::htp_matmul_weight_type(uint32_t(w->type))) {
-        return std::string("weight type ") + ggml_type_name(w->type) + " has no NPU matmul kernel (the tiled types: q4_0 q4_1 q8_0 iq4_nl mxfp4 q1_0 q2_0 q2_K..q6_K)";
+        return std::string("weight type ") + ggml_type_name(w->type) + " has no NPU matmul kernel (the tiled types q4_0 q4_1 q8_0 iq4_nl mxfp4 q1_0 q2_0 q2_K..q6_K, and f32 f16 bf16)";
     }
     if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) {
         return std::string("activations of type ") + ggml_type_name(a->type) + " (the NPU matmul takes f32 and f16)";
     }
-    if (w->ne[0] % 32 != 0) {
-        return "k = " + std::to_string(w->ne[0]) + " is not a multiple of 32";
+    if (w->ne[0] % proto::htp_matmul_block_elems(uint32_t(w->type)) != 0) {
+        return "k = " + std::to_string(w->ne[0]) + " is not a multiple of the weight type's block";
     }
     if (a->ne[2] % w->ne[2] != 0 || a->ne[3] % w->ne[3] != 0) {
         return "the activations do not broadcast over the weight matrices";
     }
-    if (a->nb[0] != ggml_type_size(a->type) || node->nb[0] != 4) {
-        return "activation or output elements are not consecutive (a transposed view)";
+    if (a->nb[0] != ggml_type_size(a->type) || node->nb[0] != 4 ||
+        (proto::htp_matmul_float_weight(uint32_t(w->type)) && w->nb[0] != ggml_type_size(w->type))) {
+        return "weight, activation or output elements are not consecutive (a transposed view)";
     }
     return "the matmul does not fit the session's VTCM";
 }

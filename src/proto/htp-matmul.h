@@ -4,8 +4,9 @@
 //
 // Shapes: src0 (weights) [K, N, ne02, ne03] of any of the twelve tiled types (Q4_0, Q4_1, Q8_0,
 // IQ4_NL, MXFP4, Q1_0, Q2_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K), stored tiled (HTP_TENSOR_TILED:
-// proto/tile-formats.h) or flat; src1 (activations) F32 or F16 [K, M, ne12, ne13] with contiguous
-// rows; dst F32 [N, M, ne12, ne13]. K is a multiple of the weight type's block. As GGML broadcasts,
+// proto/tile-formats.h) or flat, or F32/F16/BF16 (flat, rows in order: matmul-float-ops.cpp);
+// src1 (activations) F32 or F16 [K, M, ne12, ne13] with contiguous rows; dst F32 [N, M, ne12,
+// ne13]. K is a multiple of the weight type's block (any K for float weights). As GGML broadcasts,
 // ne12 = r2 * ne02 and ne13 = r3 * ne03: activation slice (i12, i13) multiplies weight matrix
 // (i12 / r2, i13 / r3).
 //
@@ -21,6 +22,9 @@
 // x * 2^-E) in [-127, 127]. The quantization is then exact arithmetic apart from the final rounding
 // (no division on the NPU, and a scalar model reproduces it bit for bit); it costs up to one bit of
 // the 8 against GGML's amax / 127. Blocks with amax < 2^-100 quantize to zero.
+// Float weights multiply the activations unquantized: an act row is n_k_blocks fp32 vectors (K
+// padded with zeros; for 16-bit weights each 64 elements' even ones, then their odd ones), a weight
+// block 32 rows of tiles_per_block * 32 columns, slot_size bytes per row (tile_size per 32 columns).
 //
 // Weights stream DDR -> DMA -> VTCM per thread: thread i takes the 32-row strips [i * spt, (i+1) *
 // spt) of the N rows; each strip's tiles come in blocks of up to tiles_per_block tiles
@@ -69,12 +73,17 @@ struct htp_matmul_kparams {
 };
 static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
-// The weight types the kernel multiplies, tiled and flat: the twelve tiled types.
-constexpr bool htp_matmul_weight_type(uint32_t type) { return is_tiled_type_id(int32_t(type)); }
+// F32, F16 and BF16 weights (always flat) go to the float kernel (htp/ops/matmul-float-ops.cpp).
+constexpr bool htp_matmul_float_weight(uint32_t type) { return type == 0 || type == 1 || type == 30; }
+
+// The weight types the kernels multiply: the twelve tiled types (tiled and flat) and the floats.
+constexpr bool htp_matmul_weight_type(uint32_t type) {
+    return is_tiled_type_id(int32_t(type)) || htp_matmul_float_weight(type);
+}
 
 // Elements of one flat block of the type along K (K is a multiple of it).
 constexpr uint32_t htp_matmul_block_elems(uint32_t type) {
-    return type == 41 ? 128 : type == 42 ? 64 : type >= 10 && type <= 14 ? 256 : 32;
+    return htp_matmul_float_weight(type) ? 1 : type == 41 ? 128 : type == 42 ? 64 : type >= 10 && type <= 14 ? 256 : 32;
 }
 
 // Flat weights are gathered by the DMA engine, a block per 32-row strip:
@@ -94,6 +103,7 @@ constexpr uint32_t htp_matmul_flat_transfers(uint32_t type) {
         case 12: return 36;
         case 13: return 44;
         case 14: return 53;
+        case 0: case 1: case 30: return 1;  // the float kernel's weight rows
         default: return 17;
     }
 }
@@ -123,9 +133,11 @@ constexpr bool htp_matmul_shapes_supported(const htp_tensor & src0, const htp_te
     if (dst.ne[0] != src0.ne[1] || dst.ne[1] != src1.ne[1] || dst.ne[2] != src1.ne[2] || dst.ne[3] != src1.ne[3]) {
         return false;
     }
-    // Activation and output rows: elements in order (rows may be padded, slices anywhere).
+    // Activation, output and float weight rows: elements in order (rows may be padded, slices
+    // anywhere; a float weight's rows too: a transposed view is not taken).
     const uint32_t a_size = src1.type == 0 ? 4 : 2;
-    return src1.nb[0] == a_size && dst.nb[0] == 4 && src1.nb[1] >= uint64_t(k) * a_size &&
+    const bool     w_rows = !htp_matmul_float_weight(src0.type) || src0.nb[0] == (src0.type == 0 ? 4u : 2u);
+    return w_rows && src1.nb[0] == a_size && dst.nb[0] == 4 && src1.nb[1] >= uint64_t(k) * a_size &&
            dst.nb[1] >= uint64_t(dst.ne[0]) * 4;
 }
 
@@ -136,37 +148,50 @@ constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor 
     if (!htp_matmul_shapes_supported(src0, src1, dst) || n_threads == 0 || n_threads > HTP_MAX_NTHREADS) {
         return false;
     }
-    const tiled_type   t = tiled_type(int32_t(src0.type));
+    const tiled_type   t  = tiled_type(int32_t(src0.type));
+    const bool         fw = htp_matmul_float_weight(src0.type);
     htp_matmul_kparams p{};
     p.wtype             = src0.type;
     p.k                 = src0.ne[0];
     p.n                 = src0.ne[1];
     p.n_k_blocks        = p.k / TILE_N_COLS;
     p.tile_shift        = htp_matmul_tile_shift(p.wtype);
-    const uint32_t w_tiles = p.n_k_blocks >> p.tile_shift;  // per strip
     p.n_strips          = (p.n + TILE_N_ROWS - 1) / TILE_N_ROWS;
-    p.tile_size         = tile_size(t);
-    p.slot_size         = tile_slot_size(t);
+    if (fw) {
+        // Float weights: a "tile" is 32 columns of one weight row; the activations are K rounded
+        // up to whole vectors (16-bit weights: whole 64-element pairs), the padding zero.
+        const uint32_t pairs = src0.type == 0 ? 1 : 2;
+        p.n_k_blocks         = (p.k + 32 * pairs - 1) / (32 * pairs) * pairs;
+        p.tile_size          = TILE_N_COLS * (src0.type == 0 ? 4 : 2);
+    } else {
+        p.tile_size = tile_size(t);
+        p.slot_size = tile_slot_size(t);
+    }
+    const uint32_t w_tiles = p.n_k_blocks >> p.tile_shift;  // per strip
     p.n_threads         = p.n_strips < n_threads ? p.n_strips : n_threads;
     p.strips_per_thread = (p.n_strips + p.n_threads - 1) / p.n_threads;
     p.r2                = src1.ne[2] / src0.ne[2];
     p.r3                = src1.ne[3] / src0.ne[3];
-    const uint64_t wslice = uint64_t(p.n_strips) * w_tiles * p.tile_size;
+    const uint64_t wslice = fw ? 0 : uint64_t(p.n_strips) * w_tiles * p.tile_size;
     if (wslice > UINT32_MAX) {
         return false;
     }
     p.w_slice_bytes = uint32_t(wslice);
-    p.act_row_bytes     = p.n_k_blocks * HTP_MM_ACT_BLOCK_BYTES;
+    p.act_row_bytes     = p.n_k_blocks * (fw ? 128 : HTP_MM_ACT_BLOCK_BYTES);
     p.act_rows          = src1.ne[1] < HTP_MM_MAX_ACT_ROWS ? src1.ne[1] : HTP_MM_MAX_ACT_ROWS;
     // Q2_K keeps each row's d and -dmin in the super-block's tiles: its blocks are whole super-blocks.
-    const uint32_t unit   = t == tiled_type::q2_K ? KQUANT_TILES : 1;
-    const uint32_t target = HTP_MM_BLOCK_BYTES / p.slot_size / unit * unit;
+    // 16-bit float weights come in 64-column vectors. A float block is 32 rows of its columns.
+    const uint32_t unit   = t == tiled_type::q2_K ? KQUANT_TILES : fw && src0.type != 0 ? 2 : 1;
+    const uint32_t target = HTP_MM_BLOCK_BYTES / (fw ? TILE_N_ROWS * p.tile_size : p.slot_size) / unit * unit;
     p.tiles_per_block     = target < unit ? unit : (target < w_tiles ? target : w_tiles);
     // Every transfer of the blocks in flight, and a token per slot, must fit the DMA ring.
     const uint32_t flat_entries = htp_matmul_flat_transfers(p.wtype) + 1;
     p.n_slots                   = 3 * flat_entries <= HTP_DMA_QUEUE_CAPACITY ? 3 : 2;
     for (;;) {
-        const uint64_t tiles = uint64_t(p.tiles_per_block) * p.slot_size;
+        if (fw) {
+            p.slot_size = p.tiles_per_block * p.tile_size;  // one weight row's columns
+        }
+        const uint64_t tiles = uint64_t(fw ? TILE_N_ROWS : p.tiles_per_block) * p.slot_size;
         const uint64_t flat  = uint64_t(htp_matmul_flat_transfers(p.wtype)) * 128;
         p.slot_stride        = uint32_t((tiles > flat ? tiles : flat) + 127) / 128 * 128;
         // The slots double as the staging of one activation row (k floats) while it is quantized.

@@ -193,8 +193,8 @@ case_result case_runner::check(const op_case & c, const case_info & info) {
             return {cmp.ok ? verdict::pass : verdict::fail, cmp.ok ? "exact" : cmp.detail};
         }
         const double max_nmse = reference_dev_ ? c.tol.vs_cpu : c.tol.vs_f64;
-        // A matmul runs with its weights flat (the compute buffer) and, where the target has an
-        // extra buffer type, again in it (HTPn-REPACK: tiled), as a model loader places them.
+        // A matmul runs with its weights in the target's buffer type (flat) and, where the target
+        // has an extra buffer type, again in it (HTPn-REPACK: tiled), as a model loader places them.
         const bool  matmul = probe.out->op == GGML_OP_MUL_MAT || probe.out->op == GGML_OP_MUL_MAT_ID;
         const bool  twice  = matmul && !target_dev_.extra_buffer_types().empty() && !probe.out->src[0]->view_src;
         std::string detail;
@@ -204,7 +204,10 @@ case_result case_runner::check(const op_case & c, const case_info & info) {
                 break;
             }
             const comparison cmp = compare_nmse(extra ? run_on(*target_, target_dev_, c, bytes, true) : got, want, max_nmse);
-            const std::string layout = twice ? (extra ? " (tiled)" : " (flat)") : "";
+            const std::string layout =
+                !twice ? ""
+                       : std::string(" (") +
+                             (extra ? target_dev_.extra_buffer_types().front() : target_dev_.buffer_type())->name() + ")";
             if (!cmp.detail.empty()) {
                 return {verdict::fail, cmp.detail + layout};
             }

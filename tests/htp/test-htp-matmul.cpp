@@ -158,7 +158,10 @@ mm_run run_case(in_process_session & s, const mm_case & c, bool tiled, uint32_t 
     r.status = run_matmul(s, kp, {w, wbuf}, {a, abuf}, {d, dbuf});
 
     for (uint32_t row = 0; row < rows; ++row) {
-        const std::vector<double> q = model_quantize(act.data() + size_t(row) * c.k, c.k);
+        // Float weights multiply the activations as they are.
+        const float *             x = act.data() + size_t(row) * c.k;
+        const std::vector<double> q =
+            proto::htp_matmul_float_weight(c.type) ? std::vector<double>(x, x + c.k) : model_quantize(x, c.k);
         const uint32_t i2 = row / c.m % c.ne2, i3 = row / c.m / c.ne2;
         const uint32_t matrix = i3 / (c.ne3 / c.w3) * c.w2 + i2 / (c.ne2 / c.w2);
         for (uint32_t j = 0; j < c.n; ++j) {
@@ -255,6 +258,30 @@ TEST(HtpMatmul, KQuantsTiledAndFlatOverShapesAndThreads) {
                 expect_close(run_case(s, c, tiled, threads, 8u << 20, seed++), what);
                 EXPECT_EQ(s.platform().last_violation(), "") << what;
             }
+        }
+    }
+}
+
+TEST(HtpMatmul, FloatWeightsOverShapesAndThreads) {
+    in_process_session s(config(), 4);
+    const mm_case cases[] = {
+        {GGML_TYPE_F32, 128, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_F16, 128, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_BF16, 128, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_F32, 33, 45, 3, 1, 1, 4, 8},       // K not a multiple of 32
+        {GGML_TYPE_F16, 100, 70, 35, 1, 1, 0, 4},     // K not a multiple of 64, two row groups
+        {GGML_TYPE_BF16, 1000, 40, 5, 2, 1, 8, 0},    // several blocks per strip
+        {GGML_TYPE_F32, 700, 33, 2, 4, 3, 0, 0, 2, 3}, // weights broadcast over dims 2 and 3
+        {GGML_TYPE_F16, 64, 129, 9, 2, 2, 0, 0, 1, 2},
+    };
+    uint32_t seed = 200;
+    for (const mm_case & c : cases) {
+        for (uint32_t threads : {1u, 4u}) {
+            const std::string what = std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " +
+                                     std::to_string(c.n) + " m " + std::to_string(c.m) + ", " +
+                                     std::to_string(threads) + " threads";
+            expect_close(run_case(s, c, false, threads, 8u << 20, seed++), what);
+            EXPECT_EQ(s.platform().last_violation(), "") << what;
         }
     }
 }

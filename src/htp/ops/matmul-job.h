@@ -91,6 +91,13 @@ inline const HVX_Vector * stage_act_row(const mm_job & job, uint32_t i, uint32_t
     return x;
 }
 
+// Not inlined: a hoisted zero vector would have to survive the kernel's calls on the stack.
+__attribute__((noinline)) inline void zero_vectors(HVX_Vector * v, uint32_t n) {
+    for (uint32_t j = 0; j < n; ++j) {
+        v[j] = Q6_V_vzero();
+    }
+}
+
 // Thread i's strips: blocks of per_block activation blocks, n_inputs DMA transfers each, pushed by
 // push(slot, block) and computed by compute(slot, block, acc) into the strip's sums acc (zeroed at
 // the strip's first block); a strip's last block moves the sums to the slot's output rows, which
@@ -124,9 +131,7 @@ void stream_strips(const mm_job & job, uint32_t i, uint32_t per_block, uint32_t 
     auto token = [&](uint32_t k, const mm_block & b) { dma_queue_push_token(q, out_slot(job, i, k), trace_info(b.row)); };
     auto run   = [&](uint32_t k, const mm_block & b) {
         if (b.kt0 == 0) {
-            for (uint32_t j = 0; j < job.nrows; ++j) {
-                acc[j] = Q6_V_vzero();
-            }
+            zero_vectors(acc, job.nrows);
         }
         compute(k, b, acc);
         if (b.kt0 + b.ntiles == kp.n_k_blocks) {
@@ -149,6 +154,11 @@ void stream_strips(const mm_job & job, uint32_t i, uint32_t per_block, uint32_t 
     stream_blocks<proto::HTP_MM_MAX_SLOTS, mm_block>(q, &job.octx->trace[i], kp.n_slots, n_inputs, take, token, push,
                                                      run, writeback);
 }
+
+// The guard's checks both kernels share: the plan's loop bounds, fixed arrays and VTCM layout,
+// the operands' types and shapes, and every row inside its tensor (the weights' last byte at
+// w_bytes, which each kernel computes for its layout).
+bool guard_matmul_plan(const htp_op_context * octx, const proto::htp_matmul_kparams & kp, uint64_t w_bytes);
 
 using mm_thread_fn = void (*)(uint32_t n, uint32_t i, void * job);
 

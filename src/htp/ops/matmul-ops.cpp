@@ -314,54 +314,36 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
 bool guard_matmul(const htp_op_context * octx) {
     htp_matmul_kparams kp;
     __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
-    const htp_tensor * src0 = octx->src[0];
-    const htp_tensor * src1 = octx->src[1];
-    const htp_tensor * dst  = octx->dst[0];
+    if (proto::htp_matmul_float_weight(kp.wtype)) {
+        return guard_matmul_float(octx);
+    }
+    const htp_tensor * src0  = octx->src[0];
     const bool         tiled = (src0->flags & proto::HTP_TENSOR_TILED) != 0;
     if (!proto::htp_matmul_weight_type(kp.wtype)) {
         return false;
     }
     const proto::tiled_type tt = proto::tiled_type(int32_t(kp.wtype));
-    // Loop bounds and fixed arrays (threads, slots, act rows, the DMA ring) and the VTCM layout.
-    const uint32_t     a_size = src1->type == HTP_TYPE_F16 ? 2 : 4;
-    const bool plan = src0->type == kp.wtype && (src1->type == HTP_TYPE_F32 || src1->type == HTP_TYPE_F16) &&
-                      dst->type == HTP_TYPE_F32 && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads &&
-                      kp.n_slots >= 2 && kp.n_slots <= proto::HTP_MM_MAX_SLOTS &&
-                      kp.n_slots * (proto::htp_matmul_flat_transfers(kp.wtype) + 1) <= proto::HTP_DMA_QUEUE_CAPACITY &&
-                      kp.k % proto::htp_matmul_block_elems(kp.wtype) == 0 &&
+    const bool plan = kp.k % proto::htp_matmul_block_elems(kp.wtype) == 0 &&
                       kp.tile_shift == proto::htp_matmul_tile_shift(kp.wtype) &&
                       (tt != proto::tiled_type::q2_K || kp.tiles_per_block % proto::KQUANT_TILES == 0) &&
-                      kp.act_rows >= 1 && kp.act_rows <= proto::HTP_MM_MAX_ACT_ROWS && kp.tiles_per_block >= 1 &&
-                      kp.k == src0->ne[0] && kp.k == src1->ne[0] && kp.n == src0->ne[1] && kp.n == dst->ne[0] &&
-                      kp.n_k_blocks * proto::TILE_N_COLS == kp.k &&
-                      kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.strips_per_thread * kp.n_threads >= kp.n_strips &&
-                      kp.tile_size == proto::tile_size(tt) && kp.slot_size == proto::tile_slot_size(tt) &&
+                      kp.n_k_blocks * proto::TILE_N_COLS == kp.k && kp.tile_size == proto::tile_size(tt) &&
+                      kp.slot_size == proto::tile_slot_size(tt) &&
                       kp.act_row_bytes == kp.n_k_blocks * proto::HTP_MM_ACT_BLOCK_BYTES &&
                       kp.slot_stride >= uint64_t(kp.tiles_per_block) * kp.slot_size &&
                       kp.slot_stride >= proto::htp_matmul_flat_transfers(kp.wtype) * 128u &&
-                      kp.slot_stride % 128 == 0 &&
-                      kp.slots_bytes >= uint64_t(kp.n_slots) * kp.slot_stride &&
-                      kp.slots_bytes >= proto::htp_matmul_staging_bytes(kp) &&
-                      kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
-                      kp.vtcm_size == proto::htp_matmul_vtcm_size(kp) && kp.r2 >= 1 && kp.r3 >= 1 &&
-                      uint64_t(kp.r2) * src0->ne[2] == src1->ne[2] && uint64_t(kp.r3) * src0->ne[3] == src1->ne[3] &&
                       kp.w_slice_bytes == uint64_t(kp.n_strips) * (kp.n_k_blocks >> kp.tile_shift) * kp.tile_size;
-    if (!plan) {
-        return false;
-    }
-    // Rows inside their tensors: weights (tiled: the strips' tiles; flat: rows of k / 32 blocks),
-    // activation rows of k floats, output rows of n floats.
+    // The weights' last byte: tiled, the strips' tiles; flat, rows of k / 32 blocks.
     const uint64_t w_bytes = tiled ? uint64_t(src0->ne[2]) * src0->ne[3] * kp.w_slice_bytes
                                    : uint64_t(src0->ne[2] - 1) * src0->nb[2] + uint64_t(src0->ne[3] - 1) * src0->nb[3] +
                                          uint64_t(kp.n - 1) * src0->nb[1] + flat_row_bytes(kp);
-    const uint64_t a_last = uint64_t(src1->ne[1] - 1) * src1->nb[1] + uint64_t(src1->ne[2] - 1) * src1->nb[2] +
-                            uint64_t(src1->ne[3] - 1) * src1->nb[3];
-    const uint64_t d_last = uint64_t(dst->ne[1] - 1) * dst->nb[1] + uint64_t(dst->ne[2] - 1) * dst->nb[2] +
-                            uint64_t(dst->ne[3] - 1) * dst->nb[3];
-    return w_bytes <= src0->size && a_last + uint64_t(kp.k) * a_size <= src1->size && dst->ne[1] == src1->ne[1] &&
-           dst->ne[2] == src1->ne[2] && dst->ne[3] == src1->ne[3] && d_last + uint64_t(kp.n) * 4 <= dst->size;
+    return plan && guard_matmul_plan(octx, kp, w_bytes);
 }
 
-uint32_t op_matmul(htp_op_context * octx) { return run_matmul_job(octx, quantize_thread, dot_thread); }
+uint32_t op_matmul(htp_op_context * octx) {
+    if (proto::htp_matmul_float_weight(reinterpret_cast<const htp_matmul_kparams *>(octx->op->kparams)->wtype)) {
+        return op_matmul_float(octx);
+    }
+    return run_matmul_job(octx, quantize_thread, dot_thread);
+}
 
 } // namespace hexnpu::htp
