@@ -20,6 +20,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_SQR: return proto::HTP_OP_SQR;
         case GGML_OP_SQRT: return proto::HTP_OP_SQRT;
         case GGML_OP_MUL_MAT: return proto::HTP_OP_MUL_MAT;
+        case GGML_OP_MUL_MAT_ID: return proto::HTP_OP_MUL_MAT_ID;
         case GGML_OP_UNARY:
             switch (ggml_get_op_param<int32_t>(node, 0)) {
                 case GGML_UNARY_OP_NEG: return proto::HTP_OP_NEG;
@@ -76,6 +77,19 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }
+    if (opcode == proto::HTP_OP_MUL_MAT_ID) {
+        const auto                src1 = static_descriptor(node->src[1]);
+        const auto                ids  = static_descriptor(node->src[2]);
+        proto::htp_matmul_kparams kp{};
+        if (!src1 || !ids ||
+            !proto::prepare_matmul_id_kparams(*src0, *src1, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
+        op.src[1] = node->src[1];
+        op.src[2] = node->src[2];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
     if (proto::htp_is_binary_op(opcode)) {
         const auto src1 = static_descriptor(node->src[1]);
         proto::htp_binary_kparams kp{};
@@ -102,7 +116,7 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
     if (opcode_of(node) == proto::HTP_OP_NONE) {
         return std::string("no NPU kernel for ") + ggml_op_desc(node);
     }
-    if (node->op != GGML_OP_MUL_MAT) {
+    if (node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_MUL_MAT_ID) {
         return "the NPU kernel takes F32 tensors of one shape (src1 repeated over dims 1-3), rows in order";
     }
     const ggml_tensor * w = node->src[0];
@@ -116,8 +130,11 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
     if (w->ne[0] % proto::htp_matmul_block_elems(uint32_t(w->type)) != 0) {
         return "k = " + std::to_string(w->ne[0]) + " is not a multiple of the weight type's block";
     }
-    if (a->ne[2] % w->ne[2] != 0 || a->ne[3] % w->ne[3] != 0) {
+    if (node->op == GGML_OP_MUL_MAT && (a->ne[2] % w->ne[2] != 0 || a->ne[3] % w->ne[3] != 0)) {
         return "the activations do not broadcast over the weight matrices";
+    }
+    if (node->op == GGML_OP_MUL_MAT_ID && (node->src[2]->type != GGML_TYPE_I32 || node->src[2]->nb[0] != 4)) {
+        return "expert ids of type " + std::string(ggml_type_name(node->src[2]->type)) + " (the NPU takes i32 ids in order)";
     }
     if (a->nb[0] != ggml_type_size(a->type) || node->nb[0] != 4 ||
         (proto::htp_matmul_float_weight(uint32_t(w->type)) && w->nb[0] != ggml_type_size(w->type))) {

@@ -141,10 +141,16 @@ constexpr bool htp_matmul_shapes_supported(const htp_tensor & src0, const htp_te
            dst.nb[1] >= uint64_t(dst.ne[0]) * 4;
 }
 
-// The plan for the op on at most n_threads threads within vtcm_size bytes of VTCM; false when the
-// shapes are not taken or even the smallest plan does not fit.
-constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
-                                      uint32_t n_threads, uint32_t vtcm_size, htp_matmul_kparams * out) {
+// MUL_MAT_ID's writebacks are scattered, a transfer per row: every slot's inputs and outputs in
+// flight must fit the DMA ring.
+constexpr bool htp_matmul_id_ring_fits(const htp_matmul_kparams & p) {
+    return p.n_slots * (htp_matmul_flat_transfers(p.wtype) + p.act_rows) <= HTP_DMA_QUEUE_CAPACITY;
+}
+
+// The plan for the op on at most n_threads threads within vtcm_size bytes of VTCM (scatter: for
+// MUL_MAT_ID); false when the shapes are not taken or even the smallest plan does not fit.
+constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
+                                   uint32_t n_threads, uint32_t vtcm_size, bool scatter, htp_matmul_kparams * out) {
     if (!htp_matmul_shapes_supported(src0, src1, dst) || n_threads == 0 || n_threads > HTP_MAX_NTHREADS) {
         return false;
     }
@@ -201,7 +207,7 @@ constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor 
         const uint64_t thread = slots + uint64_t(p.act_rows) * 128 * (1 + p.n_slots);
         p.slots_bytes         = uint32_t(slots);
         p.thread_bytes        = uint32_t(thread);
-        if (slots <= UINT32_MAX && htp_matmul_vtcm_size(p) <= vtcm_size) {
+        if (slots <= UINT32_MAX && htp_matmul_vtcm_size(p) <= vtcm_size && (!scatter || htp_matmul_id_ring_fits(p))) {
             break;
         }
         if (p.act_rows > 1) {
@@ -217,6 +223,38 @@ constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor 
     p.vtcm_size = uint32_t(htp_matmul_vtcm_size(p));
     *out        = p;
     return true;
+}
+
+constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
+                                      uint32_t n_threads, uint32_t vtcm_size, htp_matmul_kparams * out) {
+    return prepare_matmul_plan(src0, src1, dst, n_threads, vtcm_size, false, out);
+}
+
+// MUL_MAT_ID (GGML's mul_mat_id): src0 the experts' weights [K, N, n_expert], src1 [K, n_b1,
+// n_tokens] with n_b1 = 1 (one activation row shared by every slot) or n_used, ids I32 [n_used,
+// n_tokens] (src[2]), dst [N, n_used, n_tokens]: dst row (s, t) = src1 row (s or 0, t) times
+// expert ids[s, t]. The plan is MUL_MAT's for one expert's matrix and all n_used * n_tokens rows,
+// its writebacks scattered (a transfer per output row).
+constexpr bool htp_matmul_id_shapes_supported(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & ids,
+                                              const htp_tensor & dst) {
+    const uint32_t n_used = ids.ne[0], n_tokens = ids.ne[1];
+    return ids.type == 26 && ids.nb[0] == 4 && ids.ne[2] == 1 && ids.ne[3] == 1 && ids.nb[1] >= uint64_t(n_used) * 4 &&
+           src0.ne[3] == 1 && (src1.ne[1] == 1 || src1.ne[1] == n_used) && src1.ne[2] == n_tokens && src1.ne[3] == 1 &&
+           dst.ne[0] == src0.ne[1] && dst.ne[1] == n_used && dst.ne[2] == n_tokens && dst.ne[3] == 1;
+}
+
+constexpr bool prepare_matmul_id_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & ids,
+                                         const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
+                                         htp_matmul_kparams * out) {
+    if (!htp_matmul_id_shapes_supported(src0, src1, ids, dst) || uint64_t(ids.ne[0]) * ids.ne[1] > UINT32_MAX) {
+        return false;
+    }
+    // One expert's matrix against all the rows, as a 2-D MUL_MAT.
+    htp_tensor w = src0, a = src1, d = dst;
+    w.ne[2] = w.ne[3] = 1;
+    a.ne[1] = d.ne[1] = ids.ne[0] * ids.ne[1];
+    a.ne[2] = a.ne[3] = d.ne[2] = d.ne[3] = 1;
+    return prepare_matmul_plan(w, a, d, n_threads, vtcm_size, true, out);
 }
 
 } // namespace hexnpu::proto

@@ -109,6 +109,9 @@ void add_matmul_cases(std::vector<op_case> & cases) {
     add_moe(GGML_TYPE_F16, GGML_TYPE_F32, {17, 96, 6, 3, 1, false});
     add_moe(GGML_TYPE_Q4_0, GGML_TYPE_F16, {16, 128, 4, 2, 5, false});
     add_moe(GGML_TYPE_Q8_0, GGML_TYPE_F32, {16, 128, 32, 8, 2, true});
+    // A Mixtral-like routing: 8 experts, 2 per token, 40 tokens (some experts get more rows than
+    // one activation group holds).
+    add_moe(GGML_TYPE_Q4_K, GGML_TYPE_F32, {64, 512, 8, 2, 40, false});
 }
 
 } // namespace hexnpu::optest

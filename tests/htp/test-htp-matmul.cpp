@@ -319,4 +319,88 @@ TEST(HtpMatmul, AWeightSmallerThanItsShapeIsRefusedByTheGuard) {
     EXPECT_EQ(run_matmul(s, kp, {w, wbuf}, {a, abuf}, {d, dbuf}), proto::HTP_STATUS_INVAL_PARAMS);
 }
 
+// MUL_MAT_ID: 4 Q8_0 experts, 2 slots x 3 tokens; every output row is its expert's product, and an
+// id outside [0, 4) is refused before any work.
+TEST(HtpMatmul, MulMatIdRoutesEachRowToItsExpertAndRefusesAnOutOfRangeId) {
+    in_process_session s(config(), 2);
+    const uint32_t     k = 64, n = 40, n_expert = 4, n_used = 2, n_tokens = 3;
+    const auto *       traits = ggml_get_type_traits(GGML_TYPE_Q8_0);
+    std::mt19937       rng(31);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> wf(size_t(k) * n * n_expert), act(size_t(k) * n_used * n_tokens);
+    for (float & v : wf) {
+        v = dist(rng);
+    }
+    for (float & v : act) {
+        v = dist(rng);
+    }
+    const size_t         row_bytes = k / 32 * traits->type_size;
+    std::vector<uint8_t> flat(row_bytes * n * n_expert);
+    traits->from_float_ref(wf.data(), flat.data(), int64_t(wf.size()));
+    traits->to_float_ref(flat.data(), wf.data(), int64_t(wf.size()));
+
+    shared_buffer wbuf(flat.size()), abuf(act.size() * 4), ibuf(n_used * n_tokens * 4), dbuf(size_t(n) * 4 * n_used * n_tokens);
+    std::memcpy(wbuf.data(), flat.data(), flat.size());
+    std::memcpy(abuf.data(), act.data(), act.size() * 4);
+    const int32_t ids[] = {3, 0, 1, 3, 2, 1};  // [slot, token]
+    std::memcpy(ibuf.data(), ids, sizeof ids);
+
+    proto::htp_tensor w{}, a{}, id{}, d{};
+    w.type = uint32_t(GGML_TYPE_Q8_0), w.size = flat.size();
+    w.ne[0] = k, w.ne[1] = n, w.ne[2] = n_expert, w.ne[3] = 1;
+    w.nb[0] = uint32_t(traits->type_size), w.nb[1] = uint32_t(row_bytes), w.nb[2] = w.nb[3] = uint32_t(row_bytes * n);
+    a.ne[0] = k, a.ne[1] = n_used, a.ne[2] = n_tokens, a.ne[3] = 1, a.size = abuf.size();
+    a.nb[0] = 4, a.nb[1] = k * 4, a.nb[2] = a.nb[3] = k * 4 * n_used;
+    id.type = 26, id.ne[0] = n_used, id.ne[1] = n_tokens, id.ne[2] = id.ne[3] = 1, id.size = sizeof ids;
+    id.nb[0] = 4, id.nb[1] = n_used * 4, id.nb[2] = id.nb[3] = sizeof ids;
+    d.ne[0] = n, d.ne[1] = n_used, d.ne[2] = n_tokens, d.ne[3] = 1, d.size = dbuf.size();
+    d.nb[0] = 4, d.nb[1] = n * 4, d.nb[2] = d.nb[3] = n * 4 * n_used;
+    a.flags = id.flags = d.flags = proto::HTP_TENSOR_COMPUTE;
+    proto::htp_matmul_kparams kp{};
+    ASSERT_TRUE(proto::prepare_matmul_id_kparams(w, a, id, d, 2, 8u << 20, &kp));
+
+    auto run = [&] {
+        batch_builder b;
+        const std::pair<proto::htp_tensor *, const shared_buffer *> operands[] = {{&w, &wbuf}, {&a, &abuf}, {&id, &ibuf}, {&d, &dbuf}};
+        for (const auto & [t, buf] : operands) {
+            t->bi = b.add_buffer(*buf, false);
+            b.add_tensor(*t);
+        }
+        proto::htp_op_desc op = batch_builder::op(proto::HTP_OP_MUL_MAT_ID, {0, 1, 2}, {3});
+        std::memcpy(op.kparams, &kp, sizeof kp);
+        b.add_op(op);
+        packed_batch   batch  = b.pack(1, 0, 0);
+        const uint32_t status = s.process(batch).status;
+        for (const auto & [t, buf] : operands) {
+            htp_iface_munmap(s.handle(), buf->fd());
+        }
+        return status;
+    };
+    ASSERT_EQ(run(), proto::HTP_STATUS_OK);
+    EXPECT_EQ(s.platform().last_violation(), "");
+    mm_run r{{}, {}, proto::HTP_STATUS_OK};
+    for (uint32_t t = 0; t < n_tokens; ++t) {
+        for (uint32_t slot = 0; slot < n_used; ++slot) {
+            const std::vector<double> q = model_quantize(&act[(size_t(t) * n_used + slot) * k], k);
+            const uint32_t            e = uint32_t(ids[t * n_used + slot]);
+            for (uint32_t j = 0; j < n; ++j) {
+                double sum = 0;
+                for (uint32_t i = 0; i < k; ++i) {
+                    sum += q[i] * double(wf[(size_t(e) * n + j) * k + i]);
+                }
+                r.want.push_back(sum);
+                float f;
+                std::memcpy(&f, dbuf.data() + ((size_t(t) * n_used + slot) * n + j) * 4, 4);
+                r.got.push_back(f);
+            }
+        }
+    }
+    expect_close(r, "MUL_MAT_ID");
+    for (const int32_t bad : {4, -1}) {
+        const int32_t bad_ids[] = {3, 0, 1, bad, 2, 1};
+        std::memcpy(ibuf.data(), bad_ids, sizeof bad_ids);
+        EXPECT_EQ(run(), proto::HTP_STATUS_INVAL_PARAMS) << "id " << bad;
+    }
+}
+
 } // namespace

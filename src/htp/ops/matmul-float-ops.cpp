@@ -100,7 +100,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
 
 } // namespace
 
-bool guard_matmul_float(const htp_op_context * octx) {
+bool guard_matmul_float(const htp_op_context * octx, bool by_id) {
     htp_matmul_kparams kp;
     __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
     const proto::htp_tensor * src0  = octx->src[0];
@@ -115,9 +115,11 @@ bool guard_matmul_float(const htp_op_context * octx) {
                       kp.act_row_bytes == kp.n_k_blocks * 128;
     const uint64_t w_bytes = uint64_t(src0->ne[2] - 1) * src0->nb[2] + uint64_t(src0->ne[3] - 1) * src0->nb[3] +
                              uint64_t(kp.n - 1) * src0->nb[1] + uint64_t(kp.k) * esize;
-    return plan && guard_matmul_plan(octx, kp, w_bytes);
+    return plan && (by_id ? guard_matmul_id_plan(octx, kp, w_bytes) : guard_matmul_plan(octx, kp, w_bytes));
 }
 
-uint32_t op_matmul_float(htp_op_context * octx) { return run_matmul_job(octx, prepare_thread, dot_thread); }
+uint32_t op_matmul_float(htp_op_context * octx, bool by_id) {
+    return by_id ? run_matmul_id_job(octx, prepare_thread, dot_thread) : run_matmul_job(octx, prepare_thread, dot_thread);
+}
 
 } // namespace hexnpu::htp

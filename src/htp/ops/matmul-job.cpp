@@ -6,73 +6,163 @@
 
 namespace hexnpu::htp {
 
-bool guard_matmul_plan(const htp_op_context * octx, const proto::htp_matmul_kparams & kp, uint64_t w_bytes) {
-    const proto::htp_tensor * src0   = octx->src[0];
-    const proto::htp_tensor * src1   = octx->src[1];
-    const proto::htp_tensor * dst    = octx->dst[0];
-    const uint32_t            a_size = src1->type == HTP_TYPE_F16 ? 2 : 4;
-    // Loop bounds and fixed arrays (threads, slots, act rows, the DMA ring) and the VTCM layout.
-    const bool plan = src0->type == kp.wtype && (src1->type == HTP_TYPE_F32 || src1->type == HTP_TYPE_F16) &&
-                      dst->type == HTP_TYPE_F32 && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads &&
-                      kp.n_slots >= 2 && kp.n_slots <= proto::HTP_MM_MAX_SLOTS &&
-                      kp.n_slots * (proto::htp_matmul_flat_transfers(kp.wtype) + 1) <= proto::HTP_DMA_QUEUE_CAPACITY &&
-                      kp.act_rows >= 1 && kp.act_rows <= proto::HTP_MM_MAX_ACT_ROWS && kp.tiles_per_block >= 1 &&
-                      kp.k == src0->ne[0] && kp.k == src1->ne[0] && kp.n == src0->ne[1] && kp.n == dst->ne[0] &&
-                      kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.strips_per_thread * kp.n_threads >= kp.n_strips &&
-                      kp.slot_stride % 128 == 0 && kp.slots_bytes >= uint64_t(kp.n_slots) * kp.slot_stride &&
-                      kp.slots_bytes >= proto::htp_matmul_staging_bytes(kp) &&
-                      kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
-                      kp.vtcm_size == proto::htp_matmul_vtcm_size(kp) && kp.r2 >= 1 && kp.r3 >= 1 &&
-                      uint64_t(kp.r2) * src0->ne[2] == src1->ne[2] && uint64_t(kp.r3) * src0->ne[3] == src1->ne[3];
-    // Rows inside their tensors: the weights up to w_bytes, activation rows of k elements, output
-    // rows of n floats.
-    const uint64_t a_last = uint64_t(src1->ne[1] - 1) * src1->nb[1] + uint64_t(src1->ne[2] - 1) * src1->nb[2] +
-                            uint64_t(src1->ne[3] - 1) * src1->nb[3];
-    const uint64_t d_last = uint64_t(dst->ne[1] - 1) * dst->nb[1] + uint64_t(dst->ne[2] - 1) * dst->nb[2] +
-                            uint64_t(dst->ne[3] - 1) * dst->nb[3];
-    return plan && w_bytes <= src0->size && a_last + uint64_t(kp.k) * a_size <= src1->size &&
-           dst->ne[1] == src1->ne[1] && dst->ne[2] == src1->ne[2] && dst->ne[3] == src1->ne[3] &&
-           d_last + uint64_t(kp.n) * 4 <= dst->size;
+namespace {
+
+using proto::htp_matmul_kparams;
+using proto::htp_tensor;
+
+// The plan's own bounds: threads, slots and act rows within their fixed arrays and the DMA ring,
+// the VTCM layout, K and N as the weights have them.
+bool plan_ok(const htp_op_context * octx, const htp_matmul_kparams & kp) {
+    const htp_tensor * src0 = octx->src[0];
+    const htp_tensor * src1 = octx->src[1];
+    const htp_tensor * dst  = octx->dst[0];
+    return src0->type == kp.wtype && (src1->type == HTP_TYPE_F32 || src1->type == HTP_TYPE_F16) &&
+           dst->type == HTP_TYPE_F32 && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
+           kp.n_slots <= proto::HTP_MM_MAX_SLOTS &&
+           kp.n_slots * (proto::htp_matmul_flat_transfers(kp.wtype) + 1) <= proto::HTP_DMA_QUEUE_CAPACITY &&
+           kp.act_rows >= 1 && kp.act_rows <= proto::HTP_MM_MAX_ACT_ROWS && kp.tiles_per_block >= 1 &&
+           kp.k == src0->ne[0] && kp.k == src1->ne[0] && kp.n == src0->ne[1] && kp.n == dst->ne[0] &&
+           kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.strips_per_thread * kp.n_threads >= kp.n_strips &&
+           kp.slot_stride % 128 == 0 && kp.slots_bytes >= uint64_t(kp.n_slots) * kp.slot_stride &&
+           kp.slots_bytes >= proto::htp_matmul_staging_bytes(kp) &&
+           kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
+           kp.vtcm_size == proto::htp_matmul_vtcm_size(kp) && kp.r2 >= 1 && kp.r3 >= 1;
 }
 
-uint32_t run_matmul_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_thread_fn dot) {
-    mm_job job{};
+// Byte offset of the last row of t (dims 1..3), in 64 bits.
+uint64_t last_row(const htp_tensor * t) {
+    return uint64_t(t->ne[1] - 1) * t->nb[1] + uint64_t(t->ne[2] - 1) * t->nb[2] + uint64_t(t->ne[3] - 1) * t->nb[3];
+}
+
+// Activation rows of k elements and output rows of n floats inside their tensors.
+bool rows_inside(const htp_op_context * octx, const htp_matmul_kparams & kp, uint64_t w_bytes) {
+    const htp_tensor * src1   = octx->src[1];
+    const htp_tensor * dst    = octx->dst[0];
+    const uint32_t     a_size = src1->type == HTP_TYPE_F16 ? 2 : 4;
+    return w_bytes <= octx->src[0]->size && last_row(src1) + uint64_t(kp.k) * a_size <= src1->size &&
+           last_row(dst) + uint64_t(kp.n) * 4 <= dst->size;
+}
+
+// The VTCM areas; false when the session's VTCM is smaller than the plan.
+bool start_job(htp_op_context * octx, mm_job & job) {
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
     job.octx  = octx;
     job.src0  = octx->src[0];
     job.src1  = octx->src[1];
     job.dst   = octx->dst[0];
     job.tiled = (job.src0->flags & proto::HTP_TENSOR_TILED) != 0;
-
     vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
     job.act     = vtcm.take(uint64_t(job.kp.act_rows) * job.kp.act_row_bytes);
     job.threads = vtcm.take(job.kp.thread_bytes, job.kp.n_threads);
-    if (!vtcm.ok()) {
+    return vtcm.ok();
+}
+
+void run_group(htp_op_context * octx, mm_job & job, mm_thread_fn prepare_rows, mm_thread_fn dot) {
+    const uint32_t preparers = job.nrows < job.kp.n_threads ? job.nrows : job.kp.n_threads;
+    work_queue_run(octx->work, prepare_rows, &job, preparers);
+    work_queue_run(octx->work, dot, &job, job.kp.n_threads);
+}
+
+} // namespace
+
+bool guard_matmul_plan(const htp_op_context * octx, const htp_matmul_kparams & kp, uint64_t w_bytes) {
+    const htp_tensor * src0 = octx->src[0];
+    const htp_tensor * src1 = octx->src[1];
+    const htp_tensor * dst  = octx->dst[0];
+    return plan_ok(octx, kp) && uint64_t(kp.r2) * src0->ne[2] == src1->ne[2] &&
+           uint64_t(kp.r3) * src0->ne[3] == src1->ne[3] && dst->ne[1] == src1->ne[1] && dst->ne[2] == src1->ne[2] &&
+           dst->ne[3] == src1->ne[3] && rows_inside(octx, kp, w_bytes);
+}
+
+bool guard_matmul_id_plan(const htp_op_context * octx, const htp_matmul_kparams & kp, uint64_t w_bytes) {
+    const htp_tensor * src1 = octx->src[1];
+    const htp_tensor * ids  = octx->src[2];
+    const htp_tensor * dst  = octx->dst[0];
+    return plan_ok(octx, kp) && proto::htp_matmul_id_ring_fits(kp) && kp.r2 == 1 && kp.r3 == 1 &&
+           proto::htp_matmul_id_shapes_supported(*octx->src[0], *src1, *ids, *dst) &&
+           last_row(ids) + uint64_t(ids->ne[0]) * 4 <= ids->size && rows_inside(octx, kp, w_bytes);
+}
+
+uint32_t run_matmul_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_thread_fn dot) {
+    mm_job job{};
+    if (!start_job(octx, job)) {
         return proto::HTP_STATUS_VTCM_TOO_SMALL;
     }
     const uint32_t ne11 = job.src1->ne[1];
     // Multi-device: the strips of dst's rows (N) are what a device group would split, inside
     // `if (mdev.count > 1)`, once the runtime carries mdev state.
     uint32_t i03 = 0, n3 = 0;
-    for (job.i13 = 0; job.i13 < job.src1->ne[3]; ++job.i13) {
+    for (uint32_t i13 = 0; i13 < job.src1->ne[3]; ++i13) {
         uint32_t i02 = 0, n2 = 0;
-        for (job.i12 = 0; job.i12 < job.src1->ne[2]; ++job.i12) {
+        for (uint32_t i12 = 0; i12 < job.src1->ne[2]; ++i12) {
             job.w_offset = job.tiled ? (i03 * job.src0->ne[2] + i02) * job.kp.w_slice_bytes
                                      : i02 * job.src0->nb[2] + i03 * job.src0->nb[3];
             if (++n2 == job.kp.r2) {
                 n2 = 0;
                 ++i02;
             }
+            const uint32_t a_slice = i12 * job.src1->nb[2] + i13 * job.src1->nb[3];
+            const uint32_t d_slice = i12 * job.dst->nb[2] + i13 * job.dst->nb[3];
             for (job.row0 = 0; job.row0 < ne11; job.row0 += job.kp.act_rows) {
                 job.nrows = ne11 - job.row0 < job.kp.act_rows ? ne11 - job.row0 : job.kp.act_rows;
-                const uint32_t preparers = job.nrows < job.kp.n_threads ? job.nrows : job.kp.n_threads;
-                work_queue_run(octx->work, prepare_rows, &job, preparers);
-                work_queue_run(octx->work, dot, &job, job.kp.n_threads);
+                for (uint32_t j = 0; j < job.nrows; ++j) {
+                    job.a_off[j] = a_slice + (job.row0 + j) * job.src1->nb[1];
+                    job.d_off[j] = d_slice + (job.row0 + j) * job.dst->nb[1];
+                }
+                run_group(octx, job, prepare_rows, dot);
             }
         }
         if (++n3 == job.kp.r3) {
             n3 = 0;
             ++i03;
+        }
+    }
+    return proto::HTP_STATUS_OK;
+}
+
+uint32_t run_matmul_id_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_thread_fn dot) {
+    mm_job job{};
+    if (!start_job(octx, job)) {
+        return proto::HTP_STATUS_VTCM_TOO_SMALL;
+    }
+    job.scatter                 = true;
+    const htp_tensor * ids      = octx->src[2];
+    const uint8_t *    id_bytes = htp_tensor_ptr(octx->plat, ids);
+    const uint32_t     n_expert = job.src0->ne[2], n_used = ids->ne[0], n_tokens = ids->ne[1];
+    const bool         shared_b = job.src1->ne[1] == 1;  // one activation row for every slot
+    auto id_at = [&](uint32_t s, uint32_t t) {
+        int32_t id;
+        __builtin_memcpy(&id, id_bytes + t * ids->nb[1] + s * 4, 4);  // a small DDR table: scalar reads
+        return id;
+    };
+    for (uint32_t t = 0; t < n_tokens; ++t) {
+        for (uint32_t s = 0; s < n_used; ++s) {
+            if (id_at(s, t) < 0 || uint32_t(id_at(s, t)) >= n_expert) {
+                return proto::HTP_STATUS_INVAL_PARAMS;
+            }
+        }
+    }
+    for (uint32_t e = 0; e < n_expert; ++e) {
+        job.w_offset = job.tiled ? e * job.kp.w_slice_bytes : e * job.src0->nb[2];
+        job.nrows    = 0;
+        job.row0     = 0;
+        for (uint32_t t = 0; t < n_tokens; ++t) {
+            for (uint32_t s = 0; s < n_used; ++s) {
+                if (uint32_t(id_at(s, t)) != e) {
+                    continue;
+                }
+                job.a_off[job.nrows] = (shared_b ? 0 : s) * job.src1->nb[1] + t * job.src1->nb[2];
+                job.d_off[job.nrows] = s * job.dst->nb[1] + t * job.dst->nb[2];
+                if (++job.nrows == job.kp.act_rows) {
+                    run_group(octx, job, prepare_rows, dot);
+                    job.row0 += job.nrows;
+                    job.nrows = 0;
+                }
+            }
+        }
+        if (job.nrows > 0) {
+            run_group(octx, job, prepare_rows, dot);
         }
     }
     return proto::HTP_STATUS_OK;

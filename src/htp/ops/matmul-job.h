@@ -1,9 +1,11 @@
 // What the two HVX matmul kernels share (proto/htp-matmul.h): the quantized one (matmul-ops.cpp)
-// and the float-weight one (matmul-float-ops.cpp). Both walk dst the same way — per (i12, i13)
-// slice and group of activation rows, the threads first prepare the group's rows in the VTCM act
-// area, then each streams the weight blocks of its 32-row strips through the DMA pipeline
-// (stream-pipeline.h), accumulates the strip's 32 x act_rows results in VTCM and writes a finished
-// strip back by DMA. The kernels differ in the act-area layout, the weight blocks and the compute.
+// and the float-weight one (matmul-float-ops.cpp), for MUL_MAT and MUL_MAT_ID. All walk dst the
+// same way — per group of activation rows that multiply one weight matrix (MUL_MAT: rows of one
+// (i12, i13) slice; MUL_MAT_ID: the (slot, token) rows routed to one expert), the threads first
+// prepare the group's rows in the VTCM act area, then each streams the weight blocks of its 32-row
+// strips through the DMA pipeline (stream-pipeline.h), accumulates the strip's 32 x act_rows
+// results in VTCM and writes a finished strip back by DMA (MUL_MAT_ID: scattered, a transfer per
+// row). The kernels differ in the act-area layout, the weight blocks and the compute.
 #pragma once
 
 #include "dma-queue.h"
@@ -29,10 +31,14 @@ struct mm_job {
     bool                       tiled;
     uint8_t *                  act;      // act area: act_rows rows of act_row_bytes
     uint8_t *                  threads;  // thread i's area at i * thread_bytes
-    // The group in progress: activation rows [row0, row0 + nrows) of slice (i12, i13), and the
-    // byte offset of the weight matrix it multiplies.
-    uint32_t i12, i13, row0, nrows;
+    // The group in progress: nrows activation rows (row j at byte a_off[j] of src1, its output
+    // row at d_off[j] of dst; without scatter the output rows are dst->nb[1] apart), the byte offset
+    // of the weight matrix they multiply, and row0 for the trace's info word.
+    uint32_t nrows, row0;
     uint32_t w_offset;
+    bool     scatter;
+    uint32_t a_off[proto::HTP_MM_MAX_ACT_ROWS];
+    uint32_t d_off[proto::HTP_MM_MAX_ACT_ROWS];
 };
 
 // One weight DMA block: activation blocks [kt0, kt0 + ntiles) of strip `row` (the trace info).
@@ -68,7 +74,7 @@ inline const HVX_Vector * stage_act_row(const mm_job & job, uint32_t i, uint32_t
     const dma_addr_t base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
     const bool       f16     = job.src1->type == HTP_TYPE_F16;
     const uint32_t   bytes   = job.kp.k * (f16 ? 2 : 4);
-    const uint32_t   offset  = (job.row0 + j) * job.src1->nb[1] + job.i12 * job.src1->nb[2] + job.i13 * job.src1->nb[3];
+    const uint32_t   offset  = job.a_off[j];
     // F16 rows land on the first vector boundary past half the staging and widen into its start
     // (the staging holds n_vectors + 1 vectors: proto/htp-matmul.h).
     uint8_t * landing = f16 ? staging + (n_vectors + 1) / 2 * 128 : staging;
@@ -112,7 +118,6 @@ void stream_strips(const mm_job & job, uint32_t i, uint32_t per_block, uint32_t 
     }
     dma_queue *      q        = &job.octx->dma[i];
     const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint32_t   dst_rows = job.row0 * job.dst->nb[1] + job.i12 * job.dst->nb[2] + job.i13 * job.dst->nb[3];
     HVX_Vector *     acc      = acc_area(job, i);
 
     mm_block next{s0, 0, 0};
@@ -141,15 +146,24 @@ void stream_strips(const mm_job & job, uint32_t i, uint32_t per_block, uint32_t 
             }
         }
     };
-    auto writeback = [&](uint32_t k, const mm_block & b) {
+    auto writeback = [&](uint32_t k, const mm_block & b) -> uint32_t {
         HVX_Vector * out = out_slot(job, i, k);
         if (b.kt0 + b.ntiles != kp.n_k_blocks) {
             dma_queue_push_token(q, out, trace_info(b.row));  // the strip goes on
-            return;
+            return 1;
         }
-        dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, dst_rows + b.row * proto::TILE_N_ROWS * 4),
-                                   dma_addr_of(out), job.dst->nb[1], 128, strip_rows(kp, b.row) * 4, job.nrows,
-                                   trace_info(b.row));
+        const uint32_t cols  = strip_rows(kp, b.row) * 4;
+        const uint32_t strip = b.row * proto::TILE_N_ROWS * 4;
+        if (!job.scatter) {
+            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, job.d_off[0] + strip), dma_addr_of(out),
+                                       job.dst->nb[1], 128, cols, job.nrows, trace_info(b.row));
+            return 1;
+        }
+        for (uint32_t j = 0; j < job.nrows; ++j) {
+            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, job.d_off[j] + strip), dma_addr_of(out + j), cols,
+                                       128, cols, 1, trace_info(b.row));
+        }
+        return job.nrows;
     };
     stream_blocks<proto::HTP_MM_MAX_SLOTS, mm_block>(q, &job.octx->trace[i], kp.n_slots, n_inputs, take, token, push,
                                                      run, writeback);
@@ -157,15 +171,20 @@ void stream_strips(const mm_job & job, uint32_t i, uint32_t per_block, uint32_t 
 
 // The guard's checks both kernels share: the plan's loop bounds, fixed arrays and VTCM layout,
 // the operands' types and shapes, and every row inside its tensor (the weights' last byte at
-// w_bytes, which each kernel computes for its layout).
+// w_bytes, which each kernel computes for its layout), for MUL_MAT and for MUL_MAT_ID.
 bool guard_matmul_plan(const htp_op_context * octx, const proto::htp_matmul_kparams & kp, uint64_t w_bytes);
+bool guard_matmul_id_plan(const htp_op_context * octx, const proto::htp_matmul_kparams & kp, uint64_t w_bytes);
 
 using mm_thread_fn = void (*)(uint32_t n, uint32_t i, void * job);
 
-// The op: the VTCM areas, then per slice and group of activation rows, prepare_rows on up to
+// MUL_MAT: the VTCM areas, then per slice and group of activation rows, prepare_rows on up to
 // n_threads threads (one row each in turn) and dot on n_threads. Weight matrix (i02, i03) = (i12 / r2,
 // i13 / r3), counted rather than divided; flat weights are addressed by their strides, tiled ones
 // by w_slice_bytes.
 uint32_t run_matmul_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_thread_fn dot);
+
+// MUL_MAT_ID (proto/htp-matmul.h): per expert, the (slot, token) rows whose id names it, in groups
+// of act_rows, as above. An id outside [0, n_expert) is HTP_STATUS_INVAL_PARAMS, before any work.
+uint32_t run_matmul_id_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_thread_fn dot);
 
 } // namespace hexnpu::htp

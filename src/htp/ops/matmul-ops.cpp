@@ -311,39 +311,63 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
 
 } // namespace
 
-bool guard_matmul(const htp_op_context * octx) {
-    htp_matmul_kparams kp;
-    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
-    if (proto::htp_matmul_float_weight(kp.wtype)) {
-        return guard_matmul_float(octx);
-    }
+namespace {
+
+// The quantized plan's own fields, and the weights' last byte (tiled: the matrices' tiles; flat:
+// rows of k / 32 blocks) in *w_bytes.
+bool quant_plan_ok(const htp_op_context * octx, const htp_matmul_kparams & kp, uint64_t * w_bytes) {
     const htp_tensor * src0  = octx->src[0];
     const bool         tiled = (src0->flags & proto::HTP_TENSOR_TILED) != 0;
     if (!proto::htp_matmul_weight_type(kp.wtype)) {
         return false;
     }
     const proto::tiled_type tt = proto::tiled_type(int32_t(kp.wtype));
-    const bool plan = kp.k % proto::htp_matmul_block_elems(kp.wtype) == 0 &&
-                      kp.tile_shift == proto::htp_matmul_tile_shift(kp.wtype) &&
-                      (tt != proto::tiled_type::q2_K || kp.tiles_per_block % proto::KQUANT_TILES == 0) &&
-                      kp.n_k_blocks * proto::TILE_N_COLS == kp.k && kp.tile_size == proto::tile_size(tt) &&
-                      kp.slot_size == proto::tile_slot_size(tt) &&
-                      kp.act_row_bytes == kp.n_k_blocks * proto::HTP_MM_ACT_BLOCK_BYTES &&
-                      kp.slot_stride >= uint64_t(kp.tiles_per_block) * kp.slot_size &&
-                      kp.slot_stride >= proto::htp_matmul_flat_transfers(kp.wtype) * 128u &&
-                      kp.w_slice_bytes == uint64_t(kp.n_strips) * (kp.n_k_blocks >> kp.tile_shift) * kp.tile_size;
-    // The weights' last byte: tiled, the strips' tiles; flat, rows of k / 32 blocks.
-    const uint64_t w_bytes = tiled ? uint64_t(src0->ne[2]) * src0->ne[3] * kp.w_slice_bytes
-                                   : uint64_t(src0->ne[2] - 1) * src0->nb[2] + uint64_t(src0->ne[3] - 1) * src0->nb[3] +
-                                         uint64_t(kp.n - 1) * src0->nb[1] + flat_row_bytes(kp);
-    return plan && guard_matmul_plan(octx, kp, w_bytes);
+    *w_bytes = tiled ? uint64_t(src0->ne[2]) * src0->ne[3] * kp.w_slice_bytes
+                     : uint64_t(src0->ne[2] - 1) * src0->nb[2] + uint64_t(src0->ne[3] - 1) * src0->nb[3] +
+                           uint64_t(kp.n - 1) * src0->nb[1] + flat_row_bytes(kp);
+    return kp.k % proto::htp_matmul_block_elems(kp.wtype) == 0 && kp.tile_shift == proto::htp_matmul_tile_shift(kp.wtype) &&
+           (tt != proto::tiled_type::q2_K || kp.tiles_per_block % proto::KQUANT_TILES == 0) &&
+           kp.n_k_blocks * proto::TILE_N_COLS == kp.k && kp.tile_size == proto::tile_size(tt) &&
+           kp.slot_size == proto::tile_slot_size(tt) && kp.act_row_bytes == kp.n_k_blocks * proto::HTP_MM_ACT_BLOCK_BYTES &&
+           kp.slot_stride >= uint64_t(kp.tiles_per_block) * kp.slot_size &&
+           kp.slot_stride >= proto::htp_matmul_flat_transfers(kp.wtype) * 128u &&
+           kp.w_slice_bytes == uint64_t(kp.n_strips) * (kp.n_k_blocks >> kp.tile_shift) * kp.tile_size;
+}
+
+const htp_matmul_kparams & kparams_of(const htp_op_context * octx) {
+    return *reinterpret_cast<const htp_matmul_kparams *>(octx->op->kparams);
+}
+
+} // namespace
+
+bool guard_matmul(const htp_op_context * octx) {
+    if (proto::htp_matmul_float_weight(kparams_of(octx).wtype)) {
+        return guard_matmul_float(octx, false);
+    }
+    uint64_t w_bytes = 0;
+    return quant_plan_ok(octx, kparams_of(octx), &w_bytes) && guard_matmul_plan(octx, kparams_of(octx), w_bytes);
+}
+
+bool guard_matmul_id(const htp_op_context * octx) {
+    if (proto::htp_matmul_float_weight(kparams_of(octx).wtype)) {
+        return guard_matmul_float(octx, true);
+    }
+    uint64_t w_bytes = 0;
+    return quant_plan_ok(octx, kparams_of(octx), &w_bytes) && guard_matmul_id_plan(octx, kparams_of(octx), w_bytes);
 }
 
 uint32_t op_matmul(htp_op_context * octx) {
-    if (proto::htp_matmul_float_weight(reinterpret_cast<const htp_matmul_kparams *>(octx->op->kparams)->wtype)) {
-        return op_matmul_float(octx);
+    if (proto::htp_matmul_float_weight(kparams_of(octx).wtype)) {
+        return op_matmul_float(octx, false);
     }
     return run_matmul_job(octx, quantize_thread, dot_thread);
+}
+
+uint32_t op_matmul_id(htp_op_context * octx) {
+    if (proto::htp_matmul_float_weight(kparams_of(octx).wtype)) {
+        return op_matmul_float(octx, true);
+    }
+    return run_matmul_id_job(octx, quantize_thread, dot_thread);
 }
 
 } // namespace hexnpu::htp

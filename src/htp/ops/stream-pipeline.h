@@ -23,24 +23,36 @@ struct pipeline_rules_kept {
     static constexpr bool skip_drain      = false;  // return without popping the last writebacks
 };
 
+template <class T> struct pipeline_returns_void {
+    static constexpr bool value = false;
+};
+template <> struct pipeline_returns_void<void> {
+    static constexpr bool value = true;
+};
+
 // n_slots <= MaxSlots. next(Block &) -> bool takes the following block (false when the thread's rows are done);
 // push_inputs(slot, b) pushes n_inputs DDR -> VTCM transfers; compute(slot, b) works on the slot in
-// VTCM; push_output(slot, b) pushes its VTCM -> DDR writeback; token(slot, b) pushes the zero-row
-// token. HVX_COMP trace events carry the block's first row (b.row) as info.
+// VTCM; push_output(slot, b) pushes its VTCM -> DDR writeback (one queue entry, or as many as it
+// returns: a scattered writeback); token(slot, b) pushes the zero-row token. HVX_COMP trace events
+// carry the block's first row (b.row) as info.
 template <uint32_t MaxSlots, typename Block, typename Rules = pipeline_rules_kept, typename Next, typename Token,
           typename PushInputs, typename Compute, typename PushOutput>
 void stream_blocks(dma_queue * q, trace_buf * tr, uint32_t n_slots, uint32_t n_inputs, Next next, Token token,
                    PushInputs push_inputs, Compute compute, PushOutput push_output) {
     Block    blocks[MaxSlots];
+    uint32_t outputs[MaxSlots];  // queue entries of each slot's last writeback (or token)
     uint32_t primed = 0;
     for (; primed < n_slots && next(blocks[primed]); ++primed) {
         token(primed, blocks[primed]);
+        outputs[primed] = 1;
         push_inputs(primed, blocks[primed]);
     }
     uint32_t in_flight = primed;
     for (uint32_t k = 0; in_flight > 0; k = k + 1 == n_slots ? 0 : k + 1) {
         Block & b = blocks[k];
-        dma_queue_pop(q);  // the slot's previous writeback (or its token) is done
+        for (uint32_t j = 0; j < outputs[k]; ++j) {
+            dma_queue_pop(q);  // the slot's previous writeback (or its token) is done
+        }
         for (uint32_t j = 0; j < n_inputs && !Rules::read_before_pop; ++j) {
             dma_queue_pop(q);  // the block's inputs have landed
         }
@@ -50,15 +62,22 @@ void stream_blocks(dma_queue * q, trace_buf * tr, uint32_t n_slots, uint32_t n_i
         for (uint32_t j = 0; j < n_inputs && Rules::read_before_pop; ++j) {
             dma_queue_pop(q);
         }
-        push_output(k, b);
+        if constexpr (pipeline_returns_void<decltype(push_output(k, b))>::value) {
+            push_output(k, b);
+            outputs[k] = 1;
+        } else {
+            outputs[k] = push_output(k, b);
+        }
         --in_flight;
         if (next(b)) {
             push_inputs(k, b);
             ++in_flight;
         }
     }
-    for (uint32_t j = 0; j < primed && !Rules::skip_drain; ++j) {
-        dma_queue_pop(q);  // the last writebacks
+    for (uint32_t k = 0; k < primed && !Rules::skip_drain; ++k) {
+        for (uint32_t j = 0; j < outputs[k]; ++j) {
+            dma_queue_pop(q);  // the last writebacks
+        }
     }
 }
 
