@@ -30,8 +30,8 @@ size_t htp_stored_size(const ggml_tensor * t) {
     return buf != nullptr && buf->is_tiled(t) ? tiled_nbytes(t->type, t->ne) : ggml_nbytes(t);
 }
 
-htp_buffer_type::htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint64_t max_size)
-    : device_(device), kind_(kind), max_size_(max_size),
+htp_buffer_type::htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint64_t max_size, bool tiles)
+    : device_(device), kind_(kind), max_size_(max_size), tiles_(kind == htp_buffer_kind::repack && tiles),
       name_(std::string(device->name()) + (kind == htp_buffer_kind::repack ? "-REPACK" : "")) {}
 
 backend_device * htp_buffer_type::device() const { return device_; }
@@ -41,7 +41,7 @@ std::unique_ptr<backend_buffer> htp_buffer_type::alloc_buffer(size_t size) {
 }
 
 size_t htp_buffer_type::alloc_size(const ggml_tensor * t) const {
-    if (kind_ == htp_buffer_kind::repack && tiling_candidate(t)) {
+    if (tiles_ && tiling_candidate(t)) {
         return std::max(tiled_nbytes(t->type, t->ne), ggml_nbytes(t));
     }
     return ggml_nbytes(t);
@@ -67,7 +67,7 @@ void htp_buffer::init_tensor(ggml_tensor * t) {
 
 void htp_buffer::set_tensor(ggml_tensor * t, const void * data, size_t offset, size_t size) {
     uint8_t * dst = static_cast<uint8_t *>(t->data);
-    if (kind_ != htp_buffer_kind::repack || !tiling_candidate(t)) {
+    if (!htp_buft()->tiles() || !tiling_candidate(t)) {
         std::memcpy(dst + offset, data, size);
         return;
     }

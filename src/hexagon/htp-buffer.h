@@ -2,8 +2,9 @@
 // process, so the CPU reads and writes it in place, and hand it to the device's session by fd.
 //   HTPn         compute buffers and the KV cache: host-visible, pinned (mapped once, stays mapped).
 //   HTPn-REPACK  weights: set_tensor of a whole tileable tensor stores it in the tiled format
-//                (repack.h), anything else stays flat; mapped on demand (delayed), so a session's
-//                window slides over models larger than it.
+//                (repack.h; not with GGML_HEXAGON_MM_SELECT=1, the flat kernels only), anything
+//                else stays flat; mapped on demand (delayed), so a session's window slides over
+//                models larger than it.
 // get_tensor of a tiled tensor unpacks it for the lossless types; for Q3_K..Q6_K the tiles keep only
 // fp16 scale products, not the original bytes, and get_tensor refuses with an error that says so.
 #pragma once
@@ -23,7 +24,7 @@ enum class htp_buffer_kind { compute, repack };
 
 class htp_buffer_type final : public backend_buffer_type {
   public:
-    htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint64_t max_size);
+    htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint64_t max_size, bool tiles = false);
 
     const char *                    name() const override { return name_.c_str(); }
     std::unique_ptr<backend_buffer> alloc_buffer(size_t size) override;
@@ -36,11 +37,14 @@ class htp_buffer_type final : public backend_buffer_type {
 
     htp_buffer_kind kind() const { return kind_; }
     htp_device *    htp() const { return device_; }
+    // Whether tileable weights are stored tiled here (REPACK buffers, unless the flat kernels are forced).
+    bool            tiles() const { return tiles_; }
 
   private:
     htp_device *    device_;
     htp_buffer_kind kind_;
     uint64_t        max_size_;
+    bool            tiles_;
     std::string     name_;
 };
 

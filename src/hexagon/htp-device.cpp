@@ -16,7 +16,7 @@ htp_device::htp_device(htp_device_spec spec, std::shared_ptr<const htp_options> 
                        vnpu::rpc::session_options session_options)
     : spec_(std::move(spec)), options_(std::move(options)), session_options_(std::move(session_options)),
       compute_buft_(this, htp_buffer_kind::compute, options_->max_buffer),
-      repack_buft_(this, htp_buffer_kind::repack, options_->max_buffer) {
+      repack_buft_(this, htp_buffer_kind::repack, options_->max_buffer, options_->mm_select >= 2) {
     if (options_->arch) {
         session_options_.arch = *options_->arch;
     }
@@ -51,8 +51,10 @@ std::unique_ptr<backend> htp_device::init_backend() { return std::make_unique<ht
 bool htp_device::supports_op(const ggml_tensor * op) const {
     const bool yes = htp_supports_op(*options_, static_target_, op);
     if (options_->verbose > 0 && !is_layout_op(op->op)) {
-        const std::string why = yes ? "" : options_->filtered_out(ggml_op_desc(op)) ? "GGML_HEXAGON_OPFILTER"
-                                                                                   : htp_refusal_reason(op, static_target_);
+        std::string why = yes ? "" : htp_option_refusal(*options_, op);
+        if (!yes && why.empty()) {
+            why = htp_refusal_reason(op, static_target_);
+        }
         std::fprintf(stderr, "%s: supports_op %s '%s': %s%s%s\n", name(), ggml_op_desc(op), op->name,
                      yes ? "yes" : "no", why.empty() ? "" : ": ", why.c_str());
     }

@@ -29,7 +29,10 @@ class htp_device final : public backend_device {
     // Free and total: the bytes one batch may map at once (the window budget).
     void                  memory(size_t & free, size_t & total) const override;
     backend_buffer_type * buffer_type() override { return &compute_buft_; }
-    std::vector<backend_buffer_type *> extra_buffer_types() override { return {&repack_buft_}; }
+    // None with GGML_HEXAGON_MM_SELECT=0: no NPU matmul could read the weights placed there.
+    std::vector<backend_buffer_type *> extra_buffer_types() override {
+        return options_->mm_select == 0 ? std::vector<backend_buffer_type *>{} : std::vector<backend_buffer_type *>{&repack_buft_};
+    }
     std::unique_ptr<backend>           init_backend() override;
     bool                               supports_op(const ggml_tensor * op) const override;
     // Only this device's own buffer types: its session maps no other memory.

@@ -13,11 +13,21 @@ bool is_layout_op(ggml_op op) {
     }
 }
 
+std::string htp_option_refusal(const htp_options & options, const ggml_tensor * op) {
+    if (options.filtered_out(ggml_op_desc(op))) {
+        return "GGML_HEXAGON_OPFILTER";
+    }
+    if (options.mm_select == 0 && (op->op == GGML_OP_MUL_MAT || op->op == GGML_OP_MUL_MAT_ID)) {
+        return "GGML_HEXAGON_MM_SELECT=0 keeps matmuls on the CPU";
+    }
+    return "";
+}
+
 bool htp_supports_op(const htp_options & options, const htp_op_target & target, const ggml_tensor * op) {
     if (is_layout_op(op->op)) {
         return true;
     }
-    if (options.filtered_out(ggml_op_desc(op))) {
+    if (!htp_option_refusal(options, op).empty()) {
         return false;
     }
     return prepare_htp_op(op, target).has_value();

@@ -143,6 +143,7 @@ uint32_t run_op(htp_session * s, const batch_view & v, uint32_t index, trace_buf
     octx.trace     = s->trace;
     octx.vtcm_base = s->plat->vtcm_base;
     octx.vtcm_size = s->plat->vtcm_size;
+    octx.mdev      = &s->plat->mdev;
     for (uint32_t i = 0; i < proto::HTP_OP_MAX_INPUTS; ++i) {
         octx.src[i] = op.src[i] == proto::HTP_NO_TENSOR ? nullptr : &v.tensors[op.src[i]];
         if (octx.src[i] != nullptr) {

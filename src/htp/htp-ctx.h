@@ -43,6 +43,7 @@ struct htp_op_context {
     trace_buf *                trace;  // [HTP_TRACE_SLOTS]: thread i uses trace[i], HMX jobs the last
     uint8_t *                  vtcm_base;
     uint32_t                   vtcm_size;
+    const htp_mdev *           mdev;   // the session's multi-device place (count 1: alone)
 };
 
 } // namespace hexnpu::htp

@@ -110,4 +110,15 @@ inline htp_tensor_mdev_range htp_tensor_mdev_partition(uint32_t total_units, uin
     return htp_tensor_mdev_range{start, count};
 }
 
+// A group's split of dst's columns in whole 128-byte lines (n_lines of them per row: 32 floats
+// each, the last maybe partial) for ops that write column slices of every row (MUL_MAT splits N):
+// each device its share of lines, the remainder to the last; everything on device 0 when dst's rows
+// do not start on lines (devices would share, and tear, one).
+inline htp_tensor_mdev_range htp_tensor_mdev_line_columns(const proto::htp_tensor * dst, uint32_t n_lines,
+                                                          const htp_mdev & mdev) {
+    const bool lines = htp_tensor_mdev_data_aligned(dst) && dst->nb[1] % HTP_L2_LINE_SIZE == 0 &&
+                       dst->nb[2] % HTP_L2_LINE_SIZE == 0 && dst->nb[3] % HTP_L2_LINE_SIZE == 0;
+    return htp_tensor_mdev_partition(n_lines, lines ? 1 : 0, mdev.idx, mdev.count, &mdev.count_div);
+}
+
 } // namespace hexnpu::htp

@@ -3,6 +3,7 @@
 // nothing else of its host: no libc I/O, no host headers.
 #pragma once
 
+#include "proto/fastdiv.h"
 #include "proto/hw-model.h"
 
 #include <stddef.h>
@@ -28,6 +29,12 @@ using thread_fn = void (*)(void * arg);
 inline constexpr int MAP_NO_ROOM    = 1;
 inline constexpr int MAP_BAD_BUFFER = 2;
 
+struct htp_mdev {
+    uint32_t               idx   = 0;
+    uint32_t               count = 1;
+    proto::fastdiv_values  count_div{};
+};
+
 struct platform {
     void * ctx;  // passed back to every call
 
@@ -44,6 +51,11 @@ struct platform {
     // Hardware threads the platform can run at once (host cores on the virtual NPU): the runtime
     // starts min(requested, hw.n_hvx, max_threads) HVX workers.
     uint32_t max_threads;
+
+    // Multi-device (the spec's mdev): this session is device mdev_idx of a group of mdev_count that
+    // executes every op together, each its slice (htp-tensor.h); mdev_count_div is fastdiv's magic
+    // for mdev_count, computed by the host. A lone session: index 0 of 1.
+    htp_mdev mdev;
 
     // Maps a shared DDR buffer (fd) into the window; writes its NPU address. Returns 0,
     // MAP_NO_ROOM when the window has no room (the caller unmaps idle buffers and retries) or

@@ -35,6 +35,7 @@
 //   out:     n_slots * act_rows vectors, a finished strip's results waiting for their writeback
 #pragma once
 
+#include "proto/fastdiv.h"
 #include "proto/htp-msg.h"
 #include "proto/tile-formats.h"
 
@@ -70,6 +71,7 @@ struct htp_matmul_kparams {
     uint32_t vtcm_size;        // act area + n_threads * thread_bytes
     uint32_t r2, r3;           // ne12 / ne02, ne13 / ne03: activation slices per weight matrix
     uint32_t w_slice_bytes;    // bytes of one tiled weight matrix (n_strips * tiles per strip * tile_size)
+    fastdiv_values div_threads; // n_threads: a device's share of the strips per thread (mdev)
 };
 static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -220,8 +222,9 @@ constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & s
             return false;
         }
     }
-    p.vtcm_size = uint32_t(htp_matmul_vtcm_size(p));
-    *out        = p;
+    p.vtcm_size   = uint32_t(htp_matmul_vtcm_size(p));
+    p.div_threads = init_fastdiv(p.n_threads);
+    *out          = p;
     return true;
 }
 

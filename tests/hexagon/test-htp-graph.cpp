@@ -171,4 +171,57 @@ TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     EXPECT_EQ(dev.static_target().vtcm_size, 64u * 1024);
 }
 
+// GGML_HEXAGON_MM_SELECT: 0 keeps matmuls off the NPU and offers no REPACK buffer type; 1 keeps a
+// REPACK buffer's weights flat and the NPU still multiplies them; 2 and 3 tile them.
+TEST(HtpGraph, MmSelectChoosesTheMatmulPath) {
+    for (const uint32_t mode : {0u, 1u, 2u, 3u}) {
+        htp_options o = test_options();
+        o.mm_select   = mode;
+        auto          devices = make_htp_devices(o, test_session());
+        htp_device &  dev     = *devices[0];
+        ggml_context  weights;
+        ggml_tensor * w = ggml_new_tensor_2d(&weights, GGML_TYPE_Q8_0, 64, 40);
+        ggml_context  ctx;
+        ggml_tensor * x  = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 3);
+        ggml_tensor * mm = ggml_mul_mat(&ctx, w, x);
+        EXPECT_EQ(dev.supports_op(mm), mode != 0) << "mode " << mode;
+        EXPECT_EQ(dev.extra_buffer_types().empty(), mode == 0) << "mode " << mode;
+        if (mode == 0) {
+            continue;
+        }
+        auto               wbuf = alloc_ctx_tensors(weights, dev.extra_buffer_types()[0]);
+        std::vector<float> wf(64 * 40), xf(64 * 3);
+        for (size_t i = 0; i < wf.size(); ++i) {
+            wf[i] = float(int(i % 13) - 6) / 4.0f;
+        }
+        for (size_t i = 0; i < xf.size(); ++i) {
+            xf[i] = float(int(i % 7) - 3);  // exact in the NPU's 8-bit activation blocks
+        }
+        std::vector<uint8_t> q(ggml_nbytes(w));
+        ggml_get_type_traits(GGML_TYPE_Q8_0)->from_float_ref(wf.data(), q.data(), int64_t(wf.size()));
+        ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float_ref(q.data(), wf.data(), int64_t(wf.size()));
+        tensor_set(w, q.data(), 0, q.size());
+        EXPECT_EQ(static_cast<htp_buffer *>(w->buffer)->is_tiled(w), mode >= 2) << "mode " << mode;
+
+        std::unique_ptr<backend> npu = dev.init_backend();
+        backend_sched            sched({npu.get()});
+        ggml_cgraph              graph;
+        ggml_build_forward_expand(graph, mm);
+        sched.alloc_graph(graph);
+        tensor_set(x, xf.data(), 0, xf.size() * 4);
+        sched.graph_compute(graph);
+        std::vector<float> got(40 * 3);
+        tensor_get(mm, got.data(), 0, got.size() * 4);
+        for (int r = 0; r < 3; ++r) {
+            for (int n = 0; n < 40; ++n) {
+                double want = 0;
+                for (int k = 0; k < 64; ++k) {
+                    want += double(wf[size_t(n) * 64 + k]) * xf[size_t(r) * 64 + k];
+                }
+                ASSERT_NEAR(got[size_t(r) * 40 + n], want, 1e-4 * (1 + std::fabs(want))) << "mode " << mode;
+            }
+        }
+    }
+}
+
 } // namespace

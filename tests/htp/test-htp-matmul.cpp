@@ -7,6 +7,7 @@
 // order separates the two.
 #include "../htp/test-htp-util.h"
 #include "hexagon/repack.h"
+#include "htp/htp-tensor.h"
 #include "hexnpu/ggml-types.h"
 #include "proto/htp-matmul.h"
 #include "proto/htp-opcodes.h"
@@ -31,8 +32,10 @@ using vnpu::packed_batch;
 using vnpu::in_process_session;
 using vnpu::shared_buffer;
 
-vnpu::platform_config config(uint32_t vtcm = 8u << 20) {
+vnpu::platform_config config(uint32_t vtcm = 8u << 20, uint32_t mdev_idx = 0, uint32_t mdev_count = 1) {
     vnpu::platform_config c;
+    c.mdev_idx     = mdev_idx;
+    c.mdev_count   = mdev_count;
     c.vtcm_size    = vtcm;
     c.host_threads = 4;  // four HVX threads even on a two-core host
     c.log       = [](int, const std::string &) {};
@@ -400,6 +403,67 @@ TEST(HtpMatmul, MulMatIdRoutesEachRowToItsExpertAndRefusesAnOutOfRangeId) {
         const int32_t bad_ids[] = {3, 0, 1, bad, 2, 1};
         std::memcpy(ibuf.data(), bad_ids, sizeof bad_ids);
         EXPECT_EQ(run(), proto::HTP_STATUS_INVAL_PARAMS) << "id " << bad;
+    }
+}
+
+// Multi-device (simulated device indices): each of a group's sessions writes only its share of
+// whole 32-column strips, the remainder to the last; together they give the whole product. With
+// output rows off 128-byte lines device 0 computes everything and the others nothing.
+TEST(HtpMatmul, DevicesOfAGroupEachWriteTheirStripsOfN) {
+    for (const uint32_t pad : {104u, 4u}) {  // dst rows of 1024 bytes (128-byte lines), or of 924
+        const mm_case c{GGML_TYPE_Q4_0, 128, 230, 3, 1, 1, 0, pad};  // 8 strips: 2 + 2 + 4 of 3 devices
+        std::vector<std::vector<uint8_t>> outputs;
+        mm_run whole{};
+        for (uint32_t idx = 0; idx < 3; ++idx) {
+            in_process_session s(config(8u << 20, idx, 3), 2);
+            // run_case fills dst with 0x5A first; the same seed gives every device the same operands.
+            mm_run r = run_case(s, c, true, 2, 8u << 20, 5);
+            ASSERT_EQ(r.status, proto::HTP_STATUS_OK);
+            EXPECT_EQ(s.platform().last_violation(), "");
+            whole.want = r.want;
+            whole.got.resize(r.got.size());
+            for (uint32_t row = 0; row < c.m; ++row) {
+                for (uint32_t j = 0; j < c.n; ++j) {
+                    const size_t i      = size_t(row) * c.n + j;
+                    const uint32_t strip = j / 32;
+                    // Strips per device: 8 / 3 = 2 each, the last device also the remainder.
+                    const bool mine = pad == 104 ? (idx < 2 ? strip / 2 == idx : strip >= 4) : idx == 0;
+                    float untouched;
+                    std::memset(&untouched, 0x5A, 4);
+                    if (mine) {
+                        whole.got[i] = r.got[i];
+                    } else {
+                        ASSERT_EQ(std::memcmp(&r.got[i], &untouched, 4), 0)
+                            << "device " << idx << " wrote row " << row << " column " << j << " (pad " << pad << ")";
+                    }
+                }
+            }
+        }
+        whole.status = proto::HTP_STATUS_OK;
+        expect_close(whole, "three devices, pad " + std::to_string(pad));
+    }
+}
+
+TEST(HtpMatmul, DeviceStripsPartitionNWithoutGapsOrOverlaps) {
+    for (const uint32_t n_strips : {1u, 2u, 7u, 8u, 33u, 8192u}) {
+        for (uint32_t count = 1; count <= 8; ++count) {
+            proto::htp_tensor dst{};
+            dst.nb[1] = dst.nb[2] = dst.nb[3] = 4096;
+            uint32_t next = 0;
+            for (uint32_t idx = 0; idx < count; ++idx) {
+                htp::htp_mdev mdev{idx, count, proto::init_fastdiv(count)};
+                const htp::htp_tensor_mdev_range s = htp::htp_tensor_mdev_line_columns(&dst, n_strips, mdev);
+                if (n_strips < count) {  // fewer strips than devices: device 0 takes all
+                    EXPECT_EQ(s.count, idx == 0 ? n_strips : 0u);
+                    next = n_strips;
+                    continue;
+                }
+                EXPECT_EQ(s.start, next) << n_strips << " strips, device " << idx << " of " << count;
+                EXPECT_EQ(s.count, idx + 1 < count ? n_strips / count : n_strips - idx * (n_strips / count));
+                next = s.start + s.count;
+            }
+            EXPECT_EQ(next, n_strips);
+        }
     }
 }
 

@@ -45,9 +45,9 @@ inline uint32_t plan_eltwise_rows(const htp_op_context * octx, const proto::htp_
     out->row_start       = 0;
     out->nrows           = uint32_t(htp_tensor_nrows(dst));
     out->rows_per_thread = pipe.rows_per_thread;
-    // Multi-device row split (spec "Row-Partitioned Operators") goes here, inside
-    // `if (mdev.count > 1)`, once the runtime carries mdev state: it narrows [row_start, +nrows)
-    // and splits the device's rows over the threads again.
+    // Multi-device row split (spec "Row-Partitioned Operators"; octx->mdev, as the matmul does)
+    // goes here, inside `if (mdev.count > 1)`: it narrows [row_start, +nrows) and splits the
+    // device's rows over the threads again (the element-wise ops do not split yet).
     if (out->nrows == 0) {
         return proto::HTP_STATUS_OK;
     }

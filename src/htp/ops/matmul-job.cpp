@@ -27,7 +27,8 @@ bool plan_ok(const htp_op_context * octx, const htp_matmul_kparams & kp) {
            kp.slot_stride % 128 == 0 && kp.slots_bytes >= uint64_t(kp.n_slots) * kp.slot_stride &&
            kp.slots_bytes >= proto::htp_matmul_staging_bytes(kp) &&
            kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
-           kp.vtcm_size == proto::htp_matmul_vtcm_size(kp) && kp.r2 >= 1 && kp.r3 >= 1;
+           kp.vtcm_size == proto::htp_matmul_vtcm_size(kp) && kp.r2 >= 1 && kp.r3 >= 1 &&
+           kp.div_threads.d == kp.n_threads;
 }
 
 // Byte offset of the last row of t (dims 1..3), in 64 bits.
@@ -52,6 +53,15 @@ bool start_job(htp_op_context * octx, mm_job & job) {
     job.src1  = octx->src[1];
     job.dst   = octx->dst[0];
     job.tiled = (job.src0->flags & proto::HTP_TENSOR_TILED) != 0;
+    // The strips of N this device computes: a strip is one 128-byte line of every output row.
+    job.strip0    = 0;
+    job.strip_end = job.kp.n_strips;
+    if (octx->mdev->count > 1) {
+        const htp_tensor_mdev_range part = htp_tensor_mdev_line_columns(job.dst, job.kp.n_strips, *octx->mdev);
+        job.strip0                       = part.start;
+        job.strip_end                    = part.start + part.count;
+    }
+    job.strips_per_thread = proto::fastdiv(job.strip_end - job.strip0 + job.kp.n_threads - 1, job.kp.div_threads);
     vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
     job.act     = vtcm.take(uint64_t(job.kp.act_rows) * job.kp.act_row_bytes);
     job.threads = vtcm.take(job.kp.thread_bytes, job.kp.n_threads);
@@ -59,6 +69,9 @@ bool start_job(htp_op_context * octx, mm_job & job) {
 }
 
 void run_group(htp_op_context * octx, mm_job & job, mm_thread_fn prepare_rows, mm_thread_fn dot) {
+    if (job.strip0 == job.strip_end) {
+        return;  // another device of the group computes all of N
+    }
     const uint32_t preparers = job.nrows < job.kp.n_threads ? job.nrows : job.kp.n_threads;
     work_queue_run(octx->work, prepare_rows, &job, preparers);
     work_queue_run(octx->work, dot, &job, job.kp.n_threads);
@@ -90,8 +103,6 @@ uint32_t run_matmul_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_thr
         return proto::HTP_STATUS_VTCM_TOO_SMALL;
     }
     const uint32_t ne11 = job.src1->ne[1];
-    // Multi-device: the strips of dst's rows (N) are what a device group would split, inside
-    // `if (mdev.count > 1)`, once the runtime carries mdev state.
     uint32_t i03 = 0, n3 = 0;
     for (uint32_t i13 = 0; i13 < job.src1->ne[3]; ++i13) {
         uint32_t i02 = 0, n2 = 0;

@@ -31,6 +31,9 @@ struct mm_job {
     bool                       tiled;
     uint8_t *                  act;      // act area: act_rows rows of act_row_bytes
     uint8_t *                  threads;  // thread i's area at i * thread_bytes
+    // The strips [strip0, strip_end) this device computes (all of them unless it is one of a
+    // multi-device group), strips_per_thread of them per thread.
+    uint32_t strip0, strip_end, strips_per_thread;
     // The group in progress: nrows activation rows (row j at byte a_off[j] of src1, its output
     // row at d_off[j] of dst; without scatter the output rows are dst->nb[1] apart), the byte offset
     // of the weight matrix they multiply, and row0 for the trace's info word.
@@ -111,8 +114,8 @@ __attribute__((noinline)) inline void zero_vectors(HVX_Vector * v, uint32_t n) {
 template <class Push, class Compute>
 void stream_strips(const mm_job & job, uint32_t i, uint32_t per_block, uint32_t n_inputs, Push push, Compute compute) {
     const proto::htp_matmul_kparams & kp = job.kp;
-    const uint32_t                    s0 = i * kp.strips_per_thread;
-    const uint32_t s1 = s0 + kp.strips_per_thread < kp.n_strips ? s0 + kp.strips_per_thread : kp.n_strips;
+    const uint32_t                    s0 = job.strip0 + i * job.strips_per_thread;
+    const uint32_t s1 = s0 + job.strips_per_thread < job.strip_end ? s0 + job.strips_per_thread : job.strip_end;
     if (s0 >= s1) {
         return;
     }

@@ -30,6 +30,11 @@ std::unique_ptr<session_platform> session_platform::create(const platform_config
         *error = "vnpu: unknown arch v" + std::to_string(config.arch);
         return nullptr;
     }
+    if (config.mdev_count == 0 || config.mdev_idx >= config.mdev_count) {
+        *error = "vnpu: multi-device index " + std::to_string(config.mdev_idx) + " is not below the group size " +
+                 std::to_string(config.mdev_count);
+        return nullptr;
+    }
     const uint64_t page = page_size();
     if (config.window_size != 0) {
         hw.window_size = config.window_size;
@@ -78,6 +83,9 @@ session_platform::session_platform(const platform_config & config, const proto::
     table_.vtcm_base        = vtcm_region + page_size();
     table_.vtcm_size        = hw.vtcm_size;
     table_.max_threads      = host != 0 ? host : 1;
+    table_.mdev.idx         = config.mdev_idx;
+    table_.mdev.count       = config.mdev_count;
+    table_.mdev.count_div   = proto::init_fastdiv(config.mdev_count);
     table_.map_buffer       = cb_map_buffer;
     table_.unmap_buffer     = cb_unmap_buffer;
     table_.dma_submit       = cb_dma_submit;

@@ -25,6 +25,8 @@ struct platform_config {
     uint32_t n_hvx        = 0;  // HVX contexts reported; 0: the arch's
     uint32_t host_threads = 0;  // threads the host may run at once; 0: its cores
     bool     strict       = true;  // the DMA engine's poisoning and source snapshots (dma-engine.h)
+    uint32_t mdev_idx     = 0;     // this session's place in a multi-device group (htp/platform.h)
+    uint32_t mdev_count   = 1;
     // Receives the runtime's and the platform's messages (level 0 error, 1 info, 2 debug).
     // Default: errors to stderr.
     std::function<void(int level, const std::string & message)> log;
