@@ -71,6 +71,11 @@ void add_matmul_cases(std::vector<op_case> & cases) {
             add_mul_mat(cases, wt, bt, {33, 17, 2 * k, 1, 1, 1, 1, false});   // odd sizes (prompt)
             add_mul_mat(cases, wt, bt, {10, 5, k, 2, 3, 2, 1, false});        // weights shared over dims 2/3
         }
+        // The activation-row counts a kernel may treat specially (1 and 2 at a time, a group of 32 and
+        // one more), with odd N.
+        for (const int64_t n : {2, 3, 4, 8, 16, 33}) {
+            add_mul_mat(cases, wt, GGML_TYPE_F32, {45, n, k, 1, 1, 1, 1, false});
+        }
     }
     // Element-type weights: odd k, permuted operands (attention's K·Q), 4-D broadcast both ways,
     // a single weight row.
