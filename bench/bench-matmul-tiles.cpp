@@ -29,7 +29,7 @@ template <class Tile> void bm_tile(benchmark::State & state) {
     HVX_Vector acc = Q6_V_vzero();
     for (auto _ : state) {
         for (int t = 0; t < kTiles; ++t) {
-            HVX_Vector w[8], sc[2];
+            HVX_Vector w[8], sc[4];
             Tile::unpack(&tiles[size_t(t) * 9], w);
             Tile::scales(&tiles[size_t(t) * 9], sc);
             acc = Tile::accumulate(acc, w, sc, &act[size_t(t) * hexnpu::proto::HTP_MM_ACT_VECTORS]);

@@ -146,7 +146,9 @@ inline HVX_VectorPair Q6_Wsf_vcvt_Vhf(HVX_Vector u) {
         const u32s normal  = sign | ((e + 112u) << 23) | (m << 13);
         const u32s special = sign | 0x7F800000u | (m << 13);
         const u32s sub     = sign | (u32s) (__builtin_convertvector(m, detail_float::sf_lanes) * 0x1p-24f);
-        return (HVX_Vector) (e == 31u ? special : (e == 0u ? sub : normal));
+        // Selected with masks: GCC lowers ?: on 128-byte vectors to per-lane branches.
+        const u32s is_special = (u32s) (e == 31u), is_sub = (u32s) (e == 0u);
+        return (HVX_Vector) ((special & is_special) | (sub & is_sub) | (normal & ~(is_special | is_sub)));
     };
     const u32s w = (u32s) u;
     return detail::pair_of(convert(w & 0xFFFFu), convert(w >> 16));
