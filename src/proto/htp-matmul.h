@@ -33,6 +33,8 @@
 //            vectors (also the staging of an activation row while it is prepared: htp_matmul_staging_bytes)
 //   acc:     act_rows vectors, the fp32 sums of the strip in progress
 //   out:     n_slots * act_rows vectors, a finished strip's results waiting for their writeback
+//   wide:    F16/BF16 weights only: a block widened to fp32 once for all its activation rows
+//            (32 rows of tiles_per_block vectors, htp_matmul_wide_bytes)
 #pragma once
 
 #include "proto/fastdiv.h"
@@ -114,6 +116,11 @@ constexpr uint32_t htp_matmul_tile_shift(uint32_t type) { return type == 41 ? 2 
 
 // Activation blocks per flat DMA block.
 constexpr uint32_t htp_matmul_flat_tiles(uint32_t type) { return htp_matmul_block_elems(type) / TILE_N_COLS; }
+
+// A 16-bit float weight block widened to fp32 (the thread's "wide" area); 0 for other weights.
+constexpr uint64_t htp_matmul_wide_bytes(const htp_matmul_kparams & p) {
+    return p.wtype == 1 || p.wtype == 30 ? uint64_t(TILE_N_ROWS) * p.tiles_per_block * 128 : 0;
+}
 
 // An activation row staged as fp32 vectors, one more for F16 rows landing past their half.
 constexpr uint64_t htp_matmul_staging_bytes(const htp_matmul_kparams & p) { return uint64_t(p.n_k_blocks + 1) * 128; }
@@ -206,7 +213,7 @@ constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & s
         uint64_t slots = uint64_t(p.n_slots) * p.slot_stride;
         slots          = slots < htp_matmul_staging_bytes(p) ? htp_matmul_staging_bytes(p) : slots;
         slots          = (slots + 127) / 128 * 128;
-        const uint64_t thread = slots + uint64_t(p.act_rows) * 128 * (1 + p.n_slots);
+        const uint64_t thread = slots + uint64_t(p.act_rows) * 128 * (1 + p.n_slots) + htp_matmul_wide_bytes(p);
         p.slots_bytes         = uint32_t(slots);
         p.thread_bytes        = uint32_t(thread);
         if (slots <= UINT32_MAX && htp_matmul_vtcm_size(p) <= vtcm_size && (!scatter || htp_matmul_id_ring_fits(p))) {

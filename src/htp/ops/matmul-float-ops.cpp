@@ -57,8 +57,26 @@ void push_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_
                                block_cols(kp, b) * elem_bytes(kp), strip_rows(kp, b.row), trace_info(b.row));
 }
 
+// A 16-bit block widened to fp32 in VTCM, each row's vectors in the activations' even/odd order:
+// rows of b.ntiles vectors.
+template <bool Bf16> const HVX_Vector * widen_block(const mm_job & job, const uint8_t * slot, const mm_block & b,
+                                                    HVX_Vector * wide) {
+    for (uint32_t r = 0; r < strip_rows(job.kp, b.row); ++r) {
+        const HVX_Vector * w   = reinterpret_cast<const HVX_Vector *>(slot + r * job.kp.slot_size);
+        HVX_Vector *       out = wide + r * b.ntiles;
+        for (uint32_t v = 0; v < b.ntiles / 2; ++v) {
+            if constexpr (Bf16) {
+                hvx_bf16_pairs_to_sf(w[v], &out[2 * v], &out[2 * v + 1]);
+            } else {
+                hvx_hf_pairs_to_sf(w[v], &out[2 * v], &out[2 * v + 1]);
+            }
+        }
+    }
+    return wide;
+}
+
 template <uint32_t Type>
-void compute_block(const mm_job & job, uint8_t * slot, const mm_block & b, HVX_Vector * acc) {
+void compute_block(const mm_job & job, uint32_t i, uint8_t * slot, const mm_block & b, HVX_Vector * acc) {
     const htp_matmul_kparams & kp    = job.kp;
     const uint32_t             bytes = block_cols(kp, b) * elem_bytes(kp);
     if (bytes % 128 != 0) {
@@ -69,6 +87,11 @@ void compute_block(const mm_job & job, uint8_t * slot, const mm_block & b, HVX_V
             *last             = Q6_V_vmux_QVV(keep, *last, Q6_V_vzero());
         }
     }
+    // Several activation rows: a 16-bit block is widened once, then read as fp32.
+    const HVX_Vector * wide = nullptr;
+    if (Type != HTP_TYPE_F32 && job.nrows > 1) {
+        wide = widen_block<Type == HTP_TYPE_BF16>(job, slot, b, wide_area(job, i));
+    }
     for (uint32_t j = 0; j < job.nrows; ++j) {
         const HVX_Vector * a   = reinterpret_cast<const HVX_Vector *>(act_row(job, j)) + b.kt0;
         auto               row = [&](uint32_t r) __attribute__((always_inline)) {
@@ -76,14 +99,15 @@ void compute_block(const mm_job & job, uint8_t * slot, const mm_block & b, HVX_V
             if constexpr (Type == HTP_TYPE_F32) {
                 return hvx_sf_dot_f32(w, a, b.ntiles);
             } else {
-                return hvx_sf_dot_16<Type == HTP_TYPE_BF16>(w, a, b.ntiles / 2);
+                return wide ? hvx_sf_dot_f32(wide + r * b.ntiles, a, b.ntiles)
+                            : hvx_sf_dot_16<Type == HTP_TYPE_BF16>(w, a, b.ntiles / 2);
             }
         };
         acc[j] = hvx_sf_add(acc[j], hvx_sf_row_sums<proto::TILE_N_ROWS>(row, 0));
     }
 }
 
-using block_fn = void (*)(const mm_job &, uint8_t *, const mm_block &, HVX_Vector *);
+using block_fn = void (*)(const mm_job &, uint32_t, uint8_t *, const mm_block &, HVX_Vector *);
 
 void dot_thread(uint32_t, uint32_t i, void * data) {
     const mm_job &   job    = *static_cast<const mm_job *>(data);
@@ -95,7 +119,7 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
     stream_strips(
         job, i, job.kp.tiles_per_block, 1,
         [&](uint32_t k, const mm_block & b) { push_block(job, q, weight_slot(job, i, k), w_base, b); },
-        [&](uint32_t k, const mm_block & b, HVX_Vector * acc) { kernel(job, weight_slot(job, i, k), b, acc); });
+        [&](uint32_t k, const mm_block & b, HVX_Vector * acc) { kernel(job, i, weight_slot(job, i, k), b, acc); });
 }
 
 } // namespace
@@ -112,7 +136,9 @@ bool guard_matmul_float(const htp_op_context * octx, bool by_id) {
                       kp.tile_size == proto::TILE_N_COLS * esize && kp.tiles_per_block % pairs == 0 &&
                       kp.slot_size == kp.tiles_per_block * kp.tile_size && kp.slot_size % 128 == 0 &&
                       kp.slot_stride >= uint64_t(proto::TILE_N_ROWS) * kp.slot_size &&
-                      kp.act_row_bytes == kp.n_k_blocks * 128;
+                      kp.act_row_bytes == kp.n_k_blocks * 128 &&
+                      kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) +
+                                             proto::htp_matmul_wide_bytes(kp);
     const uint64_t w_bytes = uint64_t(src0->ne[2] - 1) * src0->nb[2] + uint64_t(src0->ne[3] - 1) * src0->nb[3] +
                              uint64_t(kp.n - 1) * src0->nb[1] + uint64_t(kp.k) * esize;
     return plan && (by_id ? guard_matmul_id_plan(octx, kp, w_bytes) : guard_matmul_plan(octx, kp, w_bytes));

@@ -64,6 +64,9 @@ inline HVX_Vector * acc_area(const mm_job & job, uint32_t i) {
 inline HVX_Vector * out_slot(const mm_job & job, uint32_t i, uint32_t k) {
     return acc_area(job, i) + job.kp.act_rows * (1 + k);
 }
+inline HVX_Vector * wide_area(const mm_job & job, uint32_t i) {
+    return acc_area(job, i) + job.kp.act_rows * (1 + job.kp.n_slots);
+}
 inline uint8_t * weight_slot(const mm_job & job, uint32_t i, uint32_t k) {
     return thread_area(job, i) + size_t(k) * job.kp.slot_stride;
 }
