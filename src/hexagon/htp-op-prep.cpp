@@ -122,7 +122,7 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
     const ggml_tensor * w = node->src[0];
     const ggml_tensor * a = node->src[1];
     if (!proto::htp_matmul_weight_type(uint32_t(w->type))) {
-        return std::string("weight type ") + ggml_type_name(w->type) + " has no NPU matmul kernel (the tiled types q4_0 q4_1 q8_0 iq4_nl mxfp4 q1_0 q2_0 q2_K..q6_K, and f32 f16 bf16)";
+        return std::string("weight type ") + ggml_type_name(w->type) + " has no NPU matmul kernel (the tiled types q4_0 q4_1 q8_0 iq4_nl mxfp4 q1_0 q2_0 q2_K..q6_K, q5_0 q5_1 flat, and f32 f16 bf16)";
     }
     if (a->type != GGML_TYPE_F32 && a->type != GGML_TYPE_F16) {
         return std::string("activations of type ") + ggml_type_name(a->type) + " (the NPU matmul takes f32 and f16)";

@@ -168,6 +168,22 @@ inline HVX_Vector hvx_byte_of_words(HVX_Vector v, int b) {
     return Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(v, 8 * b), Q6_V_vsplat_R(0xFF));
 }
 
+// Flat Q5_0 / Q5_1 staged: [0, 4) the qs words, [4] the qh word. Group g's low 4 bits are nibble
+// g >> 2 of word g & 3 (flat byte j holds elements j and j + 16: in word order that is element
+// 4g + i at byte i), its 5th bit is bit 4g + i of qh: the four bits qh >> 4g spread to bit 0 of
+// bytes 0..3 by one multiply (x * 0x00204081: bit i moves to bit 8i, no partial products overlap),
+// then to bit 4. The code minus offset (Q5_0: 16) as a signed byte.
+inline void hvx_flat_unpack_q5(const HVX_Vector * st, HVX_Vector * w, int32_t offset) {
+    const HVX_Vector nibble = Q6_V_vsplat_R(0x0F0F0F0F);
+    const HVX_Vector spread = Q6_V_vsplat_R(0x00204081);
+    for (int g = 0; g < 8; ++g) {
+        const HVX_Vector lo4  = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(st[g & 3], 4 * (g >> 2)), nibble);
+        const HVX_Vector bits = Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(st[4], 4 * g), Q6_V_vsplat_R(0xF));
+        const HVX_Vector hi   = Q6_V_vand_VV(Q6_Vw_vmpyie_VwVuh(spread, bits), Q6_V_vsplat_R(0x01010101));
+        w[g]                  = Q6_Vb_vsub_VbVb(Q6_V_vor_VV(lo4, Q6_Vw_vasl_VwR(hi, 4)), Q6_V_vsplat_R(offset * 0x01010101));
+    }
+}
+
 // Flat Q2_K staged: [0, 16) the qs words. Sub-block t = (half h = t >> 2, j = t & 3): the code at
 // shift 2j of qs bytes 32h + k, i.e. of the words 8h .. 8h + 7 in vrmpy order.
 inline void hvx_flat_unpack_q2_k(const HVX_Vector * st, uint32_t t, HVX_Vector * w) {

@@ -80,9 +80,13 @@ static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int3
 // F32, F16 and BF16 weights (always flat) go to the float kernel (htp/ops/matmul-float-ops.cpp).
 constexpr bool htp_matmul_float_weight(uint32_t type) { return type == 0 || type == 1 || type == 30; }
 
-// The weight types the kernels multiply: the twelve tiled types (tiled and flat) and the floats.
+// Q5_0 and Q5_1 have no tiled format: the quantized kernel takes them flat only.
+constexpr bool htp_matmul_flat_only_weight(uint32_t type) { return type == 6 || type == 7; }
+
+// The weight types the kernels multiply: the twelve tiled types (tiled and flat), Q5_0/Q5_1 (flat)
+// and the floats.
 constexpr bool htp_matmul_weight_type(uint32_t type) {
-    return is_tiled_type_id(int32_t(type)) || htp_matmul_float_weight(type);
+    return is_tiled_type_id(int32_t(type)) || htp_matmul_flat_only_weight(type) || htp_matmul_float_weight(type);
 }
 
 // Elements of one flat block of the type along K (K is a multiple of it).
@@ -93,15 +97,17 @@ constexpr uint32_t htp_matmul_block_elems(uint32_t type) {
 // Flat weights are gathered by the DMA engine, a block per 32-row strip:
 //  Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0: one tile (32 columns) per block, into the tile layout: a 2-D transfer per quant
 //              byte (Q4_x) or byte pair (Q8_0) of all 32 rows, one for the row scales;
-//  Q1_0, Q2_0, Q2_K..Q6_K: one flat block (128, 64 or 256 columns) per block, 4 bytes of all 32 rows
-//              per transfer, so that each staged vector is already in vrmpy order (word lane r =
-//              row r): Q1_0 and Q2_0 4 quant words and d; Q2_K 16 qs words, 4 scale words and
+//  Q1_0, Q2_0, Q5_0, Q5_1, Q2_K..Q6_K: one flat block (128, 64, 32 or 256 columns) per block, 4 bytes
+//              of all 32 rows per transfer, so that each staged vector is already in vrmpy order
+//              (word lane r = row r): Q1_0 and Q2_0 4 quant words and d; Q5_0 and Q5_1 4 quant
+//              words, the qh word and d (Q5_1: d|m); Q2_K 16 qs words, 4 scale words and
 //              d|dmin; Q4_K 32 quant words + 4 header words (d|dmin, scales[0..11]); Q5_K those
 //              and 8 qh words; Q6_K 32 ql words, 16 qh words, 4 scale words and d; Q3_K 16 qs
 //              words, 8 hmask words, 3 scale words and d.
 constexpr uint32_t htp_matmul_flat_transfers(uint32_t type) {
     switch (type) {
         case 41: case 42: return 5;
+        case 6: case 7: return 6;
         case 10: return 21;
         case 11: return 28;
         case 12: return 36;
@@ -178,6 +184,8 @@ constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & s
         const uint32_t pairs = src0.type == 0 ? 1 : 2;
         p.n_k_blocks         = (p.k + 32 * pairs - 1) / (32 * pairs) * pairs;
         p.tile_size          = TILE_N_COLS * (src0.type == 0 ? 4 : 2);
+    } else if (htp_matmul_flat_only_weight(src0.type)) {
+        p.tiles_per_block = 1;  // no tiles: only the flat staging below
     } else {
         p.tile_size = tile_size(t);
         p.slot_size = tile_slot_size(t);
@@ -197,8 +205,10 @@ constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & s
     // Q2_K keeps each row's d and -dmin in the super-block's tiles: its blocks are whole super-blocks.
     // 16-bit float weights come in 64-column vectors. A float block is 32 rows of its columns.
     const uint32_t unit   = t == tiled_type::q2_K ? KQUANT_TILES : fw && src0.type != 0 ? 2 : 1;
-    const uint32_t target = HTP_MM_BLOCK_BYTES / (fw ? TILE_N_ROWS * p.tile_size : p.slot_size) / unit * unit;
-    p.tiles_per_block     = target < unit ? unit : (target < w_tiles ? target : w_tiles);
+    if (!htp_matmul_flat_only_weight(src0.type)) {
+        const uint32_t target = HTP_MM_BLOCK_BYTES / (fw ? TILE_N_ROWS * p.tile_size : p.slot_size) / unit * unit;
+        p.tiles_per_block     = target < unit ? unit : (target < w_tiles ? target : w_tiles);
+    }
     // Every transfer of the blocks in flight, and a token per slot, must fit the DMA ring.
     const uint32_t flat_entries = htp_matmul_flat_transfers(p.wtype) + 1;
     p.n_slots                   = 3 * flat_entries <= HTP_DMA_QUEUE_CAPACITY ? 3 : 2;

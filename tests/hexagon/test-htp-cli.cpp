@@ -64,7 +64,12 @@ TEST(HtpCli, TestOpsRunsEverySupportedCaseOnTheNpu) {
     for (const char * op : {"ADD", "SUB", "MUL", "DIV", "SCALE", "SQR", "SQRT", "NEG", "SILU"}) {
         EXPECT_TRUE(has_line(r.output, std::string("^") + op + "\\(type[^\\n]*\\): NMSE=[^ ]+ OK$")) << op;
     }
-    EXPECT_TRUE(has_line(r.output, "^MUL_MAT\\(.*not supported by HTP0$"));
+    // Every matmul case runs, its weights flat and in the REPACK buffer.
+    EXPECT_FALSE(has_line(r.output, "^MUL_MAT(_ID)?\\(.*not supported by HTP0$")) << r.output;
+    for (const char * op : {"MUL_MAT\\(type_a=q4_K", "MUL_MAT\\(type_a=f16", "MUL_MAT_ID\\(type_a=q5_0"}) {
+        EXPECT_TRUE(has_line(r.output, std::string("^") + op + "[^\\n]*: NMSE=[^ ]+ \\(HTP0\\), NMSE=[^ ]+ \\(HTP0-REPACK\\) OK$"))
+            << op;
+    }
 }
 
 TEST(HtpCli, OpFilterKeepsMatchingOpsOffTheNpu) {

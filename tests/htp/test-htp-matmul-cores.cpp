@@ -242,6 +242,8 @@ int flat_code(ggml_type type, const uint8_t * b, int e) {
         case GGML_TYPE_MXFP4: return kMxfp4[nib(b + 1)];
         case GGML_TYPE_Q1_0: return (b[2 + e / 8] >> (e % 8)) & 1 ? 1 : -1;
         case GGML_TYPE_Q2_0: return ((b[2 + e / 4] >> (2 * (e % 4))) & 3) - 1;
+        case GGML_TYPE_Q5_0: return (nib(b + 6) | ((b[2 + e / 8] >> (e % 8)) & 1) << 4) - 16;
+        case GGML_TYPE_Q5_1: return nib(b + 8) | ((b[4 + e / 8] >> (e % 8)) & 1) << 4;
         case GGML_TYPE_Q2_K: return (b[16 + 32 * h + l] >> (2 * j)) & 3;
         case GGML_TYPE_Q3_K: return ((b[32 + 32 * h + l] >> (2 * j)) & 3) - ((b[e & 31] >> (e >> 5)) & 1 ? 0 : 4);
         case GGML_TYPE_Q4_K: return (b[16 + 32 * (e >> 6) + l] >> (4 * ((e >> 5) & 1))) & 15;
@@ -331,6 +333,42 @@ TEST(HtpMatmulCores, EveryTiledTypesHalfSumsAreTheExactRowDotProducts) {
                     ASSERT_EQ(word(half0, r), want[0]) << ggml_type_name(type) << " block " << t << " row " << r;
                     ASSERT_EQ(word(half1, r), want[1]) << ggml_type_name(type) << " block " << t << " row " << r;
                 }
+            }
+        }
+    }
+}
+
+// Flat Q5_0 / Q5_1 as the DMA stages them (word lane r = 4 bytes of row r's block: the qs words,
+// the qh word): each 16-column half sum is exactly the model's, with activations in element order.
+TEST(HtpMatmulCores, FlatQ5HalfSumsAreTheExactRowDotProducts) {
+    std::mt19937 rng(13);
+    for (const ggml_type type : {GGML_TYPE_Q5_0, GGML_TYPE_Q5_1}) {
+        const size_t bytes = ggml_get_type_traits(type)->type_size;
+        const size_t qs = type == GGML_TYPE_Q5_0 ? 6 : 8, qh = qs - 4;
+        for (int iter = 0; iter < 50; ++iter) {
+            std::vector<uint8_t> flat(32 * bytes);
+            for (uint8_t & v : flat) {
+                v = uint8_t(rng());
+            }
+            HVX_Vector st[5];
+            for (int r = 0; r < 32; ++r) {
+                for (int w = 0; w < 5; ++w) {
+                    std::memcpy(reinterpret_cast<uint8_t *>(&st[w]) + 4 * r, &flat[r * bytes + (w < 4 ? qs + 4 * w : qh)], 4);
+                }
+            }
+            const act_block               a   = random_act(rng);
+            const std::vector<HVX_Vector> act = act_vectors(a);
+            HVX_Vector                    w[8];
+            htp::hvx_flat_unpack_q5(st, w, type == GGML_TYPE_Q5_0 ? 16 : 0);
+            const HVX_Vector half0 = htp::hvx_tile_isum_groups(w, act.data(), 0, 4);
+            const HVX_Vector half1 = htp::hvx_tile_isum_groups(w, act.data(), 4, 4);
+            for (int r = 0; r < 32; ++r) {
+                int32_t want[2] = {0, 0};
+                for (int k = 0; k < 32; ++k) {
+                    want[k / 16] += flat_code(type, &flat[r * bytes], k) * a.q[k];
+                }
+                ASSERT_EQ(word(half0, r), want[0]) << ggml_type_name(type) << " row " << r;
+                ASSERT_EQ(word(half1, r), want[1]) << ggml_type_name(type) << " row " << r;
             }
         }
     }

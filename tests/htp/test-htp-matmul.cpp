@@ -265,6 +265,27 @@ TEST(HtpMatmul, KQuantsTiledAndFlatOverShapesAndThreads) {
     }
 }
 
+// Q5_0 and Q5_1 have no tiled format: flat only.
+TEST(HtpMatmul, Q5WeightsFlatOverShapesAndThreads) {
+    in_process_session s(config(), 4);
+    const mm_case cases[] = {
+        {GGML_TYPE_Q5_0, 128, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_Q5_1, 128, 32, 1, 1, 1, 0, 0},
+        {GGML_TYPE_Q5_0, 640, 70, 35, 1, 1, 4, 8},
+        {GGML_TYPE_Q5_1, 288, 45, 3, 2, 3, 0, 4, 2, 1},
+    };
+    uint32_t seed = 300;
+    for (const mm_case & c : cases) {
+        for (uint32_t threads : {1u, 4u}) {
+            const std::string what = std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " +
+                                     std::to_string(c.n) + " m " + std::to_string(c.m) + ", " +
+                                     std::to_string(threads) + " threads";
+            expect_close(run_case(s, c, false, threads, 8u << 20, seed++), what);
+            EXPECT_EQ(s.platform().last_violation(), "") << what;
+        }
+    }
+}
+
 TEST(HtpMatmul, FloatWeightsOverShapesAndThreads) {
     in_process_session s(config(), 4);
     const mm_case cases[] = {

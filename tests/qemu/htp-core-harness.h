@@ -257,6 +257,8 @@ template <class Sink> void run_tile_isum(Sink & sink, rng & r) {
             put(hexnpu::htp::hvx_tile_isum(w, act));
             hexnpu::htp::hvx_flat_unpack_q3_k(tile, t, w);
             put(hexnpu::htp::hvx_tile_isum(w, act));
+            hexnpu::htp::hvx_flat_unpack_q5(tile + (t % 4) * 5, w, t < 4 ? 16 : 0);
+            put(hexnpu::htp::hvx_tile_isum(w, act));
             hexnpu::htp::hvx_flat_unpack_q2_k(tile, t, w);
             put(hexnpu::htp::hvx_tile_isum_groups(w, act, 0, 4));
             put(hexnpu::htp::hvx_tile_isum_groups(w, act, 4, 4));

@@ -28,8 +28,10 @@ namespace {
 using proto::htp_matmul_kparams;
 using proto::htp_tensor;
 
-// Flat types whose blocks the DMA stages in vrmpy order (several activation blocks per DMA block).
-constexpr bool is_staged_flat(uint32_t type) { return proto::htp_matmul_flat_tiles(type) > 1; }
+// Flat types whose blocks the DMA stages in vrmpy order (the others are gathered into tiles).
+constexpr bool is_staged_flat(uint32_t type) {
+    return proto::htp_matmul_flat_tiles(type) > 1 || proto::htp_matmul_flat_only_weight(type);
+}
 
 // Bytes of one flat GGML block (proto::htp_matmul_block_elems elements).
 constexpr uint32_t flat_block_bytes(uint32_t type) {
@@ -38,6 +40,8 @@ constexpr uint32_t flat_block_bytes(uint32_t type) {
         case tile_q4_1::type: return 20;
         case tile_mxfp4::type: return 17;
         case tile_q2_k::type: return 84;
+        case flat_q5_0::type: return 22;
+        case flat_q5_1::type: return 24;
         case tile_q3_k::type: return 110;
         case tile_q4_k::type: return 144;
         case tile_q5_k::type: return 176;
@@ -150,6 +154,14 @@ void push_flat_staged_block(const mm_job & job, dma_queue * q, uint8_t * slot, d
     if (kp.wtype == tile_q1_0::type || kp.wtype == tile_q2_0::type) {
         words(0, 2, 4, 4);  // qs
         words(4, 0, 1, 2);  // d
+    } else if (kp.wtype == flat_q5_0::type) {
+        words(0, 6, 4, 4);  // qs
+        words(4, 2, 1, 4);  // qh
+        words(5, 0, 1, 2);  // d
+    } else if (kp.wtype == flat_q5_1::type) {
+        words(0, 8, 4, 4);  // qs
+        words(4, 4, 1, 4);  // qh
+        words(5, 0, 1, 4);  // d | m
     } else if (kp.wtype == tile_q2_k::type) {
         words(0, 16, 16, 4);  // qs
         words(16, 0, 4, 4);   // scales
@@ -276,6 +288,8 @@ block_fn flat_kernel(uint32_t type) {
         case tile_q1_0::type: return compute_flat_block<flat_q1_0>;
         case tile_q2_0::type: return compute_flat_block<flat_q2_0>;
         case tile_q2_k::type: return compute_flat_block<flat_q2_k>;
+        case flat_q5_0::type: return compute_flat_block<flat_q5_0>;
+        case flat_q5_1::type: return compute_flat_block<flat_q5_1>;
         case tile_q4_k::type: return compute_flat_block<flat_q4_k>;
         case tile_q5_k::type: return compute_flat_block<flat_q5_k>;
         case tile_q3_k::type: return compute_flat_block<flat_q3_k>;
@@ -318,7 +332,7 @@ namespace {
 bool quant_plan_ok(const htp_op_context * octx, const htp_matmul_kparams & kp, uint64_t * w_bytes) {
     const htp_tensor * src0  = octx->src[0];
     const bool         tiled = (src0->flags & proto::HTP_TENSOR_TILED) != 0;
-    if (!proto::htp_matmul_weight_type(kp.wtype)) {
+    if (!proto::htp_matmul_weight_type(kp.wtype) || (tiled && proto::htp_matmul_flat_only_weight(kp.wtype))) {
         return false;
     }
     const proto::tiled_type tt = proto::tiled_type(int32_t(kp.wtype));
