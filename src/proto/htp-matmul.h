@@ -104,7 +104,8 @@ constexpr uint32_t htp_matmul_block_elems(uint32_t type) {
 //              d|dmin; Q4_K 32 quant words + 4 header words (d|dmin, scales[0..11]); Q5_K those
 //              and 8 qh words; Q6_K 32 ql words, 16 qh words, 4 scale words and d; Q3_K 16 qs
 //              words, 8 hmask words, 3 scale words and d.
-constexpr uint32_t htp_matmul_flat_transfers(uint32_t type) {
+// Transfers of one flat block (staged: one vector each).
+constexpr uint32_t htp_matmul_flat_block_transfers(uint32_t type) {
     switch (type) {
         case 41: case 42: return 5;
         case 6: case 7: return 6;
@@ -117,10 +118,20 @@ constexpr uint32_t htp_matmul_flat_transfers(uint32_t type) {
         default: return 17;
     }
 }
+// Flat blocks per weight DMA block: the small staged blocks come several at a time (their transfers
+// and one token per slot in flight must fit the DMA ring with 3 slots).
+constexpr uint32_t htp_matmul_flat_group(uint32_t type) {
+    return type == 41 || type == 42 ? 8 : type == 6 || type == 7 ? 6 : 1;
+}
+// DMA transfers per weight block (flat weights; float weights: one per block).
+constexpr uint32_t htp_matmul_flat_transfers(uint32_t type) {
+    return htp_matmul_flat_group(type) * htp_matmul_flat_block_transfers(type);
+}
+
 // log2 of the 32-column activation blocks per weight tile: Q1_0 tiles are 128 columns, Q2_0 64.
 constexpr uint32_t htp_matmul_tile_shift(uint32_t type) { return type == 41 ? 2 : type == 42 ? 1 : 0; }
 
-// Activation blocks per flat DMA block.
+// Activation blocks per flat block.
 constexpr uint32_t htp_matmul_flat_tiles(uint32_t type) { return htp_matmul_block_elems(type) / TILE_N_COLS; }
 
 // A 16-bit float weight block widened to fp32 (the thread's "wide" area); 0 for other weights.

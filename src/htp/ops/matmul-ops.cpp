@@ -136,19 +136,19 @@ void push_tiled_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_add
                                kp.tile_size, b.ntiles >> kp.tile_shift, trace_info(b.row));
 }
 
-// A flat Q1_0, Q2_0 or K-quant block of rows strip * 32 .. + rows, 4 bytes of every row per transfer.
-void push_flat_staged_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
+// One flat Q1_0, Q2_0, Q5_0, Q5_1 or K-quant block of rows strip * 32 .. + rows into the staging
+// at slot, 4 bytes of every row per transfer; `first` is the block's byte offset in row strip * 32.
+void push_flat_staged(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, uint32_t strip,
+                      uint32_t first) {
     const htp_matmul_kparams & kp   = job.kp;
     const uint32_t             nb1  = job.src0->nb[1];
-    const uint32_t             rows = strip_rows(kp, b.row);
+    const uint32_t             rows = strip_rows(kp, strip);
     const bool                 q4k  = kp.wtype == tile_q4_k::type, q5k = kp.wtype == tile_q5_k::type;
-    const uint32_t             first = job.w_offset + b.row * proto::TILE_N_ROWS * nb1 +
-                           (b.kt0 >> flat_tiles_log2(kp.wtype)) * flat_block_bytes(kp.wtype);
     auto words = [&](uint32_t vector, uint32_t offset, uint32_t count, uint32_t bytes) {
         for (uint32_t i = 0; i < count; ++i) {
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + (vector + i) * 128),
                                        dma_addr_at(w_base, first + offset + 4 * i), 4, nb1, bytes, rows,
-                                       trace_info(b.row));
+                                       trace_info(strip));
         }
     };
     if (kp.wtype == tile_q1_0::type || kp.wtype == tile_q2_0::type) {
@@ -182,6 +182,27 @@ void push_flat_staged_block(const mm_job & job, dma_queue * q, uint8_t * slot, d
         words(32, 128, 16, 4); // qh
         words(48, 192, 4, 4);  // scales
         words(52, 208, 1, 2);  // d
+    }
+}
+
+// The DMA block's flat blocks (htp_matmul_flat_group of them, each its staged vectors after the
+// previous one's), a block past the row's end replaced by tokens so that every block pushes the
+// same count of entries.
+void push_flat_staged_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
+    const htp_matmul_kparams & kp       = job.kp;
+    const uint32_t             per      = proto::htp_matmul_flat_block_transfers(kp.wtype);
+    const uint32_t             present  = b.ntiles >> flat_tiles_log2(kp.wtype);
+    const uint32_t             row_base = job.w_offset + b.row * proto::TILE_N_ROWS * job.src0->nb[1];
+    const uint32_t             block0   = b.kt0 >> flat_tiles_log2(kp.wtype);
+    for (uint32_t f = 0; f < proto::htp_matmul_flat_group(kp.wtype); ++f) {
+        uint8_t * staging = slot + f * per * 128;
+        if (f < present) {
+            push_flat_staged(job, q, staging, w_base, b.row, row_base + (block0 + f) * flat_block_bytes(kp.wtype));
+            continue;
+        }
+        for (uint32_t t = 0; t < per; ++t) {
+            dma_queue_push_token(q, staging, trace_info(b.row));
+        }
     }
 }
 
@@ -234,11 +255,15 @@ template <class Tile> struct slot_tiles {
         }
     }
 };
+// Flat blocks staged one after the other (their vectors apart), of 1 << shift activation blocks each.
 template <class Flat> struct staged_tiles {
     const HVX_Vector * staged;
+    uint32_t           vectors, shift;
     void unpack(uint32_t t, HVX_Vector * w, HVX_Vector * sc) const {
-        Flat::unpack(staged, t, w);
-        Flat::scales(staged, t, sc);
+        const HVX_Vector * block = staged + (t >> shift) * vectors;
+        const uint32_t     sub   = t & ((1u << shift) - 1);
+        Flat::unpack(block, sub, w);
+        Flat::scales(block, sub, sc);
     }
 };
 
@@ -260,7 +285,9 @@ template <class Tile> void compute_block(const mm_job & job, const uint8_t * slo
 }
 template <class Flat>
 void compute_flat_block(const mm_job & job, const uint8_t * slot, const mm_block & b, HVX_Vector * acc) {
-    compute_tiles<Flat>(job, b, acc, staged_tiles<Flat>{reinterpret_cast<const HVX_Vector *>(slot)});
+    compute_tiles<Flat>(job, b, acc,
+                        staged_tiles<Flat>{reinterpret_cast<const HVX_Vector *>(slot),
+                                           proto::htp_matmul_flat_block_transfers(Flat::type), flat_tiles_log2(Flat::type)});
 }
 
 using block_fn = void (*)(const mm_job &, const uint8_t *, const mm_block &, HVX_Vector *);
@@ -311,7 +338,8 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
                       compute);
     } else {
         const bool staged = is_staged_flat(kp.wtype);
-        stream_strips(job, i, proto::htp_matmul_flat_tiles(kp.wtype), proto::htp_matmul_flat_transfers(kp.wtype),
+        stream_strips(job, i, proto::htp_matmul_flat_group(kp.wtype) * proto::htp_matmul_flat_tiles(kp.wtype),
+                      proto::htp_matmul_flat_transfers(kp.wtype),
                       [&](uint32_t k, const mm_block & b) {
                           if (staged) {
                               push_flat_staged_block(job, q, weight_slot(job, i, k), w_base, b);

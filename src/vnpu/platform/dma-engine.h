@@ -52,10 +52,15 @@ class dma_engine {
         uint64_t                          next_ticket = 1;
         std::deque<transfer>              in_flight;
         std::vector<std::vector<uint8_t>> spare;  // snapshot storage to reuse
+        // The mapped buffer the last DDR side lay in, valid while the window's unmap count is
+        // buffer_unmaps (the queue's thread alone uses it).
+        const uint8_t * buffer_lo     = nullptr;
+        const uint8_t * buffer_hi     = nullptr;
+        uint64_t        buffer_unmaps = ~uint64_t(0);
     };
 
     // Why the descriptor breaks a rule, or "" when it is valid.
-    std::string check(const htp::dma_desc & d) const;
+    std::string check(hw_queue & q, const htp::dma_desc & d) const;
     void        record(std::string message);
     bool        complete(uint32_t queue, transfer & t);  // false: the VTCM source changed
     bool        overlaps_vtcm(const uint8_t * p, uint64_t len) const;

@@ -82,6 +82,7 @@ int session_window::unmap(uint32_t npu_addr, uint64_t size) {
     uint64_t len   = it->second.len;
     make_inaccessible(base_ + start, len);
     mapped_.erase(it);
+    unmaps_.fetch_add(1, std::memory_order_release);
     // Give the range back, merged with its free neighbours.
     auto next = free_.lower_bound(start);
     if (next != free_.end() && next->first == start + len) {
@@ -101,6 +102,11 @@ int session_window::unmap(uint32_t npu_addr, uint64_t size) {
 }
 
 bool session_window::is_mapped(const uint8_t * p, uint64_t len) const {
+    const uint8_t *lo, *hi;
+    return mapped_buffer_of(p, len, &lo, &hi);
+}
+
+bool session_window::mapped_buffer_of(const uint8_t * p, uint64_t len, const uint8_t ** lo, const uint8_t ** hi) const {
     if (p < base_ || p >= base_ + usable_size_) {
         return false;
     }
@@ -112,7 +118,12 @@ bool session_window::is_mapped(const uint8_t * p, uint64_t len) const {
     }
     --it;
     const uint64_t size = it->second.size;
-    return a - it->first <= size && len <= size - (a - it->first);
+    if (a - it->first > size || len > size - (a - it->first)) {
+        return false;
+    }
+    *lo = base_ + it->first;
+    *hi = base_ + it->first + size;
+    return true;
 }
 
 bool session_window::npu_address_of(const void * p, uint32_t * npu_addr) const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <shared_mutex>
@@ -34,6 +35,10 @@ class session_window {
 
     // Whether [p, p + len) lies inside one mapped buffer.
     bool is_mapped(const uint8_t * p, uint64_t len) const;
+    // The mapped buffer [*lo, *hi) holding [p, p + len), or false. Stays valid until the next unmap
+    // (unmap_count changes): callers may cache it.
+    bool mapped_buffer_of(const uint8_t * p, uint64_t len, const uint8_t ** lo, const uint8_t ** hi) const;
+    uint64_t unmap_count() const { return unmaps_.load(std::memory_order_acquire); }
     // The NPU address of p when p lies in the reserved region (mapped or not).
     bool npu_address_of(const void * p, uint32_t * npu_addr) const;
 
@@ -46,6 +51,7 @@ class session_window {
     uint8_t *                      base_;
     uint64_t                       usable_size_;
     mutable std::shared_mutex      mutex_;
+    std::atomic<uint64_t>          unmaps_{0};
     struct mapping {
         uint64_t len;   // whole pages
         uint64_t size;  // the buffer's size
