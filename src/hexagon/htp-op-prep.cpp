@@ -21,6 +21,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_SQRT: return proto::HTP_OP_SQRT;
         case GGML_OP_MUL_MAT: return proto::HTP_OP_MUL_MAT;
         case GGML_OP_MUL_MAT_ID: return proto::HTP_OP_MUL_MAT_ID;
+        case GGML_OP_RMS_NORM: return proto::HTP_OP_RMS_NORM;
         case GGML_OP_UNARY:
             switch (ggml_get_op_param<int32_t>(node, 0)) {
                 case GGML_UNARY_OP_NEG: return proto::HTP_OP_NEG;

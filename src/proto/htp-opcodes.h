@@ -21,6 +21,7 @@ enum htp_op_code : uint32_t {
     HTP_OP_SILU,
     HTP_OP_MUL_MAT,
     HTP_OP_MUL_MAT_ID,
+    HTP_OP_RMS_NORM,
     HTP_OP_TEST_STREAM = 1000,  // dst = src0 * kparams scale, streamed DDR -> DMA -> VTCM -> HVX -> DMA -> DDR
     HTP_OP_TEST_FAULT,          // touches an NPU address given in params[0] (fault handling tests)
     HTP_OP_TEST_HANG,           // never returns (deadline tests)
@@ -41,6 +42,7 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_SILU: return "SILU";
         case HTP_OP_MUL_MAT: return "MUL_MAT";
         case HTP_OP_MUL_MAT_ID: return "MUL_MAT_ID";
+        case HTP_OP_RMS_NORM: return "RMS_NORM";
         case HTP_OP_TEST_STREAM: return "TEST_STREAM";
         case HTP_OP_TEST_FAULT: return "TEST_FAULT";
         case HTP_OP_TEST_HANG: return "TEST_HANG";

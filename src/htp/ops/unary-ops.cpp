@@ -1,9 +1,11 @@
-// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU on F32 (proto/htp-kparams.h). Each thread streams
-// its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per stream.
+// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU and RMS_NORM on F32 (proto/htp-kparams.h). Each
+// thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per
+// stream.
 #include "dma-queue.h"
 #include "eltwise-rows.h"
 #include "htp-tensor.h"
 #include "hvx-arith.h"
+#include "hvx-div.h"
 #include "hvx-sigmoid.h"
 #include "hvx-sqrt.h"
 #include "ops.h"
@@ -55,12 +57,49 @@ void scale_bias_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors
     }
 }
 
+// Every lane: the sum of v's 32 fp32 lanes (rotations by 64, 32, ..., 4 bytes).
+HVX_Vector sf_allsum(HVX_Vector v) {
+    for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
+        v = hvx_sf_add(v, Q6_V_vror_VR(v, bytes));
+    }
+    return v;
+}
+
+// 1 / sqrt(mean(x^2) + eps) in every lane for the row at x, whose lanes past row_size bytes (stale
+// VTCM: the DMA wrote row_size bytes) are left out. Once per row, and not inlined: a call in the
+// row loop would clobber whatever constants the loop held in vector registers.
+__attribute__((noinline)) HVX_Vector rms_scale(const HVX_Vector * x, const htp_unary_kparams & kp) {
+    const uint32_t full = kp.pipe.row_size / 128, tail = kp.pipe.row_size % 128;
+    HVX_Vector     acc  = Q6_V_vzero();
+    for (uint32_t j = 0; j < full; ++j) {
+        acc = hvx_sf_add(acc, hvx_sf_mul(x[j], x[j]));
+    }
+    if (tail != 0) {
+        const HVX_Vector t = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(tail)), x[full], Q6_V_vzero());
+        acc                = hvx_sf_add(acc, hvx_sf_mul(t, t));
+    }
+    const HVX_Vector mean = hvx_sf_mul(sf_allsum(acc), Q6_V_vsplat_R(int32_t(kp.bias)));
+    return hvx_sf_div(hvx_splat_sf(1.0f), hvx_sf_sqrt(hvx_sf_add(mean, Q6_V_vsplat_R(int32_t(kp.scale)))));
+}
+
+// RMS_NORM, GGML's x / sqrt(mean(x^2) + eps), row by row (rows vtcm_row_stride / 128 vectors apart).
+void rms_norm_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
+    const uint32_t per_row = kp.pipe.vtcm_row_stride / 128;
+    for (uint32_t row = 0; row < n_vectors; row += per_row) {
+        const HVX_Vector scale = rms_scale(s + row, kp);
+        for (uint32_t j = 0; j < per_row; ++j) {
+            d[row + j] = hvx_sf_mul(s[row + j], scale);
+        }
+    }
+}
+
 unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
     switch (opcode) {
         case proto::HTP_OP_SCALE: return (kp.bias & 0x7FFFFFFF) == 0 ? scale_vectors : scale_bias_vectors;
         case proto::HTP_OP_SQR: return unary_vectors<sqr>;
         case proto::HTP_OP_SQRT: return unary_vectors<hvx_sf_sqrt>;
         case proto::HTP_OP_NEG: return unary_vectors<neg>;
+        case proto::HTP_OP_RMS_NORM: return rms_norm_vectors;
         default: return unary_vectors<hvx_sf_silu>;
     }
 }
