@@ -1,9 +1,9 @@
 // Activation quantization for the HVX matmul: one 32-element fp32 block (one vector) into the
 // act-area layout of proto/htp-matmul.h — eight vrmpy operand vectors (group g = elements 4g..4g+3
-// as a word in every lane), the scale 2^E, the sum of the int8 values and the sum of the first 16,
-// each in every lane.
-// E is the least integer with amax <= 127 * 2^E; q = round-to-even(x * 2^-E): scaling by a power
-// of two is exact, so the only rounding is the final one. Blocks whose amax lies below 2^-100 (or is
+// as a word in every lane), the scale d, the sum of the int8 values and the sum of the first 16,
+// each in every lane. The scale rule (proto/htp-matmul.h) needs no division: d = m 2^f with m one
+// of four short constants, q = round-to-even(x * fl(1/m) 2^-f), one rounding in the product and one
+// in the conversion, which a scalar model reproduces. Blocks whose amax lies below 2^-100 (or is
 // zero) give q = 0 and scale 0; a block holding an inf or NaN gives q = 0 and a NaN scale, so the
 // NaN reaches every output it touches, as in GGML.
 #pragma once
@@ -43,15 +43,31 @@ __attribute__((noinline)) inline void hvx_quantize_act_block(HVX_Vector x, HVX_V
     const HVX_VectorPred bad   = Q6_Q_vcmp_eq_VwVw(e_a, hvx_splat_w(128));  // inf or NaN
     const HVX_VectorPred none  = Q6_Q_or_QQ(tiny, bad);
 
-    // 2^-e and 2^e: e in [-100, 122] here, both normal floats.
-    const HVX_Vector inv   = Q6_Vw_vasl_VwR(Q6_Vw_vsub_VwVw(hvx_splat_w(127), e), 23);
-    HVX_Vector       scale = Q6_Vw_vasl_VwR(Q6_Vw_vadd_VwVw(hvx_splat_w(127), e), 23);
+    // The scale d = m 2^f, f = e - 1, m the least of 1.25, 1.5, 1.75, 2 with amax <= 127 m 2^f
+    // (m = 2 is 2^e): 127 m 2^f as float bits is 127 m's bits plus f in the exponent field.
+    const HVX_Vector f     = Q6_Vw_vsub_VwVw(e, hvx_splat_w(1));
+    const HVX_Vector f_exp = Q6_Vw_vasl_VwR(f, 23);
+    auto fits = [&](float m) {
+        return Q6_Q_vcmp_gt_VwVw(Q6_Vw_vadd_VwVw(hvx_splat_sf(127.0f * m), f_exp), Q6_Vw_vsub_VwVw(amax, hvx_splat_w(1)));
+    };
+    HVX_Vector m   = hvx_splat_sf(2.0f), inv_m = hvx_splat_sf(0.5f);
+    constexpr float candidates[] = {1.75f, 1.5f, 1.25f};  // the smallest that fits wins
+    for (const float c : candidates) {
+        const HVX_VectorPred ok = fits(c);
+        m                       = Q6_V_vmux_QVV(ok, hvx_splat_sf(c), m);
+        inv_m                   = Q6_V_vmux_QVV(ok, hvx_splat_sf(1.0f / c), inv_m);
+    }
+    // d = m 2^f and c = fl(1/m) 2^-f: f in [-101, 121] here, both normal floats.
+    const HVX_Vector inv   = Q6_Vw_vsub_VwVw(inv_m, f_exp);
+    HVX_Vector       scale = Q6_Vw_vadd_VwVw(m, f_exp);
     scale                  = Q6_V_vmux_QVV(tiny, Q6_V_vzero(), scale);
     scale                  = Q6_V_vmux_QVV(bad, hvx_splat_w(0x7FC00000), scale);
 
-    // round-to-even(y) for |y| <= 127: y + 1.5 * 2^23 has the integer in its low mantissa bits.
+    // round-to-even(y) for |y| <= 127 (1 + 2^-23): y + 1.5 * 2^23 has the integer in its low
+    // mantissa bits; the product may round a hair past 127, hence the clamp.
     const HVX_Vector y = hvx_sf_mul(x, inv);
     HVX_Vector       q = Q6_Vw_vsub_VwVw(hvx_sf_add(y, hvx_splat_sf(12582912.0f)), hvx_splat_w(0x4B400000));
+    q                  = Q6_Vw_vmin_VwVw(Q6_Vw_vmax_VwVw(q, hvx_splat_w(-127)), hvx_splat_w(127));
     q                  = Q6_V_vmux_QVV(none, Q6_V_vzero(), q);
 
     // Byte i of b is q[i % 32], so word g of b is group g's four values.

@@ -195,7 +195,8 @@ TEST(HtpGraph, MmSelectChoosesTheMatmulPath) {
             wf[i] = float(int(i % 13) - 6) / 4.0f;
         }
         for (size_t i = 0; i < xf.size(); ++i) {
-            xf[i] = float(int(i % 7) - 3);  // exact in the NPU's 8-bit activation blocks
+            // Integers with 127 in every 32-block: the NPU's 8-bit activation blocks hold them exactly.
+            xf[i] = i % 32 == 0 ? 127.0f : float(int(i * 7 % 255) - 127);
         }
         std::vector<uint8_t> q(ggml_nbytes(w));
         ggml_get_type_traits(GGML_TYPE_Q8_0)->from_float_ref(wf.data(), q.data(), int64_t(wf.size()));

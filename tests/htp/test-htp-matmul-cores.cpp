@@ -7,6 +7,7 @@
 #include "hexagon/repack.h"
 #include "htp/hvx-quant-act.h"
 #include "htp/hvx-tile-dot.h"
+#include "act-quant-model.h"
 #include "proto/tile-formats.h"
 
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@ struct act_block {
     int32_t sum, sum16;  // of all 32 values, of the first 16
 };
 
-// proto/htp-matmul.h: E the least integer with amax <= 127 * 2^E; q = round-half-even(x / 2^E).
+// proto/htp-matmul.h's rule (act-quant-model.h).
 act_block model_quantize(const float * x) {
     float amax = 0;
     for (int i = 0; i < 32; ++i) {
@@ -37,17 +38,13 @@ act_block model_quantize(const float * x) {
         b.scale = NAN;
         return b;
     }
-    int e = -200;
-    while (e < 200 && !(double(amax) <= 127.0 * std::ldexp(1.0, e))) {
-        ++e;
-    }
-    if (amax == 0 || e < proto::HTP_MM_MIN_EXP) {
+    const htp_test::act_block_scale s = htp_test::model_act_scale(amax);
+    if (s.zero) {
         return b;  // zero block
     }
-    b.scale = float(std::ldexp(1.0, e));
+    b.scale = s.d;
     for (int i = 0; i < 32; ++i) {
-        const double v = std::nearbyint(std::ldexp(double(x[i]), -e));  // round half to even
-        b.q[i]         = int8_t(v);
+        b.q[i] = htp_test::model_act_q(x[i], s.c);
         b.sum += b.q[i];
         b.sum16 += i < 16 ? b.q[i] : 0;
     }

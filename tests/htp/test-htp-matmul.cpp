@@ -6,6 +6,7 @@
 // specifies (power-of-two scales, round half to even), so only the kernel's fp32 accumulation
 // order separates the two.
 #include "../htp/test-htp-util.h"
+#include "act-quant-model.h"
 #include "hexagon/repack.h"
 #include "htp/htp-tensor.h"
 #include "hexnpu/ggml-types.h"
@@ -49,22 +50,17 @@ struct mm_case {
     uint32_t  w2 = 1, w3 = 1;    // weight matrices over dims 2 and 3 (ne2 = r2 * w2, ne3 = r3 * w3)
 };
 
-// x / 2^E rounded half to even, 2^E the least power of two with amax <= 127 * 2^E.
+// Each 32-block of x as the NPU quantizes it (act-quant-model.h), dequantized: q * d.
 std::vector<double> model_quantize(const float * x, uint32_t k) {
     std::vector<double> out(k);
     for (uint32_t b = 0; b < k / 32; ++b) {
-        double amax = 0;
+        float amax = 0;
         for (uint32_t i = 0; i < 32; ++i) {
-            amax = std::fmax(amax, std::fabs(double(x[32 * b + i])));
+            amax = std::fmax(amax, std::fabs(x[32 * b + i]));
         }
-        int e = -200;
-        while (!(amax <= 127.0 * std::ldexp(1.0, e))) {
-            ++e;
-        }
+        const act_block_scale s = model_act_scale(amax);
         for (uint32_t i = 0; i < 32; ++i) {
-            out[32 * b + i] = amax == 0 || e < proto::HTP_MM_MIN_EXP
-                                  ? 0.0
-                                  : std::nearbyint(std::ldexp(double(x[32 * b + i]), -e)) * std::ldexp(1.0, e);
+            out[32 * b + i] = s.zero ? 0.0 : double(model_act_q(x[32 * b + i], s.c)) * s.d;
         }
     }
     return out;
