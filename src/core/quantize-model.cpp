@@ -33,9 +33,33 @@ int llama_file_type(ggml_type t) {
     }
 }
 
-tensor_plan plan_one(size_t index, const gguf::tensor_info & t, const quantize_options & opt) {
+// The tensor's target type under the options (quantize-model.h).
+ggml_type target_of(const gguf::tensor_info & t, const quantize_options & opt, bool has_output) {
+    for (const quantize_override & o : opt.overrides) {
+        if (std::regex_search(t.name, o.re)) {
+            return o.type;
+        }
+    }
+    const bool is_embd = t.name == "token_embd.weight";
+    if (opt.output_type && (t.name == "output.weight" || (is_embd && !has_output))) {
+        return *opt.output_type;
+    }
+    if (opt.token_embd_type && is_embd) {
+        return *opt.token_embd_type;
+    }
+    return opt.target;
+}
+
+void check_quantizer(ggml_type type) {
+    const ggml_type_traits * tt = ggml_get_type_traits(type);
+    if (!tt || tt->retired || !tt->from_float) {
+        throw std::invalid_argument(std::string("hexnpu cannot quantize to type ") + ggml_type_name(type));
+    }
+}
+
+tensor_plan plan_one(size_t index, const gguf::tensor_info & t, const quantize_options & opt, bool has_output) {
     tensor_plan p{index, t.type, tensor_action::copy, "", t.nbytes};
-    const ggml_type target  = opt.target;
+    const ggml_type target  = target_of(t, opt, has_output);
     const bool      matrix  = t.n_dims >= 2;
     const bool      in_quant = ggml_is_quantized(t.type);
 
@@ -92,14 +116,23 @@ const char * tensor_action_name(tensor_action a) {
 }
 
 std::vector<tensor_plan> plan_quantize(const gguf::reader & in, const quantize_options & opt) {
-    const ggml_type_traits * tt = ggml_get_type_traits(opt.target);
-    if (!tt || tt->retired || !tt->from_float) {
-        throw std::invalid_argument(std::string("hexnpu cannot quantize to type ") + ggml_type_name(opt.target));
+    check_quantizer(opt.target);
+    for (const auto & t : {opt.output_type, opt.token_embd_type}) {
+        if (t) {
+            check_quantizer(*t);
+        }
+    }
+    for (const quantize_override & o : opt.overrides) {
+        check_quantizer(o.type);
+    }
+    bool has_output = false;
+    for (const auto & t : in.tensors()) {
+        has_output = has_output || t.name == "output.weight";
     }
     std::vector<tensor_plan> plan;
     plan.reserve(in.tensors().size());
     for (size_t i = 0; i < in.tensors().size(); ++i) {
-        plan.push_back(plan_one(i, in.tensors()[i], opt));
+        plan.push_back(plan_one(i, in.tensors()[i], opt, has_output));
     }
     return plan;
 }

@@ -192,3 +192,45 @@ def test_cli_errors_are_clean(tmp_path, run):
     proc = run("quantize", q, tmp_path / "r.gguf", "q4_0", check=False)
     assert proc.returncode == 1 and "--allow-requantize" in proc.stderr
     run("quantize", q, tmp_path / "r.gguf", "q4_0", "--allow-requantize")
+
+
+def quantized_types(path) -> dict:
+    return {t.name: t.tensor_type for t in GGUFReader(str(path)).tensors}
+
+
+def test_quantize_per_tensor_types_follow_llama_quantize(tmp_path, run):
+    """--tensor-type overrides first, then --output-tensor-type (output.weight), then
+    --token-embedding-type, then TYPE; 1-D tensors stay float; --pure is accepted."""
+    rng = np.random.default_rng(7)
+    m = lambda: rng.normal(0, 1, (8, 256)).astype(np.float32)
+    src = tmp_path / "in.gguf"
+    write_gguf(src, {"token_embd.weight": (m(), None), "output.weight": (m(), None),
+                     "blk.0.attn_q.weight": (m(), None), "blk.0.attn_v.weight": (m(), None),
+                     "blk.0.ffn_up.weight": (m(), None),
+                     "blk.0.attn_norm.weight": (np.ones(256, np.float32), None)})
+    dst = tmp_path / "out.gguf"
+    run("quantize", src, dst, "q4_0", "--pure", "--output-tensor-type", "q8_0", "--token-embedding-type", "q6_K",
+        "--tensor-type", "attn_v=q5_0", "--tensor-type", "attn_[qv]=q4_k")
+    assert quantized_types(dst) == {"token_embd.weight": QT.Q6_K, "output.weight": QT.Q8_0,
+                                    "blk.0.attn_q.weight": QT.Q4_K, "blk.0.attn_v.weight": QT.Q5_0,
+                                    "blk.0.ffn_up.weight": QT.Q4_0, "blk.0.attn_norm.weight": QT.F32}
+    # A tied model (no output.weight): the output type applies to the embedding.
+    tied = tmp_path / "tied.gguf"
+    write_gguf(tied, {"token_embd.weight": (m(), None), "blk.0.ffn_up.weight": (m(), None)})
+    run("quantize", tied, tmp_path / "tied-q.gguf", "q4_0", "--output-tensor-type", "q8_0",
+        "--token-embedding-type", "q6_K")
+    assert quantized_types(tmp_path / "tied-q.gguf") == {"token_embd.weight": QT.Q8_0, "blk.0.ffn_up.weight": QT.Q4_0}
+
+
+def test_quantize_refuses_bad_per_tensor_options(tmp_path, hexnpu_bin):
+    import subprocess
+    src = tmp_path / "in.gguf"
+    write_gguf(src, {"w": (np.ones((2, 64), np.float32), None)})
+    for args, message in [(["--tensor-type", "attn_v"], "expected PATTERN=TYPE"),
+                          (["--tensor-type", "attn_v=q9_9"], "unknown type 'q9_9'"),
+                          (["--tensor-type", "attn_[=q8_0"], "bad pattern"),
+                          (["--output-tensor-type"], "needs a value")]:
+        r = subprocess.run([str(hexnpu_bin), "quantize", str(src), str(tmp_path / "o.gguf"), "q4_0", *args],
+                           capture_output=True, text=True)
+        assert r.returncode == 1 and message in r.stderr, (args, r.stderr)
+        assert not (tmp_path / "o.gguf").exists()

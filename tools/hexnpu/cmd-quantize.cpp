@@ -1,4 +1,5 @@
-// hexnpu quantize IN.gguf OUT.gguf TYPE [--threads N] [--allow-requantize]
+// hexnpu quantize IN.gguf OUT.gguf TYPE [--threads N] [--allow-requantize] [--pure]
+//   [--output-tensor-type T] [--token-embedding-type T] [--tensor-type PATTERN=T]...
 #include "cli-util.h"
 #include "commands.h"
 
@@ -16,10 +17,15 @@ namespace hexnpu::cli {
 namespace {
 
 const char * kUsage =
-    "usage: hexnpu quantize IN.gguf OUT.gguf TYPE [--threads N] [--allow-requantize]\n"
-    "  Every weight matrix whose row length is a multiple of TYPE's block size becomes TYPE; other tensors\n"
-    "  are copied unchanged. TYPE f32, f16 or bf16 also converts quantized tensors back. Metadata is kept.\n"
-    "  TYPE (case-insensitive): f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 q1_0 q2_0 q2_K q3_K q4_K q5_K q6_K\n";
+    "usage: hexnpu quantize IN.gguf OUT.gguf TYPE [--threads N] [--allow-requantize] [--pure]\n"
+    "                       [--output-tensor-type T] [--token-embedding-type T] [--tensor-type PATTERN=T]...\n"
+    "  Every weight matrix whose row length is a multiple of its type's block size becomes that type; other\n"
+    "  tensors are copied unchanged. TYPE f32, f16 or bf16 also converts quantized tensors back. Metadata is kept.\n"
+    "  A matrix's type: the first --tensor-type whose PATTERN (a regex searched in the tensor name, e.g.\n"
+    "  attn_v=q8_0) matches; --output-tensor-type for output.weight (and for token_embd.weight when the\n"
+    "  model ties its output to it); --token-embedding-type for token_embd.weight; else TYPE. hexnpu makes\n"
+    "  no per-layer mixes, so --pure (llama-quantize's flag for that) changes nothing.\n"
+    "  Types (case-insensitive): f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl mxfp4 q1_0 q2_0 q2_K q3_K q4_K q5_K q6_K\n";
 
 } // namespace
 
@@ -33,6 +39,38 @@ int cmd_quantize(args a) {
             return 0;
         } else if (a[i] == "--allow-requantize") {
             opt.allow_requantize = true;
+        } else if (a[i] == "--pure") {
+            // hexnpu's only mode.
+        } else if (a[i] == "--output-tensor-type" || a[i] == "--token-embedding-type" || a[i] == "--tensor-type") {
+            const std::string_view flag = a[i];
+            if (i + 1 >= a.size()) {
+                return fail("%.*s needs a value\n%s", int(flag.size()), flag.data(), kUsage);
+            }
+            std::string_view value = a[++i], pattern;
+            if (flag == "--tensor-type") {
+                const size_t eq = value.rfind('=');
+                if (eq == std::string_view::npos || eq == 0) {
+                    return fail("--tensor-type '%.*s': expected PATTERN=TYPE", int(value.size()), value.data());
+                }
+                pattern = value.substr(0, eq);
+                value   = value.substr(eq + 1);
+            }
+            const auto type = ggml_type_from_name(value);
+            if (!type) {
+                return fail("%.*s: unknown type '%.*s'\n%s", int(flag.size()), flag.data(), int(value.size()), value.data(),
+                            kUsage);
+            }
+            if (flag == "--output-tensor-type") {
+                opt.output_type = *type;
+            } else if (flag == "--token-embedding-type") {
+                opt.token_embd_type = *type;
+            } else {
+                try {
+                    opt.overrides.push_back({std::string(pattern), std::regex(std::string(pattern)), *type});
+                } catch (const std::regex_error & e) {
+                    return fail("--tensor-type '%.*s': bad pattern: %s", int(pattern.size()), pattern.data(), e.what());
+                }
+            }
         } else if (a[i] == "--threads" || a[i] == "-t") {
             long long n = 0;
             if (i + 1 >= a.size() || !parse_int(a[i + 1], n) || n < 1 || n > 1024) {
