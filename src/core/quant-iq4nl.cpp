@@ -22,30 +22,56 @@ void dequantize_row_iq4_nl_ref(const void * src, float * dst, int64_t n) {
     }
 }
 
-// GGML's quantize_row_iq4_nl_ref: no importance weights and no scale search. Indices come from the
-// first guess d0 = max / kvalues[0]; the stored d is the weighted least-squares scale for them.
+// Weighted least squares for the indices that scale id gives: index[], sum w q x and sum w q^2.
+struct iq4nl_fit {
+    float sumqx = 0, sumq2 = 0;
+};
+iq4nl_fit fit_iq4nl(const float * x, const float * w, float id, uint8_t * index) {
+    iq4nl_fit f;
+    for (int e = 0; e < QK4_NL; ++e) {
+        const int   l = best_index_int8(16, kvalues_iq4nl, id * x[e]);
+        const float q = kvalues_iq4nl[l];
+        if (index) {
+            index[e] = uint8_t(l);
+        }
+        f.sumqx += w[e] * q * x[e];
+        f.sumq2 += w[e] * q * q;
+    }
+    return f;
+}
+
+// GGML's quantize_row_iq4_nl_ref (quantize_row_iq4_nl_impl with no importance weights, 7 tries):
+// weights x^2; a first scale maps the signed extreme max to +127, then 15 scales map it to
+// kvalues[0] + t (t in -7..7); the best weighted least-squares d wins, and the indices are taken
+// again with it. A block with amax < 1e-15 gets d = 0 and every index 8 (the table's entry nearest
+// zero, as GGML's final pass picks it).
 void quantize_row_iq4_nl_ref(const float * src, void * dst, int64_t n) {
     auto * blocks = static_cast<block_iq4_nl *>(dst);
     for (int64_t b = 0; b < n / QK4_NL; ++b, src += QK4_NL) {
         const float max = first_max_abs(src, QK4_NL);
-        if (std::fabs(max) < 1e-15f) {
-            blocks[b].d = fp32_to_fp16(0.0f);
-            std::memset(blocks[b].qs, 0, sizeof(blocks[b].qs));
-            continue;
+        float       d   = 0;
+        if (std::fabs(max) >= 1e-15f) {
+            float w[QK4_NL];
+            for (int e = 0; e < QK4_NL; ++e) {
+                w[e] = src[e] * src[e];
+            }
+            iq4nl_fit f = fit_iq4nl(src, w, 1 / (-max / kvalues_iq4nl[0]), nullptr);
+            d           = f.sumqx / f.sumq2;
+            float best  = d * f.sumqx;
+            for (int t = -7; t <= 7; ++t) {
+                f = fit_iq4nl(src, w, (t + kvalues_iq4nl[0]) / max, nullptr);
+                if (f.sumq2 > 0 && f.sumqx * f.sumqx > best * f.sumq2) {
+                    d    = f.sumqx / f.sumq2;
+                    best = d * f.sumqx;
+                }
+            }
         }
-        const float d0    = max / kvalues_iq4nl[0];
-        const float id    = 1 / d0;
-        float       sumqx = 0;
-        float       sumq2 = 0;
-        uint8_t     index[QK4_NL];
+        uint8_t index[QK4_NL];
+        const float id = d != 0 ? 1 / d : 0;
         for (int e = 0; e < QK4_NL; ++e) {
-            index[e]      = uint8_t(best_index_int8(16, kvalues_iq4nl, id * src[e]));
-            const float w = src[e] * src[e];
-            const float q = kvalues_iq4nl[index[e]];
-            sumqx += w * q * src[e];
-            sumq2 += w * q * q;
+            index[e] = uint8_t(best_index_int8(16, kvalues_iq4nl, id * src[e]));
         }
-        blocks[b].d = fp32_to_fp16(sumqx / sumq2);
+        blocks[b].d = fp32_to_fp16(d);
         for (int j = 0; j < QK4_NL / 2; ++j) {
             blocks[b].qs[j] = uint8_t(index[j] | index[j + QK4_NL / 2] << 4);
         }

@@ -234,34 +234,92 @@ TEST(QuantBlock32KnownAnswer, Q8_0RoundsHalfAwayFromZero) {
     expect_known_answer(kQ8_0, x, expected, values);
 }
 
-TEST(QuantBlock32KnownAnswer, IQ4_NLTiesAndLeastSquaresScale) {
-    // max = x[0] = -127: d0 = -127 / -127 = 1, id = 1, so each x picks its nearest table entry:
-    //   -127 -> 0 (-127); 120 -> 15 (113, above the table); zeros -> 8 (+1, nearer than -10);
-    //   exact ties go up: 7 (between 1 and 13) -> 9, -4.5 (between -10 and 1) -> 8, 101 (89, 113) -> 15;
-    //   7.125 -> 9 (13); 6.984375 -> 8 (1).
-    // d = Σ x²·q·x / Σ x²·q² = 5.7184e8 / 5.7429e8 = 0.995734 -> fp16 (1 + 1015/1024) / 2 (0x3BF7).
-    // 6.984375 / 0.995734 = 7.0143 would pick 13: the indices are not recomputed with the final d.
-    std::vector<float> x(32, 0.0f);
+// GGML's IQ4_NL search written out from its definition with a brute-force nearest entry (ties to the
+// upper index): weights x^2; candidate scales max/127 and (t - 127)/max for t in -7..7 as inverse
+// scales; for each, the indices and the weighted least-squares d; the largest d * sum(w q x) wins;
+// the indices are taken again with the winner.
+struct iq4nl_model {
+    float   d;
+    uint8_t index[32];
+};
+iq4nl_model iq4nl_search(const std::vector<float> & x) {
+    auto nearest = [](float v) {
+        int best = 0;
+        for (int i = 1; i < 16; ++i) {
+            if (std::fabs(v - kvalues_iq4nl[i]) <= std::fabs(v - kvalues_iq4nl[best])) {
+                best = i;
+            }
+        }
+        return best;
+    };
+    float max = 0;
+    for (float v : x) {
+        max = std::fabs(v) > std::fabs(max) ? v : max;
+    }
+    auto fit = [&](float id, float * sumqx, float * sumq2) {
+        *sumqx = *sumq2 = 0;
+        for (float v : x) {
+            const float q = kvalues_iq4nl[nearest(id * v)];
+            *sumqx += v * v * q * v;
+            *sumq2 += v * v * q * q;
+        }
+    };
+    float sumqx, sumq2;
+    fit(1 / (max / 127.0f), &sumqx, &sumq2);
+    float d = sumqx / sumq2, best = d * sumqx;
+    for (int t = -7; t <= 7; ++t) {
+        fit((t - 127.0f) / max, &sumqx, &sumq2);
+        if (sumq2 > 0 && sumqx * sumqx > best * sumq2) {
+            d    = sumqx / sumq2;
+            best = d * sumqx;
+        }
+    }
+    iq4nl_model m{d, {}};
+    for (size_t e = 0; e < x.size(); ++e) {
+        m.index[e] = uint8_t(nearest((1 / d) * x[e]));
+    }
+    return m;
+}
+
+TEST(QuantBlock32KnownAnswer, IQ4_NLSearchesFifteenScalesLikeGgml) {
+    // The old tie and clipping cases (-127 first, 120 above the table, exact ties 7, -4.5, 101),
+    // then random blocks; each against the model above, bytes and dequantized values.
+    std::vector<std::vector<float>> blocks;
+    std::vector<float>              x(32, 0.0f);
     const float head[] = {-127, 120, 7.125f, -4.5f, 7, 101, 6.984375f};
     std::copy(std::begin(head), std::end(head), x.begin());
-    // byte j = index j | 8 << 4 (elements 16..31 are zeros).
-    const Bytes expected = concat({{0xF7, 0x3B, 0x80, 0x8F, 0x89, 0x88, 0x89, 0x8F, 0x88}, repeat(0x88, 9)});
-    const float d = 0.99560546875f;
-    std::vector<float> values(32, d * 1);
-    const int index[] = {0, 15, 9, 8, 9, 15, 8};
-    for (int e = 0; e < 7; ++e) {
-        values[e] = d * kvalues_iq4nl[index[e]];
+    blocks.push_back(x);
+    std::mt19937 rng(21);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (int b = 0; b < 20; ++b) {
+        for (float & v : x) {
+            v = normal(rng) * (b % 2 ? 0.01f : 3.0f);
+        }
+        blocks.push_back(x);
     }
-    expect_known_answer(kIQ4_NL, x, expected, values);
+    for (const auto & block : blocks) {
+        const iq4nl_model m = iq4nl_search(block);
+        Bytes             expected(18);
+        const uint16_t    d = fp32_to_fp16(m.d);
+        expected[0] = uint8_t(d), expected[1] = uint8_t(d >> 8);
+        std::vector<float> values(32);
+        for (int j = 0; j < 16; ++j) {
+            expected[2 + j] = uint8_t(m.index[j] | m.index[j + 16] << 4);
+        }
+        for (int e = 0; e < 32; ++e) {
+            values[size_t(e)] = fp16_to_fp32(d) * kvalues_iq4nl[m.index[e]];
+        }
+        expect_known_answer(kIQ4_NL, block, expected, values);
+    }
 }
 
 TEST(QuantBlock32KnownAnswer, IQ4_NLBelowEpsilonIsZero) {
-    // amax = 1e-16 < 1e-15: d = 0 and all-zero indices, whatever the values; they dequantize to
-    // 0 * -127 = -0.0.
+    // amax = 1e-16 < 1e-15: d = 0, and every index 8, the entry nearest 0 (GGML's last pass with
+    // id = 0); they dequantize to 0 * 1 = +0.
     std::vector<float> x(32, 0.0f);
     x[5]  = 1e-16f;
     x[20] = -5e-17f;
-    expect_known_answer(kIQ4_NL, x, repeat(0x00, 18), std::vector<float>(32, -0.0f));
+    expect_known_answer(kIQ4_NL, x, concat({{0x00, 0x00}, repeat(0x88, 16)}), std::vector<float>(32, 0.0f));
 }
 
 TEST(QuantBlock32KnownAnswer, MXFP4CodesAndTies) {
@@ -383,7 +441,7 @@ TEST(QuantBlock32KnownAnswer, Q2_0CodeThreeDequantizes) {
 TEST(QuantBlock32KnownAnswer, ZeroBlocks) {
     // Q4_0 / Q5_0: max stays at the scan's initial +0, so d = +0 / -8 = -0.0 (0x8000), id = 0, and
     // every code is trunc(0 + 8.5) = 8 (Q5_0: 16, i.e. nibble 0 and the qh bit). Q4_1 / Q5_1: min =
-    // max = 0, d = 0, codes trunc(0.5) = 0. Q8_0 and IQ4_NL: d = 0, codes 0. MXFP4: e = 0 and code 0
+    // max = 0, d = 0, codes trunc(0.5) = 0. Q8_0: d = 0, codes 0; IQ4_NL: d = 0, index 8. MXFP4: e = 0 and code 0
     // (|0*d - 0| is already the least error). Q1_0: d = 0, every bit 1 (0 >= 0). Q2_0: d = 0,
     // codes roundf(0) + 1 = 1 -> 0x55.
     struct Case {
@@ -396,7 +454,7 @@ TEST(QuantBlock32KnownAnswer, ZeroBlocks) {
         {kQ5_0, concat({{0x00, 0x80}, repeat(0xFF, 4), repeat(0x00, 16)})},
         {kQ5_1, repeat(0x00, 24)},
         {kQ8_0, repeat(0x00, 34)},
-        {kIQ4_NL, repeat(0x00, 18)},
+        {kIQ4_NL, concat({{0x00, 0x00}, repeat(0x88, 16)})},
         {kMXFP4, repeat(0x00, 17)},
         {kQ1_0, concat({{0x00, 0x00}, repeat(0xFF, 16)})},
         {kQ2_0, concat({{0x00, 0x00}, repeat(0x55, 16)})},
