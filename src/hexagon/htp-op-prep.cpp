@@ -22,6 +22,16 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_MUL_MAT: return proto::HTP_OP_MUL_MAT;
         case GGML_OP_MUL_MAT_ID: return proto::HTP_OP_MUL_MAT_ID;
         case GGML_OP_RMS_NORM: return proto::HTP_OP_RMS_NORM;
+        case GGML_OP_GLU:
+            // The separate-gate form only (a fused [x | g] row is two half rows of one tensor).
+            if (node->src[1] == nullptr || ggml_get_op_param<int32_t>(node, 1) != 0) {
+                return proto::HTP_OP_NONE;
+            }
+            switch (ggml_get_op_param<int32_t>(node, 0)) {
+                case GGML_GLU_OP_GEGLU: return proto::HTP_OP_GEGLU;
+                case GGML_GLU_OP_SWIGLU: return proto::HTP_OP_SWIGLU;
+                default: return proto::HTP_OP_NONE;
+            }
         case GGML_OP_UNARY:
             switch (ggml_get_op_param<int32_t>(node, 0)) {
                 case GGML_UNARY_OP_NEG: return proto::HTP_OP_NEG;

@@ -15,6 +15,19 @@
 
 namespace hexnpu::htp {
 
+// sigmoid(x) = 1 / (1 + e^-x) by the same pieces: 1 / (1 + e) for x >= 0, e / (1 + e) below;
+// below -113 it has rounded to 0 (0 * |x|: NaN stays NaN).
+inline HVX_Vector hvx_sf_sigmoid(HVX_Vector x) {
+    const HVX_Vector sign = hvx_splat_w(int32_t(0x80000000u));
+    HVX_Vector       k;
+    const HVX_Vector p     = hvx_sf_exp_parts(Q6_V_vor_VV(x, sign), &k);
+    const HVX_Vector recip = hvx_sf_recip_1_2(hvx_sf_add(hvx_splat_sf(1.0f), hvx_sf_ldexp(p, k)));
+    const HVX_Vector below = hvx_sf_ldexp(hvx_sf_mul(recip, p), k);
+    const HVX_Vector s     = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(Q6_V_vzero(), x), below, recip);
+    const HVX_VectorPred vanishing = Q6_Q_vcmp_gt_VuwVuw(x, hvx_splat_sf(-113.0f));
+    return Q6_V_vmux_QVV(vanishing, hvx_sf_mul(Q6_V_vzero(), Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF))), s);
+}
+
 inline HVX_Vector hvx_sf_silu(HVX_Vector x) {
     const HVX_Vector sign = hvx_splat_w(int32_t(0x80000000u));
     HVX_Vector       k;

@@ -80,7 +80,8 @@ static_assert(sizeof(htp_test_stream_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof
 static_assert(sizeof(htp_unary_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
 constexpr bool htp_is_binary_op(uint32_t opcode) {
-    return opcode == HTP_OP_ADD || opcode == HTP_OP_SUB || opcode == HTP_OP_MUL || opcode == HTP_OP_DIV;
+    return opcode == HTP_OP_ADD || opcode == HTP_OP_SUB || opcode == HTP_OP_MUL || opcode == HTP_OP_DIV ||
+           opcode == HTP_OP_GEGLU || opcode == HTP_OP_SWIGLU;
 }
 
 constexpr bool htp_is_unary_op(uint32_t opcode) {

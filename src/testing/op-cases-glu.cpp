@@ -41,6 +41,13 @@ void add_glu_cases(std::vector<op_case> & cases) {
                                              nullptr, op, false);
                          }});
     }
+    // Wide inputs: the activations' exponentials saturate on both sides.
+    for (const ggml_glu_op op : {GGML_GLU_OP_SWIGLU, GGML_GLU_OP_GEGLU}) {
+        cases.push_back({"type=f32,ne=[96,3,1,1],gate=separate,values=[-40,40]", kMathTol, [=](case_graph & g) {
+                             return ggml_glu(g.ctx(), g.input(GGML_TYPE_F32, {96, 3, 1, 1}, uniform(-40.0, 40.0)),
+                                             g.input(GGML_TYPE_F32, {96, 3, 1, 1}, uniform(-2.0, 2.0)), op, false);
+                         }});
+    }
     // GPT-OSS parameters; values in [-10, 10] cross both the cap on x and the clamp of the gate.
     const float alpha = 1.702f, limit = 7.0f;
     for (const bool separate : {false, true}) {

@@ -1,4 +1,5 @@
-// ADD, SUB, MUL, DIV on F32: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-kparams.h).
+// ADD, SUB, MUL, DIV on F32: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-kparams.h);
+// GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1.
 // Each thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots
 // slots per stream: a block's src0 and src1 rows come in while earlier blocks compute and go out.
 #include "dma-queue.h"
@@ -6,6 +7,7 @@
 #include "htp-tensor.h"
 #include "hvx-arith.h"
 #include "hvx-div.h"
+#include "hvx-sigmoid.h"
 #include "ops.h"
 #include "row-walk.h"
 #include "stream-pipeline.h"
@@ -41,8 +43,19 @@ void binary_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uin
     }
 }
 
+// GGML's tanh GELU, 0.5 x (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3), as the identical
+// x sigmoid(2u), times the gate.
+HVX_Vector geglu(HVX_Vector x, HVX_Vector g) {
+    const HVX_Vector x3 = hvx_sf_mul(hvx_sf_mul(x, x), x);
+    const HVX_Vector u2 = hvx_sf_mul(hvx_splat_sf(2.0f * 0.7978845608f), hvx_sf_add(x, hvx_sf_mul(hvx_splat_sf(0.044715f), x3)));
+    return hvx_sf_mul(hvx_sf_mul(x, hvx_sf_sigmoid(u2)), g);
+}
+HVX_Vector swiglu(HVX_Vector x, HVX_Vector g) { return hvx_sf_mul(hvx_sf_silu(x), g); }
+
 binary_rows_fn rows_fn_of(uint32_t opcode) {
     switch (opcode) {
+        case proto::HTP_OP_GEGLU: return binary_rows<geglu>;
+        case proto::HTP_OP_SWIGLU: return binary_rows<swiglu>;
         case proto::HTP_OP_ADD: return binary_rows<hvx_sf_add>;
         case proto::HTP_OP_SUB: return binary_rows<hvx_sf_sub>;
         case proto::HTP_OP_MUL: return binary_rows<hvx_sf_mul>;

@@ -17,7 +17,9 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_ADD:
         case proto::HTP_OP_SUB:
         case proto::HTP_OP_MUL:
-        case proto::HTP_OP_DIV: return &BINARY;
+        case proto::HTP_OP_DIV:
+        case proto::HTP_OP_GEGLU:
+        case proto::HTP_OP_SWIGLU: return &BINARY;
         case proto::HTP_OP_SCALE:
         case proto::HTP_OP_SQR:
         case proto::HTP_OP_SQRT:
