@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <cstring>
 #include <random>
 #include <string>
@@ -193,6 +194,25 @@ void expect_close(const mm_run & r, const std::string & what) {
     EXPECT_LT(err / norm, 1e-11) << what;
 }
 
+// Every case on 1 and 4 threads with its weights in each of the layouts (tiled, flat): close to the
+// model, and no strict-mode violation.
+template <size_t N>
+void expect_cases_close(in_process_session & s, const mm_case (&cases)[N], std::initializer_list<bool> layouts,
+                        uint32_t seed) {
+    for (const mm_case & c : cases) {
+        for (const bool tiled : layouts) {
+            for (const uint32_t threads : {1u, 4u}) {
+                const std::string what = std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " +
+                                         std::to_string(c.n) + " m " + std::to_string(c.m) + "x" +
+                                         std::to_string(c.ne2) + "x" + std::to_string(c.ne3) +
+                                         (tiled ? " tiled" : " flat") + ", " + std::to_string(threads) + " threads";
+                expect_close(run_case(s, c, tiled, threads, 8u << 20, seed++), what);
+                EXPECT_EQ(s.platform().last_violation(), "") << what;
+            }
+        }
+    }
+}
+
 TEST(HtpMatmul, TiledAndFlatWeightsOverShapesAndThreads) {
     in_process_session s(config(), 4);
     const mm_case cases[] = {
@@ -217,19 +237,7 @@ TEST(HtpMatmul, TiledAndFlatWeightsOverShapesAndThreads) {
         {GGML_TYPE_Q2_0, 64, 32, 1, 1, 1, 0, 0},
         {GGML_TYPE_Q2_0, 320, 70, 3, 1, 2, 0, 4, 1, 2},
     };
-    uint32_t seed = 1;
-    for (const mm_case & c : cases) {
-        for (bool tiled : {true, false}) {
-            for (uint32_t threads : {1u, 4u}) {
-                const std::string what = std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " +
-                                         std::to_string(c.n) + " m " + std::to_string(c.m) + "x" +
-                                         std::to_string(c.ne2) + "x" + std::to_string(c.ne3) +
-                                         (tiled ? " tiled" : " flat") + ", " + std::to_string(threads) + " threads";
-                expect_close(run_case(s, c, tiled, threads, 8u << 20, seed++), what);
-                EXPECT_EQ(s.platform().last_violation(), "") << what;
-            }
-        }
-    }
+    expect_cases_close(s, cases, {true, false}, 1);
 }
 
 TEST(HtpMatmul, KQuantsTiledAndFlatOverShapesAndThreads) {
@@ -247,18 +255,7 @@ TEST(HtpMatmul, KQuantsTiledAndFlatOverShapesAndThreads) {
         {GGML_TYPE_Q2_K, 256, 32, 1, 1, 1, 0, 0},
         {GGML_TYPE_Q2_K, 2560, 70, 4, 1, 2, 0, 4, 1, 2},  // a block of 80 tiles, then the rest
     };
-    uint32_t seed = 100;
-    for (const mm_case & c : cases) {
-        for (bool tiled : {true, false}) {
-            for (uint32_t threads : {1u, 4u}) {
-                const std::string what = std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " +
-                                         std::to_string(c.n) + " m " + std::to_string(c.m) +
-                                         (tiled ? " tiled" : " flat") + ", " + std::to_string(threads) + " threads";
-                expect_close(run_case(s, c, tiled, threads, 8u << 20, seed++), what);
-                EXPECT_EQ(s.platform().last_violation(), "") << what;
-            }
-        }
-    }
+    expect_cases_close(s, cases, {true, false}, 100);
 }
 
 // Q5_0 and Q5_1 have no tiled format: flat only.
@@ -270,16 +267,7 @@ TEST(HtpMatmul, Q5WeightsFlatOverShapesAndThreads) {
         {GGML_TYPE_Q5_0, 640, 70, 35, 1, 1, 4, 8},
         {GGML_TYPE_Q5_1, 288, 45, 3, 2, 3, 0, 4, 2, 1},
     };
-    uint32_t seed = 300;
-    for (const mm_case & c : cases) {
-        for (uint32_t threads : {1u, 4u}) {
-            const std::string what = std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " +
-                                     std::to_string(c.n) + " m " + std::to_string(c.m) + ", " +
-                                     std::to_string(threads) + " threads";
-            expect_close(run_case(s, c, false, threads, 8u << 20, seed++), what);
-            EXPECT_EQ(s.platform().last_violation(), "") << what;
-        }
-    }
+    expect_cases_close(s, cases, {false}, 300);
 }
 
 TEST(HtpMatmul, FloatWeightsOverShapesAndThreads) {
@@ -294,16 +282,7 @@ TEST(HtpMatmul, FloatWeightsOverShapesAndThreads) {
         {GGML_TYPE_F32, 700, 33, 2, 4, 3, 0, 0, 2, 3}, // weights broadcast over dims 2 and 3
         {GGML_TYPE_F16, 64, 129, 9, 2, 2, 0, 0, 1, 2},
     };
-    uint32_t seed = 200;
-    for (const mm_case & c : cases) {
-        for (uint32_t threads : {1u, 4u}) {
-            const std::string what = std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " +
-                                     std::to_string(c.n) + " m " + std::to_string(c.m) + ", " +
-                                     std::to_string(threads) + " threads";
-            expect_close(run_case(s, c, false, threads, 8u << 20, seed++), what);
-            EXPECT_EQ(s.platform().last_violation(), "") << what;
-        }
-    }
+    expect_cases_close(s, cases, {false}, 200);
 }
 
 TEST(HtpMatmul, ASmallVtcmGivesThinBlocksAndStillTheSameResults) {
