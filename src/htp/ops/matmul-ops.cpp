@@ -351,10 +351,6 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
     }
 }
 
-} // namespace
-
-namespace {
-
 // The quantized plan's own fields, and the weights' last byte (tiled: the matrices' tiles; flat:
 // rows of k / 32 blocks) in *w_bytes.
 bool quant_plan_ok(const htp_op_context * octx, const htp_matmul_kparams & kp, uint64_t * w_bytes) {
@@ -376,26 +372,30 @@ bool quant_plan_ok(const htp_op_context * octx, const htp_matmul_kparams & kp, u
            kp.w_slice_bytes == uint64_t(kp.n_strips) * (kp.n_k_blocks >> kp.tile_shift) * kp.tile_size;
 }
 
-const htp_matmul_kparams & kparams_of(const htp_op_context * octx) {
-    return *reinterpret_cast<const htp_matmul_kparams *>(octx->op->kparams);
+htp_matmul_kparams kparams_of(const htp_op_context * octx) {
+    htp_matmul_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    return kp;
 }
 
 } // namespace
 
 bool guard_matmul(const htp_op_context * octx) {
-    if (proto::htp_matmul_float_weight(kparams_of(octx).wtype)) {
+    const htp_matmul_kparams kp = kparams_of(octx);
+    if (proto::htp_matmul_float_weight(kp.wtype)) {
         return guard_matmul_float(octx, false);
     }
     uint64_t w_bytes = 0;
-    return quant_plan_ok(octx, kparams_of(octx), &w_bytes) && guard_matmul_plan(octx, kparams_of(octx), w_bytes);
+    return quant_plan_ok(octx, kp, &w_bytes) && guard_matmul_plan(octx, kp, w_bytes);
 }
 
 bool guard_matmul_id(const htp_op_context * octx) {
-    if (proto::htp_matmul_float_weight(kparams_of(octx).wtype)) {
+    const htp_matmul_kparams kp = kparams_of(octx);
+    if (proto::htp_matmul_float_weight(kp.wtype)) {
         return guard_matmul_float(octx, true);
     }
     uint64_t w_bytes = 0;
-    return quant_plan_ok(octx, kparams_of(octx), &w_bytes) && guard_matmul_id_plan(octx, kparams_of(octx), w_bytes);
+    return quant_plan_ok(octx, kp, &w_bytes) && guard_matmul_id_plan(octx, kp, w_bytes);
 }
 
 uint32_t op_matmul(htp_op_context * octx) {
