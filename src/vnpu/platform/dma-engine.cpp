@@ -43,6 +43,30 @@ void copy_rows(uint8_t * dst, uint64_t dst_stride, const uint8_t * src, uint64_t
     }
 }
 
+// Every byte of the rows set to `value` (the poison), with copy_rows' fast cases.
+void fill_rows(uint8_t * dst, uint64_t dst_stride, uint32_t row_size, uint32_t nrows, uint8_t value) {
+    if (dst_stride == row_size) {
+        std::memset(dst, value, uint64_t(row_size) * nrows);
+        return;
+    }
+    auto rows_of = [&](auto width) {
+        uint8_t pattern[decltype(width)::value];
+        std::memset(pattern, value, sizeof pattern);
+        for (uint32_t r = 0; r < nrows; ++r) {
+            std::memcpy(dst + r * dst_stride, pattern, sizeof pattern);
+        }
+    };
+    switch (row_size) {
+        case 1: return rows_of(std::integral_constant<size_t, 1>{});
+        case 2: return rows_of(std::integral_constant<size_t, 2>{});
+        case 4: return rows_of(std::integral_constant<size_t, 4>{});
+        default: break;
+    }
+    for (uint32_t r = 0; r < nrows; ++r) {
+        std::memset(dst + r * dst_stride, value, row_size);
+    }
+}
+
 std::string hex(uint64_t v) {
     char buf[24];
     std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
@@ -151,9 +175,7 @@ int dma_engine::submit(uint32_t queue, const htp::dma_desc & d, uint64_t * ticke
     }
     t.snapshot.resize(uint64_t(d.row_size) * d.nrows);
     copy_rows(t.snapshot.data(), d.row_size, d.src, d.src_stride, d.row_size, d.nrows);
-    for (uint32_t r = 0; r < d.nrows; ++r) {
-        std::memset(d.dst + uint64_t(r) * d.dst_stride, DMA_POISON, d.row_size);
-    }
+    fill_rows(d.dst, d.dst_stride, d.row_size, d.nrows, DMA_POISON);
     q.in_flight.push_back(std::move(t));
     return 0;
 }
