@@ -16,6 +16,10 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__AVX512F__) && defined(__F16C__) && !defined(__hexagon__)
+#include <immintrin.h>
+#endif
+
 namespace hexnpu::hvx::intrinsics {
 
 using detail::Lanes;
@@ -139,6 +143,29 @@ inline HVX_Vector Q6_Vhf_vcvt_VsfVsf(HVX_Vector u, HVX_Vector v) {
 // f16_to_f32 done on all 32 lanes at once (vector code rather than a loop over lanes; the same bits).
 inline HVX_VectorPair Q6_Wsf_vcvt_Vhf(HVX_Vector u) {
     typedef uint32_t u32s __attribute__((__vector_size__(128)));
+#if defined(__AVX512F__) && defined(__F16C__) && !defined(__hexagon__)
+    // The host's conversion instruction, 16 lanes at a time; NaNs keep their payload bits (the
+    // instruction would quiet a signalling one).
+    auto convert = [](u32s h) {
+        HVX_Vector out;
+        for (int half = 0; half < 2; ++half) {
+            __m512i x;
+            std::memcpy(&x, reinterpret_cast<const char *>(&h) + 64 * half, 64);
+            const __m512i   f    = _mm512_castps_si512(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(x)));
+            const __m512i   exp  = _mm512_and_si512(x, _mm512_set1_epi32(0x7C00));
+            const __m512i   mant = _mm512_and_si512(x, _mm512_set1_epi32(0x3FF));
+            const __mmask16 nan  = _mm512_cmpeq_epi32_mask(exp, _mm512_set1_epi32(0x7C00)) &
+                                  _mm512_cmpneq_epi32_mask(mant, _mm512_setzero_si512());
+            const __m512i exact = _mm512_or_si512(
+                _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(x, _mm512_set1_epi32(0x8000)), 16),
+                                _mm512_set1_epi32(0x7F800000)),
+                _mm512_slli_epi32(mant, 13));
+            const __m512i r = _mm512_mask_blend_epi32(nan, f, exact);
+            std::memcpy(reinterpret_cast<char *>(&out) + 64 * half, &r, 64);
+        }
+        return out;
+    };
+#else
     auto convert = [](u32s h) {
         const u32s sign    = (h & 0x8000u) << 16;
         const u32s e       = (h >> 10) & 0x1Fu;
@@ -150,6 +177,7 @@ inline HVX_VectorPair Q6_Wsf_vcvt_Vhf(HVX_Vector u) {
         const u32s is_special = (u32s) (e == 31u), is_sub = (u32s) (e == 0u);
         return (HVX_Vector) ((special & is_special) | (sub & is_sub) | (normal & ~(is_special | is_sub)));
     };
+#endif
     const u32s w = (u32s) u;
     return detail::pair_of(convert(w & 0xFFFFu), convert(w >> 16));
 }
