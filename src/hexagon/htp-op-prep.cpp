@@ -22,6 +22,8 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_MUL_MAT: return proto::HTP_OP_MUL_MAT;
         case GGML_OP_MUL_MAT_ID: return proto::HTP_OP_MUL_MAT_ID;
         case GGML_OP_RMS_NORM: return proto::HTP_OP_RMS_NORM;
+        case GGML_OP_NORM: return proto::HTP_OP_NORM;
+        case GGML_OP_L2_NORM: return proto::HTP_OP_L2_NORM;
         case GGML_OP_GLU:
             // The separate-gate form only (a fused [x | g] row is two half rows of one tensor).
             if (node->src[1] == nullptr || ggml_get_op_param<int32_t>(node, 1) != 0) {

@@ -22,6 +22,8 @@ enum htp_op_code : uint32_t {
     HTP_OP_MUL_MAT,
     HTP_OP_MUL_MAT_ID,
     HTP_OP_RMS_NORM,
+    HTP_OP_NORM,
+    HTP_OP_L2_NORM,
     HTP_OP_GEGLU,   // GLU with a separate gate tensor: dst = gelu(src0) * src1 (GGML's tanh GELU)
     HTP_OP_SWIGLU,  //   dst = silu(src0) * src1
     HTP_OP_TEST_STREAM = 1000,  // dst = src0 * kparams scale, streamed DDR -> DMA -> VTCM -> HVX -> DMA -> DDR
@@ -45,6 +47,8 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_MUL_MAT: return "MUL_MAT";
         case HTP_OP_MUL_MAT_ID: return "MUL_MAT_ID";
         case HTP_OP_RMS_NORM: return "RMS_NORM";
+        case HTP_OP_NORM: return "NORM";
+        case HTP_OP_L2_NORM: return "L2_NORM";
         case HTP_OP_GEGLU: return "GEGLU";
         case HTP_OP_SWIGLU: return "SWIGLU";
         case HTP_OP_TEST_STREAM: return "TEST_STREAM";

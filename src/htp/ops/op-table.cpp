@@ -25,7 +25,9 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_SQRT:
         case proto::HTP_OP_NEG:
         case proto::HTP_OP_SILU:
-        case proto::HTP_OP_RMS_NORM: return &UNARY;
+        case proto::HTP_OP_RMS_NORM:
+        case proto::HTP_OP_NORM:
+        case proto::HTP_OP_L2_NORM: return &UNARY;
         case proto::HTP_OP_MUL_MAT: return &MATMUL;
         case proto::HTP_OP_MUL_MAT_ID: return &MATMUL_ID;
         default: return find_test_op(opcode);

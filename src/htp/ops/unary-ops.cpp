@@ -1,4 +1,4 @@
-// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU and RMS_NORM on F32 (proto/htp-kparams.h). Each
+// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, RMS_NORM, NORM and L2_NORM on F32 (proto/htp-kparams.h). Each
 // thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per
 // stream.
 #include "dma-queue.h"
@@ -65,30 +65,67 @@ HVX_Vector sf_allsum(HVX_Vector v) {
     return v;
 }
 
-// 1 / sqrt(mean(x^2) + eps) in every lane for the row at x, whose lanes past row_size bytes (stale
-// VTCM: the DMA wrote row_size bytes) are left out. Once per row, and not inlined: a call in the
-// row loop would clobber whatever constants the loop held in vector registers.
-__attribute__((noinline)) HVX_Vector rms_scale(const HVX_Vector * x, const htp_unary_kparams & kp) {
+// Row norms, y = (x - shift) * factor with (shift, factor) from the row (GGML's definitions):
+//   RMS_NORM  shift 0,    factor 1 / sqrt(mean(x^2) + eps)
+//   NORM      shift mean, factor 1 / sqrt(mean((x - mean)^2) + eps)
+//   L2_NORM   shift 0,    factor 1 / max(sqrt(sum(x^2)), eps)
+// eps in kp.scale, 1/ne0 in kp.bias (the mean without an NPU division). A row's lanes past
+// row_size bytes are stale VTCM (the DMA wrote row_size bytes): they are left out of the sums.
+
+// Vector j of the row at x with the lanes past row_size bytes zero.
+inline HVX_Vector row_vector(const HVX_Vector * x, uint32_t j, const htp_unary_kparams & kp) {
     const uint32_t full = kp.pipe.row_size / 128, tail = kp.pipe.row_size % 128;
-    HVX_Vector     acc  = Q6_V_vzero();
-    for (uint32_t j = 0; j < full; ++j) {
-        acc = hvx_sf_add(acc, hvx_sf_mul(x[j], x[j]));
-    }
-    if (tail != 0) {
-        const HVX_Vector t = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(tail)), x[full], Q6_V_vzero());
-        acc                = hvx_sf_add(acc, hvx_sf_mul(t, t));
-    }
-    const HVX_Vector mean = hvx_sf_mul(sf_allsum(acc), Q6_V_vsplat_R(int32_t(kp.bias)));
-    return hvx_sf_div(hvx_splat_sf(1.0f), hvx_sf_sqrt(hvx_sf_add(mean, Q6_V_vsplat_R(int32_t(kp.scale)))));
+    return j < full ? x[j] : Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(tail)), x[j], Q6_V_vzero());
 }
 
-// RMS_NORM, GGML's x / sqrt(mean(x^2) + eps), row by row (rows vtcm_row_stride / 128 vectors apart).
-void rms_norm_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
+// Every lane: the sum over the row of f(v) for its vectors v (lanes past the row zero before f).
+template <class F> HVX_Vector row_sum(const HVX_Vector * x, const htp_unary_kparams & kp, F f) {
+    const uint32_t n   = (kp.pipe.row_size + 127) / 128;
+    HVX_Vector     acc = Q6_V_vzero();
+    for (uint32_t j = 0; j < n; ++j) {
+        acc = hvx_sf_add(acc, f(row_vector(x, j, kp)));
+    }
+    return sf_allsum(acc);
+}
+
+// (shift, factor) in every lane. Once per row, and not inlined: a call in the row loop would
+// clobber whatever constants the loop held in vector registers.
+template <uint32_t Op> __attribute__((noinline)) HVX_VectorPair norm_affine(const HVX_Vector * x, const htp_unary_kparams & kp) {
+    const HVX_Vector eps   = Q6_V_vsplat_R(int32_t(kp.scale));
+    const HVX_Vector inv_n = Q6_V_vsplat_R(int32_t(kp.bias));
+    const HVX_Vector one   = hvx_splat_sf(1.0f);
+    auto             sq    = [](HVX_Vector v) { return hvx_sf_mul(v, v); };
+    if constexpr (Op == proto::HTP_OP_NORM) {
+        const HVX_Vector mean = hvx_sf_mul(row_sum(x, kp, [](HVX_Vector v) { return v; }), inv_n);
+        const uint32_t   full = kp.pipe.row_size / 128;
+        HVX_Vector       acc  = Q6_V_vzero();
+        for (uint32_t j = 0; j < (kp.pipe.row_size + 127) / 128; ++j) {
+            HVX_Vector dev = hvx_sf_sub(x[j], mean);
+            if (j == full) {
+                dev = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(kp.pipe.row_size % 128)), dev, Q6_V_vzero());
+            }
+            acc = hvx_sf_add(acc, sq(dev));
+        }
+        const HVX_Vector var = hvx_sf_mul(sf_allsum(acc), inv_n);
+        return Q6_W_vcombine_VV(hvx_sf_div(one, hvx_sf_sqrt(hvx_sf_add(var, eps))), mean);
+    } else if constexpr (Op == proto::HTP_OP_L2_NORM) {
+        // Both non-negative: the larger float has the larger bits.
+        const HVX_Vector norm = Q6_Vw_vmax_VwVw(hvx_sf_sqrt(row_sum(x, kp, sq)), eps);
+        return Q6_W_vcombine_VV(hvx_sf_div(one, norm), Q6_V_vzero());
+    } else {
+        const HVX_Vector mean = hvx_sf_mul(row_sum(x, kp, sq), inv_n);
+        return Q6_W_vcombine_VV(hvx_sf_div(one, hvx_sf_sqrt(hvx_sf_add(mean, eps))), Q6_V_vzero());
+    }
+}
+
+// Row by row (rows vtcm_row_stride / 128 vectors apart).
+template <uint32_t Op>
+void norm_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
     const uint32_t per_row = kp.pipe.vtcm_row_stride / 128;
     for (uint32_t row = 0; row < n_vectors; row += per_row) {
-        const HVX_Vector scale = rms_scale(s + row, kp);
+        const HVX_VectorPair a = norm_affine<Op>(s + row, kp);
         for (uint32_t j = 0; j < per_row; ++j) {
-            d[row + j] = hvx_sf_mul(s[row + j], scale);
+            d[row + j] = hvx_sf_mul(hvx_sf_sub(s[row + j], Q6_V_lo_W(a)), Q6_V_hi_W(a));
         }
     }
 }
@@ -99,7 +136,9 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
         case proto::HTP_OP_SQR: return unary_vectors<sqr>;
         case proto::HTP_OP_SQRT: return unary_vectors<hvx_sf_sqrt>;
         case proto::HTP_OP_NEG: return unary_vectors<neg>;
-        case proto::HTP_OP_RMS_NORM: return rms_norm_vectors;
+        case proto::HTP_OP_RMS_NORM: return norm_vectors<proto::HTP_OP_RMS_NORM>;
+        case proto::HTP_OP_NORM: return norm_vectors<proto::HTP_OP_NORM>;
+        case proto::HTP_OP_L2_NORM: return norm_vectors<proto::HTP_OP_L2_NORM>;
         default: return unary_vectors<hvx_sf_silu>;
     }
 }
