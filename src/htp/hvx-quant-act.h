@@ -43,15 +43,16 @@ __attribute__((noinline)) inline void hvx_quantize_act_block(HVX_Vector x, HVX_V
     const HVX_VectorPred bad   = Q6_Q_vcmp_eq_VwVw(e_a, hvx_splat_w(128));  // inf or NaN
     const HVX_VectorPred none  = Q6_Q_or_QQ(tiny, bad);
 
-    // The scale d = m 2^f, f = e - 1, m the least of 1.25, 1.5, 1.75, 2 with amax <= 127 m 2^f
-    // (m = 2 is 2^e): 127 m 2^f as float bits is 127 m's bits plus f in the exponent field.
+    // The scale d = m 2^f, f = e - 1, m the least of 1.125, 1.25, ..., 2 (eighths) with
+    // amax <= 127 m 2^f (m = 2 is 2^e): 127 m 2^f as float bits is 127 m's bits plus f in the
+    // exponent field.
     const HVX_Vector f     = Q6_Vw_vsub_VwVw(e, hvx_splat_w(1));
     const HVX_Vector f_exp = Q6_Vw_vasl_VwR(f, 23);
     auto fits = [&](float m) {
         return Q6_Q_vcmp_gt_VwVw(Q6_Vw_vadd_VwVw(hvx_splat_sf(127.0f * m), f_exp), Q6_Vw_vsub_VwVw(amax, hvx_splat_w(1)));
     };
     HVX_Vector m   = hvx_splat_sf(2.0f), inv_m = hvx_splat_sf(0.5f);
-    constexpr float candidates[] = {1.75f, 1.5f, 1.25f};  // the smallest that fits wins
+    constexpr float candidates[] = {1.875f, 1.75f, 1.625f, 1.5f, 1.375f, 1.25f, 1.125f};  // the smallest that fits wins
     for (const float c : candidates) {
         const HVX_VectorPred ok = fits(c);
         m                       = Q6_V_vmux_QVV(ok, hvx_splat_sf(c), m);

@@ -18,12 +18,12 @@
 //   [8]     the block's scale d as fp32 in every lane;
 //   [9]     the sum of the block's int8 values in every lane (the offset term of Q4_1, Q4_K, Q5_K);
 //   [10]    the sum of its first 16 int8 values in every lane (Q2_K's offsets per 16-element half).
-// The scale: E is the least integer with amax <= 127 * 2^E and f = E - 1; m is the least of 1.25,
-// 1.5, 1.75 and 2 with amax <= 127 * m * 2^f; d = m * 2^f (exact), q = round-to-even(x * c) with
-// c = fl(1/m) * 2^-f, clamped to [-127, 127]. No division on the NPU, one rounding in the product
-// and one in q, so a scalar model reproduces q bit for bit; d wastes at most a factor 1.25 of the
-// int8 range against GGML's amax / 127 (a power of two alone would waste up to 2). Blocks with
-// E < -100 quantize to zero.
+// The scale: E is the least integer with amax <= 127 * 2^E and f = E - 1; m is the least of 1.125,
+// 1.25, ..., 1.875, 2 (eighths) with amax <= 127 * m * 2^f; d = m * 2^f (exact), q =
+// round-to-even(x * c) with c = fl(1/m) * 2^-f, clamped to [-127, 127]. No division on the NPU, one
+// rounding in the product and one in q, so a scalar model reproduces q bit for bit; d wastes at most
+// a factor 1.125 of the int8 range against GGML's amax / 127 (a power of two alone would waste up
+// to 2). Blocks with E < -100 quantize to zero.
 // Float weights multiply the activations unquantized: an act row is n_k_blocks fp32 vectors (K
 // padded with zeros; for 16-bit weights each 64 elements' even ones, then their odd ones), a weight
 // block 32 rows of tiles_per_block * 32 columns, slot_size bytes per row (tile_size per 32 columns).

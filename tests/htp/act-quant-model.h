@@ -26,7 +26,7 @@ inline act_block_scale model_act_scale(float amax) {
         return {true, 0.0f, 0.0f};
     }
     const int f = e - 1;
-    for (const float m : {1.25f, 1.5f, 1.75f, 2.0f}) {
+    for (const float m : {1.125f, 1.25f, 1.375f, 1.5f, 1.625f, 1.75f, 1.875f, 2.0f}) {
         if (double(amax) <= 127.0 * m * std::ldexp(1.0, f)) {
             return {false, std::ldexp(m, f), std::ldexp(1.0f / m, -f)};
         }
