@@ -2,6 +2,7 @@
 
 #include "proto/htp-msg.h"
 #include "proto/htp-trace.h"
+#include "util/json-string.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -18,22 +19,7 @@ namespace {
 constexpr uint32_t TID_OPS      = 1000;
 constexpr uint32_t TID_DMA_BASE = 100;  // + HVX thread
 
-std::string json_string(const std::string & s) {
-    std::string out = "\"";
-    for (const char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char esc[8];
-            std::snprintf(esc, sizeof esc, "\\u%04x", c);
-            out += esc;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
+using util::json_string;
 
 uint32_t hmx_slot() { return proto::HTP_TRACE_SLOTS - 1; }
 

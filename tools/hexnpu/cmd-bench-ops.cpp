@@ -8,6 +8,7 @@
 
 #include "hexnpu/hexagon.h"
 #include "testing/runner.h"
+#include "util/json-string.h"
 
 #include <cstdio>
 #include <string>
@@ -25,21 +26,7 @@ const char * kUsage =
     "  --flat          keep matmul weights flat (default: in the device's REPACK buffer, tiled)\n"
     "  --json          one JSON object per case (op, params, backend, us_per_run, gflops, gbps)\n";
 
-// A JSON string literal: quotes, backslashes and control bytes escaped.
-std::string json_string(const std::string & s) {
-    std::string out = "\"";
-    for (const char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            out += format("\\u%04x", unsigned(c));
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
+using util::json_string;
 
 } // namespace
 

@@ -6,6 +6,7 @@
 #include "model/tokenizer.h"
 
 #include "hexnpu/gguf.h"
+#include "util/json-string.h"
 
 #include <cstdio>
 #include <fstream>
@@ -69,17 +70,7 @@ int cmd_tokenize(args a) {
     const model::tokenizer tok(r);
     if (pretokens) {
         for (const std::string & w : tok.pre_tokenize(text)) {
-            std::string j = "\"";
-            for (unsigned char c : w) {
-                if (c == '"' || c == '\\') {
-                    j += '\\', j += char(c);
-                } else if (c < 0x20) {
-                    j += format("\\u%04x", c);
-                } else {
-                    j += char(c);
-                }
-            }
-            std::printf("%s\"\n", j.c_str());
+            std::printf("%s\n", util::json_string(w).c_str());
         }
         return 0;
     }
