@@ -27,9 +27,13 @@ inline HVX_Vector hvx_tile_accumulate(HVX_Vector acc, HVX_Vector isum, HVX_Vecto
 // The per-type tile kernels the matmul instantiates: unpack the quants, read the scales (sc[0..1])
 // once per tile, then per activation row add the tile's fp32 contribution to the row's sums.
 
+// Every tile kernel says how many 32-column activation blocks a tile covers (Q1_0: 4, Q2_0: 2).
+struct one_block_tile {
+    static constexpr uint32_t blocks = 1;
+};
+
 // x = d_r * value(q): one scale per row, sc[0].
-struct row_scaled_tile {
-    static constexpr uint32_t blocks = 1;  // activation blocks per tile (Q1_0: 4, Q2_0: 2)
+struct row_scaled_tile : one_block_tile {
     static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
         return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
     }
@@ -75,8 +79,7 @@ struct tile_mxfp4 : row_scaled_tile {
     }
 };
 // x = D q + M per row: the dot is s (D isum + M sum(qa)).
-struct tile_q4_k {
-    static constexpr uint32_t blocks = 1;
+struct tile_q4_k : one_block_tile {
     static constexpr uint32_t type = 12;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q4_k(t, w); }
     static void scales(const HVX_Vector * t, HVX_Vector * sc) { hvx_hf_pairs_to_sf(t[4], &sc[0], &sc[1]); }
@@ -96,8 +99,7 @@ struct tile_q4_1 : tile_q4_k {
     static constexpr uint32_t type = 3;
 };
 // x = D_s (q - 32), s the 16-column half: the dot is s (D_0 isum_0 + D_1 isum_1).
-struct tile_q6_k {
-    static constexpr uint32_t blocks = 1;
+struct tile_q6_k : one_block_tile {
     static constexpr uint32_t type = 14;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q6_k(t, w); }
     static void scales(const HVX_Vector * t, HVX_Vector * sc) { hvx_hf_halves_to_sf(t[6], &sc[0], &sc[1]); }
@@ -111,8 +113,7 @@ struct tile_q6_k {
 // Q2_K: x = D_s q + M_s per row and 16-column half s, D_s = d sc_s and M_s = -dmin m_s; the dot is
 // s (D_0 isum_0 + D_1 isum_1 + M_0 sum_0(qa) + M_1 sum_1(qa)). A tile's (m << 4 | sc) bytes are at
 // byte 256 + 32 s + r; each row's d and -dmin sit in the super-block's tiles (group()).
-struct tile_q2_k {
-    static constexpr uint32_t blocks = 1;
+struct tile_q2_k : one_block_tile {
     static constexpr uint32_t type = 10;
     static void unpack(const HVX_Vector * t, HVX_Vector * w) { hvx_tile_unpack_q2_k(t, w); }
     // dd[0] = d, dd[1] = -dmin of the 32 rows: the 8 fp16 at byte 320 of tiles 0..3 (d) and 4..7

@@ -20,51 +20,38 @@ uint64_t span_of(uint32_t row_size, uint32_t nrows, uint32_t stride) {
     return uint64_t(nrows - 1) * stride + row_size;
 }
 
+// row(r, width) for each of nrows rows, width a compile-time constant for the 1-, 2- and 4-byte rows
+// the matmul gathers (so that their copies and fills compile to plain stores, no calls).
+template <class Row> void for_each_row(uint32_t row_size, uint32_t nrows, Row row) {
+    auto rows_of = [&](auto width) {
+        for (uint32_t r = 0; r < nrows; ++r) {
+            row(r, width);
+        }
+    };
+    switch (row_size) {
+        case 1: return rows_of(std::integral_constant<size_t, 1>{});
+        case 2: return rows_of(std::integral_constant<size_t, 2>{});
+        case 4: return rows_of(std::integral_constant<size_t, 4>{});
+        default: return rows_of(size_t(row_size));
+    }
+}
+
 void copy_rows(uint8_t * dst, uint64_t dst_stride, const uint8_t * src, uint64_t src_stride, uint32_t row_size,
                uint32_t nrows) {
     if (dst_stride == row_size && src_stride == row_size) {
         std::memcpy(dst, src, uint64_t(row_size) * nrows);
         return;
     }
-    // The matmul gathers 1-, 2- and 4-byte columns of 32 rows: fixed-size copies, no calls.
-    auto rows_of = [&](auto width) {
-        for (uint32_t r = 0; r < nrows; ++r) {
-            std::memcpy(dst + r * dst_stride, src + r * src_stride, decltype(width)::value);
-        }
-    };
-    switch (row_size) {
-        case 1: return rows_of(std::integral_constant<size_t, 1>{});
-        case 2: return rows_of(std::integral_constant<size_t, 2>{});
-        case 4: return rows_of(std::integral_constant<size_t, 4>{});
-        default: break;
-    }
-    for (uint32_t r = 0; r < nrows; ++r) {
-        std::memcpy(dst + r * dst_stride, src + r * src_stride, row_size);
-    }
+    for_each_row(row_size, nrows, [&](uint32_t r, size_t width) { std::memcpy(dst + r * dst_stride, src + r * src_stride, width); });
 }
 
-// Every byte of the rows set to `value` (the poison), with copy_rows' fast cases.
+// Every byte of the rows set to `value` (the poison).
 void fill_rows(uint8_t * dst, uint64_t dst_stride, uint32_t row_size, uint32_t nrows, uint8_t value) {
     if (dst_stride == row_size) {
         std::memset(dst, value, uint64_t(row_size) * nrows);
         return;
     }
-    auto rows_of = [&](auto width) {
-        uint8_t pattern[decltype(width)::value];
-        std::memset(pattern, value, sizeof pattern);
-        for (uint32_t r = 0; r < nrows; ++r) {
-            std::memcpy(dst + r * dst_stride, pattern, sizeof pattern);
-        }
-    };
-    switch (row_size) {
-        case 1: return rows_of(std::integral_constant<size_t, 1>{});
-        case 2: return rows_of(std::integral_constant<size_t, 2>{});
-        case 4: return rows_of(std::integral_constant<size_t, 4>{});
-        default: break;
-    }
-    for (uint32_t r = 0; r < nrows; ++r) {
-        std::memset(dst + r * dst_stride, value, row_size);
-    }
+    for_each_row(row_size, nrows, [&](uint32_t r, size_t width) { std::memset(dst + r * dst_stride, value, width); });
 }
 
 std::string hex(uint64_t v) {
