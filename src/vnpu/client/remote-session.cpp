@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <filesystem>
 #include <new>
@@ -67,6 +68,27 @@ std::string executable_dir() {
     std::error_code ec;
     const auto      self = std::filesystem::read_symlink("/proc/self/exe", ec);
     return ec ? std::string(".") : self.parent_path().string();
+}
+
+// hexnpu-htpd beside the program, or, when this code lives in a shared library loaded by another
+// program (the GGML plugin in build/lib, loaded by llama.cpp), beside that library or in its ../bin.
+std::string default_htpd_path() {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> dirs;
+    Dl_info               info{};
+    if (dladdr(reinterpret_cast<void *>(&default_htpd_path), &info) != 0 && info.dli_fname != nullptr) {
+        const fs::path module_dir = fs::absolute(fs::path(info.dli_fname)).parent_path();
+        dirs.push_back(module_dir);
+        dirs.push_back(module_dir / ".." / "bin");
+    }
+    dirs.push_back(executable_dir());
+    for (const fs::path & dir : dirs) {
+        std::error_code ec;
+        if (fs::exists(dir / "hexnpu-htpd", ec)) {
+            return (dir / "hexnpu-htpd").lexically_normal().string();
+        }
+    }
+    return executable_dir() + "/hexnpu-htpd";
 }
 
 // Moves fd to `target` in a forked child, clearing close-on-exec (async-signal-safe calls only).
@@ -140,7 +162,7 @@ remote_session::remote_session(const session_options & options) : options_(optio
 rpc_status remote_session::open(const session_options & options, std::unique_ptr<remote_session> * out) {
     std::unique_ptr<remote_session> s(new remote_session(options));
     if (s->options_.htpd_path.empty()) {
-        s->options_.htpd_path = executable_dir() + "/hexnpu-htpd";
+        s->options_.htpd_path = default_htpd_path();
     }
     if (s->options_.lib_dir.empty()) {
         s->options_.lib_dir = std::filesystem::path(s->options_.htpd_path).parent_path().string() + "/../lib";

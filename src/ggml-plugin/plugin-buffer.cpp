@@ -1,0 +1,155 @@
+#include "plugin-buffer.h"
+
+#include "tensor-mirror.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+
+namespace hexnpu::ggml_plugin {
+namespace {
+
+using ggml_abi::buffer;
+using ggml_abi::buffer_type;
+using ggml_abi::tensor;
+
+backend_buffer_type * hexnpu_of(buffer_type * buft) { return static_cast<backend_buffer_type *>(buft->context); }
+backend_buffer *      hexnpu_of(buffer * buf) { return static_cast<backend_buffer *>(buf->context); }
+
+// The hexnpu view of one tensor for a buffer call: its own fields and whether it is a view.
+struct single_mirror {
+    mirror_set    set;
+    ggml_tensor * t;
+    explicit single_mirror(const tensor * src) : t(set.mirror(src, /*shallow=*/true)) {}
+};
+
+ggml_tensor * mirror_or_die(single_mirror & m, const char * where) {
+    if (m.t == nullptr) {
+        fatal(where, m.set.error().c_str());
+    }
+    return m.t;
+}
+
+// Runs f, turning an exception into fatal(where): ggml's buffer callbacks return no status.
+template <typename F> void guarded(const char * where, F && f) {
+    try {
+        f();
+    } catch (const std::exception & e) {
+        fatal(where, e.what());
+    }
+}
+
+void buffer_free(buffer * buf) { delete hexnpu_of(buf); }
+
+void * buffer_get_base(buffer * buf) { return hexnpu_of(buf)->base(); }
+
+ggml_abi::status buffer_init_tensor(buffer * buf, tensor * t) {
+    single_mirror m(t);
+    if (m.t == nullptr) {
+        std::fprintf(stderr, "hexnpu-ggml: init_tensor: %s\n", m.set.error().c_str());
+        return ggml_abi::STATUS_FAILED;
+    }
+    hexnpu_of(buf)->init_tensor(m.t);
+    return ggml_abi::STATUS_SUCCESS;
+}
+
+void buffer_memset_tensor(buffer * buf, tensor * t, uint8_t value, size_t offset, size_t size) {
+    single_mirror m(t);
+    // New bytes at the tensor's address: whatever was stored tiled there is gone.
+    hexnpu_of(buf)->init_tensor(mirror_or_die(m, "memset_tensor"));
+    std::memset(static_cast<uint8_t *>(t->data) + offset, value, size);
+}
+
+void buffer_set_tensor(buffer * buf, tensor * t, const void * data, size_t offset, size_t size) {
+    single_mirror m(t);
+    ggml_tensor * mt = mirror_or_die(m, "set_tensor");
+    guarded("set_tensor", [&] { hexnpu_of(buf)->set_tensor(mt, data, offset, size); });
+}
+
+void buffer_get_tensor(buffer * buf, const tensor * t, void * data, size_t offset, size_t size) {
+    single_mirror m(t);
+    ggml_tensor * mt = mirror_or_die(m, "get_tensor");
+    guarded("get_tensor", [&] { hexnpu_of(buf)->get_tensor(mt, data, offset, size); });
+}
+
+void buffer_clear(buffer * buf, uint8_t value) { hexnpu_of(buf)->clear(value); }
+
+constexpr ggml_abi::buffer_i kBufferInterface = {
+    /* free_buffer   */ buffer_free,
+    /* get_base      */ buffer_get_base,
+    /* init_tensor   */ buffer_init_tensor,
+    /* memset_tensor */ buffer_memset_tensor,
+    /* set_tensor    */ buffer_set_tensor,
+    /* get_tensor    */ buffer_get_tensor,
+    /* set_tensor_2d */ nullptr,
+    /* get_tensor_2d */ nullptr,
+    /* cpy_tensor    */ nullptr,  // ggml copies through get_tensor / set_tensor
+    /* clear         */ buffer_clear,
+    /* reset         */ nullptr,
+};
+
+const char * buft_get_name(buffer_type * buft) { return hexnpu_of(buft)->name(); }
+
+buffer * buft_alloc_buffer(buffer_type * buft, size_t size) {
+    try {
+        std::unique_ptr<backend_buffer> b = hexnpu_of(buft)->alloc_buffer(size);
+        auto * out = new buffer{kBufferInterface, buft, b.get(), size, ggml_abi::USAGE_ANY};
+        b.release();
+        return out;
+    } catch (const std::exception & e) {
+        std::fprintf(stderr, "hexnpu-ggml: %s: cannot allocate %zu bytes: %s\n", hexnpu_of(buft)->name(), size,
+                     e.what());
+        return nullptr;  // ggml reports the failed allocation
+    }
+}
+
+size_t buft_get_alignment(buffer_type * buft) { return hexnpu_of(buft)->alignment(); }
+size_t buft_get_max_size(buffer_type * buft) { return hexnpu_of(buft)->max_size(); }
+
+size_t buft_get_alloc_size(buffer_type * buft, const tensor * t) {
+    single_mirror m(t);
+    return hexnpu_of(buft)->alloc_size(mirror_or_die(m, "get_alloc_size"));
+}
+
+bool buft_is_host(buffer_type * buft) { return hexnpu_of(buft)->is_host(); }
+
+constexpr ggml_abi::buffer_type_i kBufferTypeInterface = {
+    /* get_name       */ buft_get_name,
+    /* alloc_buffer   */ buft_alloc_buffer,
+    /* get_alignment  */ buft_get_alignment,
+    /* get_max_size   */ buft_get_max_size,
+    /* get_alloc_size */ buft_get_alloc_size,
+    /* is_host        */ buft_is_host,
+};
+
+} // namespace
+
+void init_buffer_type(buffer_type * buft, backend_buffer_type * hexnpu, ggml_abi::device * dev) {
+    buft->iface   = kBufferTypeInterface;
+    buft->dev     = dev;
+    buft->context = hexnpu;
+}
+
+backend_buffer_type * hexnpu_buffer_type_of(const buffer_type * buft) {
+    if (buft == nullptr || buft->iface.get_name != kBufferTypeInterface.get_name) {
+        return nullptr;
+    }
+    return static_cast<backend_buffer_type *>(buft->context);
+}
+
+backend_buffer * hexnpu_buffer_of(const buffer * buf) {
+    if (buf == nullptr || hexnpu_buffer_type_of(buf->buft) == nullptr || buf->iface.get_base != buffer_get_base) {
+        return nullptr;
+    }
+    return static_cast<backend_buffer *>(buf->context);
+}
+
+void fatal(const char * where, const char * what) {
+    std::fprintf(stderr, "hexnpu-ggml: %s: %s\n", where, what);
+    std::fflush(stderr);
+    std::abort();
+}
+
+} // namespace hexnpu::ggml_plugin

@@ -1,0 +1,194 @@
+// The plugin's entry points (ggml_backend_init, ggml_backend_score), its registry "HTP" and one
+// ggml device per HTP device hexnpu configures from GGML_HEXAGON_DEVICES / GGML_HEXAGON_NDEV.
+#include "ggml-abi.h"
+#include "plugin-backend.h"
+#include "plugin-buffer.h"
+#include "tensor-mirror.h"
+
+#include "hexnpu/backend.h"
+#include "hexnpu/hexagon.h"
+
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace hexnpu::ggml_plugin {
+namespace {
+
+using ggml_abi::buffer_type;
+using ggml_abi::device;
+using ggml_abi::tensor;
+
+struct device_context {
+    backend_device *           hexnpu = nullptr;
+    std::string                description;
+    buffer_type                buft{};   // HTPn
+    std::deque<buffer_type>    extra;    // HTPn-REPACK
+    std::vector<buffer_type *> extra_list;  // null-terminated, for ggml_backend_dev_get_extra_bufts
+};
+
+device_context & context_of(device * dev) { return *static_cast<device_context *>(dev->context); }
+
+const char * dev_get_name(device * dev) { return context_of(dev).hexnpu->name(); }
+const char * dev_get_description(device * dev) { return context_of(dev).description.c_str(); }
+
+void dev_get_memory(device * dev, size_t * free, size_t * total) { context_of(dev).hexnpu->memory(*free, *total); }
+
+// GPU, as upstream's Hexagon devices: llama.cpp offloads layers to GPU devices only.
+ggml_abi::dev_type dev_get_type(device *) { return ggml_abi::DEV_GPU; }
+
+void dev_get_props(device * dev, ggml_abi::dev_props * props) {
+    props->name        = dev_get_name(dev);
+    props->description = dev_get_description(dev);
+    dev_get_memory(dev, &props->memory_free, &props->memory_total);
+    props->type      = dev_get_type(dev);
+    props->device_id = nullptr;
+    props->caps      = {/*async*/ false, /*host_buffer*/ false, /*buffer_from_host_ptr*/ false, /*events*/ false,
+                        /*mmap_support*/ false};
+}
+
+ggml_abi::backend * dev_init_backend(device * dev, const char *) { return make_backend(dev, context_of(dev).hexnpu); }
+
+buffer_type * dev_get_buffer_type(device * dev) { return &context_of(dev).buft; }
+
+// llama.cpp places a weight in the first buffer type of the device's list (HTPn first, then the
+// extra HTPn-REPACK) whose supports_op accepts the weight's op with the weight in a zero-byte
+// placeholder buffer of that type. Weights belong in REPACK (tiled, mapped on demand), so the
+// plain type declines such probes whenever the device has a REPACK type.
+bool is_weight_probe_for_plain_buffer(device_context & ctx, const tensor * op) {
+    if (ctx.extra.empty()) {
+        return false;
+    }
+    for (const tensor * s : op->src) {
+        if (s != nullptr && s->buf != nullptr && s->buf->buft == &ctx.buft && s->buf->iface.get_base == nullptr) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool dev_supports_op(device * dev, const tensor * op) {
+    device_context & ctx = context_of(dev);
+    if (is_weight_probe_for_plain_buffer(ctx, op)) {
+        return false;
+    }
+    mirror_set          mirrors;
+    const ggml_tensor * m = mirrors.mirror(op);
+    return m != nullptr && ctx.hexnpu->supports_op(m);
+}
+
+bool dev_supports_buft(device * dev, buffer_type * buft) {
+    const backend_buffer_type * b = hexnpu_buffer_type_of(buft);
+    return b != nullptr && context_of(dev).hexnpu->supports_buft(b);
+}
+
+// Large matrix products are worth moving to the NPU even when their weights live elsewhere (ggml
+// then copies the weights in): from 32 activation rows, as ggml's GPU backends decide.
+bool dev_offload_op(device * dev, const tensor * op) {
+    constexpr int64_t kMinBatch = 32;
+    const bool        matmul    = op->op == ggml_abi::op_ids::MUL_MAT || op->op == ggml_abi::op_ids::MUL_MAT_ID;
+    return matmul && op->ne[1] * op->ne[2] * op->ne[3] >= kMinBatch && dev_supports_op(dev, op);
+}
+
+constexpr ggml_abi::device_i kDeviceInterface = {
+    /* get_name             */ dev_get_name,
+    /* get_description      */ dev_get_description,
+    /* get_memory           */ dev_get_memory,
+    /* get_type             */ dev_get_type,
+    /* get_props            */ dev_get_props,
+    /* init_backend         */ dev_init_backend,
+    /* get_buffer_type      */ dev_get_buffer_type,
+    /* get_host_buffer_type */ nullptr,
+    /* buffer_from_host_ptr */ nullptr,
+    /* supports_op          */ dev_supports_op,
+    /* supports_buft        */ dev_supports_buft,
+    /* offload_op           */ dev_offload_op,
+    /* event_new            */ nullptr,
+    /* event_free           */ nullptr,
+    /* event_synchronize    */ nullptr,
+};
+
+struct registry {
+    ggml_abi::reg                reg{};
+    std::deque<device_context>   contexts;
+    std::deque<device>           devices;
+};
+
+registry & the_registry() {
+    static registry r;
+    return r;
+}
+
+const char * reg_get_name(ggml_abi::reg *) { return "HTP"; }
+size_t       reg_get_device_count(ggml_abi::reg *) { return the_registry().devices.size(); }
+
+device * reg_get_device(ggml_abi::reg *, size_t index) {
+    registry & r = the_registry();
+    return index < r.devices.size() ? &r.devices[index] : nullptr;
+}
+
+buffer_type ** get_extra_bufts(device * dev) { return context_of(dev).extra_list.data(); }
+
+void * reg_get_proc_address(ggml_abi::reg *, const char * name) {
+    if (std::strcmp(name, "ggml_backend_dev_get_extra_bufts") == 0) {
+        return reinterpret_cast<void *>(&get_extra_bufts);
+    }
+    return nullptr;
+}
+
+constexpr ggml_abi::reg_i kRegistryInterface = {
+    /* get_name         */ reg_get_name,
+    /* get_device_count */ reg_get_device_count,
+    /* get_device       */ reg_get_device,
+    /* get_proc_address */ reg_get_proc_address,
+};
+
+ggml_abi::reg * init_registry() {
+    registry & r = the_registry();
+    if (r.reg.iface.get_name != nullptr) {
+        return &r.reg;
+    }
+    r.contexts.clear();  // a failed earlier attempt leaves nothing behind
+    r.devices.clear();
+    register_htp_devices();
+    for (backend_device * hexnpu : backend_registry::get().devices()) {
+        if (hexnpu->type() != backend_device_type::accel) {
+            continue;
+        }
+        device_context & ctx = r.contexts.emplace_back();
+        device &         dev = r.devices.emplace_back(device{kDeviceInterface, &r.reg, &ctx});
+        ctx.hexnpu           = hexnpu;
+        ctx.description      = hexnpu->description();
+        init_buffer_type(&ctx.buft, hexnpu->buffer_type(), &dev);
+        for (backend_buffer_type * extra : hexnpu->extra_buffer_types()) {
+            init_buffer_type(&ctx.extra.emplace_back(), extra, &dev);
+            ctx.extra_list.push_back(&ctx.extra.back());
+        }
+        ctx.extra_list.push_back(nullptr);
+    }
+    r.reg = ggml_abi::reg{ggml_abi::kApiVersion, kRegistryInterface, nullptr};
+    return &r.reg;
+}
+
+} // namespace
+} // namespace hexnpu::ggml_plugin
+
+// ggml_backend_load() looks these up by name.
+extern "C" {
+
+__attribute__((visibility("default"))) hexnpu::ggml_abi::reg * ggml_backend_init(void) {
+    try {
+        return hexnpu::ggml_plugin::init_registry();
+    } catch (const std::exception & e) {
+        std::fprintf(stderr, "hexnpu-ggml: cannot start the HTP backend: %s\n", e.what());
+        return nullptr;
+    }
+}
+
+// Any positive score: the virtual NPU runs on every x86-64 machine.
+__attribute__((visibility("default"))) int ggml_backend_score(void) { return 1; }
+
+}  // extern "C"

@@ -1,0 +1,209 @@
+#include "tensor-mirror.h"
+
+#include "plugin-buffer.h"
+
+#include "hexnpu/backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+namespace hexnpu::ggml_plugin {
+namespace {
+
+namespace ids = ggml_abi::op_ids;
+
+struct op_pair {
+    int32_t ggml_id;
+    ggml_op op;
+};
+
+constexpr op_pair kOps[] = {
+    {ids::NONE, GGML_OP_NONE},
+    {ids::DUP, GGML_OP_DUP},
+    {ids::ADD, GGML_OP_ADD},
+    {ids::ADD_ID, GGML_OP_ADD_ID},
+    {ids::SUB, GGML_OP_SUB},
+    {ids::MUL, GGML_OP_MUL},
+    {ids::DIV, GGML_OP_DIV},
+    {ids::SQR, GGML_OP_SQR},
+    {ids::SQRT, GGML_OP_SQRT},
+    {ids::LOG, GGML_OP_LOG},
+    {ids::SIN, GGML_OP_SIN},
+    {ids::COS, GGML_OP_COS},
+    {ids::SUM_ROWS, GGML_OP_SUM_ROWS},
+    {ids::CUMSUM, GGML_OP_CUMSUM},
+    {ids::MEAN, GGML_OP_MEAN},
+    {ids::REPEAT, GGML_OP_REPEAT},
+    {ids::CONCAT, GGML_OP_CONCAT},
+    {ids::NORM, GGML_OP_NORM},
+    {ids::RMS_NORM, GGML_OP_RMS_NORM},
+    {ids::L2_NORM, GGML_OP_L2_NORM},
+    {ids::MUL_MAT, GGML_OP_MUL_MAT},
+    {ids::MUL_MAT_ID, GGML_OP_MUL_MAT_ID},
+    {ids::SCALE, GGML_OP_SCALE},
+    {ids::CPY, GGML_OP_CPY},
+    {ids::CONT, GGML_OP_CONT},
+    {ids::RESHAPE, GGML_OP_RESHAPE},
+    {ids::VIEW, GGML_OP_VIEW},
+    {ids::PERMUTE, GGML_OP_PERMUTE},
+    {ids::TRANSPOSE, GGML_OP_TRANSPOSE},
+    {ids::GET_ROWS, GGML_OP_GET_ROWS},
+    {ids::SET_ROWS, GGML_OP_SET_ROWS},
+    {ids::SOFT_MAX, GGML_OP_SOFT_MAX},
+    {ids::ROPE, GGML_OP_ROPE},
+    {ids::CLAMP, GGML_OP_CLAMP},
+    {ids::PAD, GGML_OP_PAD},
+    {ids::ARGSORT, GGML_OP_ARGSORT},
+    {ids::TOP_K, GGML_OP_TOP_K},
+    {ids::FILL, GGML_OP_FILL},
+    {ids::FLASH_ATTN_EXT, GGML_OP_FLASH_ATTN_EXT},
+    {ids::UNARY, GGML_OP_UNARY},
+    {ids::GLU, GGML_OP_GLU},
+};
+
+std::optional<ggml_unary_op> unary_of(int32_t id) {
+    namespace u = ggml_abi::unary_ids;
+    switch (id) {
+        case u::ABS: return GGML_UNARY_OP_ABS;
+        case u::NEG: return GGML_UNARY_OP_NEG;
+        case u::TANH: return GGML_UNARY_OP_TANH;
+        case u::RELU: return GGML_UNARY_OP_RELU;
+        case u::SIGMOID: return GGML_UNARY_OP_SIGMOID;
+        case u::GELU: return GGML_UNARY_OP_GELU;
+        case u::GELU_QUICK: return GGML_UNARY_OP_GELU_QUICK;
+        case u::SILU: return GGML_UNARY_OP_SILU;
+        case u::EXP: return GGML_UNARY_OP_EXP;
+        case u::SOFTPLUS: return GGML_UNARY_OP_SOFTPLUS;
+        case u::GELU_ERF: return GGML_UNARY_OP_GELU_ERF;
+        default: return std::nullopt;
+    }
+}
+
+std::optional<ggml_glu_op> glu_of(int32_t id) {
+    namespace g = ggml_abi::glu_ids;
+    switch (id) {
+        case g::GEGLU: return GGML_GLU_OP_GEGLU;
+        case g::SWIGLU: return GGML_GLU_OP_SWIGLU;
+        case g::SWIGLU_OAI: return GGML_GLU_OP_SWIGLU_OAI;
+        default: return std::nullopt;
+    }
+}
+
+std::string describe(const ggml_abi::tensor * t) { return std::string("'") + t->name + "'"; }
+
+} // namespace
+
+ggml_op hexnpu_op_of(int32_t ggml_op_id) {
+    for (const op_pair & p : kOps) {
+        if (p.ggml_id == ggml_op_id) {
+            return p.op;
+        }
+    }
+    return GGML_OP_COUNT;
+}
+
+void mirror_set::clear() {
+    store_.clear();
+    index_.clear();
+    error_.clear();
+}
+
+ggml_tensor * mirror_set::mirror(const ggml_abi::tensor * t, bool shallow) {
+    if (t == nullptr) {
+        return nullptr;
+    }
+    entry & e = index_[t];
+    if (e.mirror == nullptr) {
+        e.mirror = &store_.emplace_back();
+    }
+    if (e.generation != generation_) {
+        // Marked first: a graph is acyclic, but a failed fill must not be taken for a fresh one.
+        e.generation = 0;
+        if (!fill(t, e.mirror, shallow)) {
+            return nullptr;
+        }
+        e.generation = shallow ? 0 : generation_;
+    }
+    return e.mirror;
+}
+
+bool mirror_set::fill(const ggml_abi::tensor * t, ggml_tensor * m, bool shallow) {
+    if (!ggml_type_is_valid(t->type)) {
+        error_ = describe(t) + " has ggml type " + std::to_string(t->type) + ", which hexnpu does not know";
+        return false;
+    }
+    m->type = ggml_type(t->type);
+    std::copy(std::begin(t->ne), std::end(t->ne), m->ne);
+    std::copy(std::begin(t->nb), std::end(t->nb), m->nb);
+    std::memcpy(m->op_params, t->op_params, sizeof(m->op_params));
+    m->flags  = t->flags;
+    m->data   = t->data;
+    m->buffer = hexnpu_buffer_of(t->buf);
+    std::memcpy(m->name, t->name, sizeof(m->name));
+    m->name[sizeof(m->name) - 1] = '\0';
+    m->view_offs                 = t->view_offs;
+
+    m->op = hexnpu_op_of(t->op);
+    if (m->op == GGML_OP_COUNT) {
+        error_ = describe(t) + ": ggml op " + std::to_string(t->op) + " has no hexnpu counterpart";
+        return false;
+    }
+    if (m->op == GGML_OP_UNARY) {
+        const auto u = unary_of(t->op_params[0]);
+        if (!u) {
+            error_ = describe(t) + ": unary op " + std::to_string(t->op_params[0]) + " has no hexnpu counterpart";
+            return false;
+        }
+        m->op_params[0] = *u;
+    } else if (m->op == GGML_OP_GLU) {
+        const auto g = glu_of(t->op_params[0]);
+        if (!g) {
+            error_ = describe(t) + ": GLU op " + std::to_string(t->op_params[0]) + " has no hexnpu counterpart";
+            return false;
+        }
+        m->op_params[0] = *g;
+    }
+    if (shallow) {
+        // Buffer calls ask only whether this is a view; the mirror of the source stands for it.
+        std::fill(std::begin(m->src), std::end(m->src), nullptr);
+        m->view_src = t->view_src != nullptr ? m : nullptr;
+        return true;
+    }
+    for (int i = 0; i < ggml_abi::kMaxSrc; ++i) {
+        const ggml_abi::tensor * s = t->src[i];
+        m->src[i]                  = nullptr;
+        if (s != nullptr && (m->src[i] = mirror(s)) == nullptr) {
+            return false;
+        }
+    }
+    m->view_src = nullptr;
+    if (t->view_src != nullptr && (m->view_src = mirror(t->view_src)) == nullptr) {
+        return false;
+    }
+    return true;
+}
+
+ggml_cgraph & graph_translation::translate(const ggml_abi::cgraph & g) {
+    const bool same = key_.size() == size_t(g.n_nodes) && std::equal(key_.begin(), key_.end(), g.nodes);
+    mirrors_.refresh();
+    if (!same) {
+        // Another graph shape: mirrors of tensors no longer in any graph are dropped with it.
+        key_.assign(g.nodes, g.nodes + g.n_nodes);
+        mirrors_.clear();
+        ++rebuilds_;
+    }
+    graph_.nodes.clear();
+    graph_.leafs.clear();
+    for (const ggml_abi::tensor * node : key_) {
+        ggml_tensor * m = mirrors_.mirror(node);
+        if (m == nullptr) {
+            key_.clear();
+            throw backend_error("graph node " + mirrors_.error());
+        }
+        graph_.nodes.push_back(m);
+    }
+    return graph_;
+}
+
+} // namespace hexnpu::ggml_plugin

@@ -1,0 +1,63 @@
+// ggml tensors seen as hexnpu tensors: a mirror copies a ggml tensor's fields (type, shape,
+// strides, op and op_params with the sub-op ids renumbered, data, name) into a hexnpu::ggml_tensor
+// whose buffer is the hexnpu buffer behind the plugin's ggml buffer. Mirrors of a graph's nodes
+// point at mirrors of their sources, so hexnpu's supports_op and graph_compute see the same graph.
+#pragma once
+
+#include "ggml-abi.h"
+
+#include "hexnpu/graph.h"
+#include "hexnpu/tensor.h"
+
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace hexnpu::ggml_plugin {
+
+// The hexnpu op for a ggml op id of the pinned version (GGML_OP_COUNT when hexnpu has none).
+ggml_op hexnpu_op_of(int32_t ggml_op_id);
+
+class mirror_set {
+  public:
+    // The mirror of t: created on first use, its fields refreshed from t on every call within one
+    // refresh generation. Sources and the view source are mirrored too, unless `shallow` (buffer
+    // calls need only the tensor itself and whether it is a view). Returns nullptr and sets
+    // error() when t cannot be expressed in hexnpu terms (an op, sub-op or type hexnpu lacks).
+    ggml_tensor * mirror(const ggml_abi::tensor * t, bool shallow = false);
+    // Starts a new generation: the next mirror() call of each tensor re-reads its fields.
+    void          refresh() { ++generation_; }
+    void          clear();
+    const std::string & error() const { return error_; }
+
+  private:
+    struct entry {
+        ggml_tensor * mirror     = nullptr;
+        uint64_t      generation = 0;
+    };
+    bool fill(const ggml_abi::tensor * t, ggml_tensor * m, bool shallow);
+
+    std::deque<ggml_tensor>                                store_;
+    std::unordered_map<const ggml_abi::tensor *, entry>    index_;
+    uint64_t                                               generation_ = 1;
+    std::string                                            error_;
+};
+
+// A ggml graph translated once per graph shape (the same node sequence) and refreshed on every
+// compute, since ggml may move tensor data between evaluations.
+class graph_translation {
+  public:
+    // The hexnpu graph for g; throws backend_error naming a node hexnpu cannot express.
+    ggml_cgraph & translate(const ggml_abi::cgraph & g);
+    // How often the node list had to be built anew (a changed graph shape) since creation.
+    uint64_t      rebuilds() const { return rebuilds_; }
+
+  private:
+    std::vector<const ggml_abi::tensor *> key_;
+    mirror_set                            mirrors_;
+    ggml_cgraph                           graph_;
+    uint64_t                              rebuilds_ = 0;
+};
+
+} // namespace hexnpu::ggml_plugin
