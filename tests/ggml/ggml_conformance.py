@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Per-op conformance of hexnpu's NPU through the real ggml: for every op the virtual NPU
+supports, small graphs built with llama-cpp-python's ggml run on device HTP0 (hexnpu's plugin,
+weights flat in HTP0 and tiled in HTP0-REPACK) and on ggml's own CPU backend; the results are
+compared by NMSE as test-backend-ops does. Writes the table to docs/ggml-conformance.md (-o) and
+exits 1 when a case fails or is refused by the plugin.
+
+  python3 tests/ggml/ggml_conformance.py [--plugin build/lib/libggml-hexagon.so] [-o FILE] [-k SUBSTR]
+
+Thresholds: 1e-7 for ops that are exact in fp32 up to rounding (ADD..DIV, SCALE, SQR, NEG);
+1e-6 for ops through transcendental or reciprocal approximations (SQRT, SILU, norms, GLU: the
+HVX helpers' documented errors are ~1e-7 relative); 5e-4 for matrix products, as
+test-backend-ops: both sides quantize activations to 8 bits (ggml to Q8_0/Q8_K blocks, hexnpu
+to its per-block int8 scale), each rounding error ~2^-8 relative per element, averaged over K.
+"""
+
+import argparse
+import ctypes as C
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+from ggml_lib import DEV_CPU, Context, Ggml, tensor_bytes
+
+EXACT, MATH, MATMUL = 1e-7, 1e-6, 5e-4
+F = C.c_float
+
+
+@dataclass
+class Case:
+    op: str
+    desc: str
+    tol: float
+    # build(g, weights, acts, rng) -> (output tensor, [(tensor, bytes)]) ; weights/acts: Context
+    build: Callable
+    uses_weights: bool = False
+
+
+def dims(ne):
+    return "[" + ",".join(map(str, ne)) + "]"
+
+
+def rand(rng, *shape, lo=-1.0, hi=1.0):
+    return rng.uniform(lo, hi, size=shape[::-1]).astype(np.float32)  # numpy order: ne reversed
+
+
+def binary_cases():
+    shapes = [((10, 5, 4, 3), (10, 5, 4, 3)), ((10, 5, 4, 3), (10, 1, 1, 1)), ((10, 5, 4, 3), (10, 5, 1, 3)),
+              ((33, 7, 1, 1), (33, 1, 1, 1)), ((129, 1, 1, 1), (129, 1, 1, 1))]
+    for name in ("add", "sub", "mul", "div"):
+        for na, nb in shapes:
+            def build(g, w, a, rng, name=name, na=na, nb=nb):
+                x, y = a.tensor("f32", *na), a.tensor("f32", *nb)
+                lo = 0.5 if name == "div" else -1.0
+                return g.op(name, C.c_void_p, C.c_void_p)(a.ctx, x, y), [
+                    (x, tensor_bytes(g, "f32", rand(rng, *na))), (y, tensor_bytes(g, "f32", rand(rng, *nb, lo=lo)))]
+            yield Case(name.upper(), f"ne_a={dims(na)},ne_b={dims(nb)}", EXACT, build)
+
+
+def unary_cases():
+    specs = [("sqr", EXACT, -1.0), ("sqrt", MATH, 0.0), ("neg", EXACT, -1.0), ("silu", MATH, -4.0)]
+    for name, tol, lo in specs:
+        for ne in ((128, 2, 2, 2), (7, 3, 5, 2)):
+            def build(g, w, a, rng, name=name, ne=ne, lo=lo):
+                x = a.tensor("f32", *ne)
+                return g.op(name, C.c_void_p)(a.ctx, x), [(x, tensor_bytes(g, "f32", rand(rng, *ne, lo=lo, hi=4.0)))]
+            yield Case(name.upper(), f"ne={dims(ne)}", tol, build)
+    for s, b in ((0.25, 0.0), (-3.0, 1.5)):
+        def build(g, w, a, rng, s=s, b=b):
+            x = a.tensor("f32", 64, 5, 3)
+            return g.op("scale_bias", C.c_void_p, F, F)(a.ctx, x, s, b), [(x, tensor_bytes(g, "f32", rand(rng, 64, 5, 3)))]
+        yield Case("SCALE", f"ne=[64,5,3],s={s},b={b}", EXACT, build)
+
+
+def norm_cases():
+    for name in ("rms_norm", "norm", "l2_norm"):
+        for ne, eps in (((64, 5, 3), 1e-6), ((33, 7), 1e-5), ((640, 4), 1e-6)):
+            def build(g, w, a, rng, name=name, ne=ne, eps=eps):
+                x = a.tensor("f32", *ne)
+                return g.op(name, C.c_void_p, F)(a.ctx, x, eps), [(x, tensor_bytes(g, "f32", rand(rng, *ne, lo=-3.0, hi=3.0)))]
+            yield Case(name.upper(), f"ne={dims(ne)},eps={eps}", MATH, build)
+
+
+def glu_cases():
+    for name in ("geglu_split", "swiglu_split"):
+        for ne in ((128, 4), (2048, 3), (33, 2, 3)):
+            def build(g, w, a, rng, name=name, ne=ne):
+                x, gate = a.tensor("f32", *ne), a.tensor("f32", *ne)
+                return g.op(name, C.c_void_p, C.c_void_p)(a.ctx, x, gate), [
+                    (x, tensor_bytes(g, "f32", rand(rng, *ne, lo=-4.0, hi=4.0))),
+                    (gate, tensor_bytes(g, "f32", rand(rng, *ne, lo=-4.0, hi=4.0)))]
+            yield Case(name.split("_")[0].upper(), f"split,ne={dims(ne)}", MATH, build)
+
+
+WEIGHT_TYPES = ["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl", "mxfp4", "q1_0", "q2_0",
+                "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"]
+
+
+def matmul_cases():
+    for wt in WEIGHT_TYPES:
+        for m, n, k in ((64, 1, 256), (96, 5, 512), (33, 17, 256)):
+            def build(g, w, a, rng, wt=wt, m=m, n=n, k=k):
+                wt_t, x = w.tensor(wt, k, m), a.tensor("f32", k, n)
+                return g.op("mul_mat", C.c_void_p, C.c_void_p)(a.ctx, wt_t, x), [
+                    (wt_t, tensor_bytes(g, wt, rand(rng, k, m))), (x, tensor_bytes(g, "f32", rand(rng, k, n)))]
+            yield Case("MUL_MAT", f"type_a={wt},m={m},n={n},k={k}", MATMUL, build, uses_weights=True)
+    for wt in ("q4_0", "q8_0", "q4_K", "f16"):
+        def build(g, w, a, rng, wt=wt):
+            k, m, n_expert, n_used, n_tokens = 256, 64, 4, 2, 3
+            experts = w.tensor(wt, k, m, n_expert)
+            x = a.tensor("f32", k, n_used, n_tokens)
+            ids = a.tensor("i32", n_used, n_tokens)
+            choice = np.array([[0, 3], [2, 1], [3, 2]], dtype=np.int32)
+            return g.op("mul_mat_id", C.c_void_p, C.c_void_p, C.c_void_p)(a.ctx, experts, x, ids), [
+                (experts, tensor_bytes(g, wt, rand(rng, k, m, n_expert))),
+                (x, tensor_bytes(g, "f32", rand(rng, k, n_used, n_tokens))), (ids, tensor_bytes(g, "i32", choice))]
+        yield Case("MUL_MAT_ID", f"type_a={wt},experts=4,used=2,tokens=3", MATMUL, build, uses_weights=True)
+
+
+def all_cases():
+    for family in (binary_cases, unary_cases, norm_cases, glu_cases, matmul_cases):
+        yield from family()
+
+
+class Target:
+    def __init__(self, name, backend, dev, weight_buft):
+        self.name, self.backend, self.dev, self.weight_buft = name, backend, dev, weight_buft
+
+
+def run(g, case, target, seed):
+    """(output as float32 array, supported) of the case on target; None output when refused."""
+    rng = np.random.default_rng(seed)
+    w, a = Context(g), Context(g)
+    try:
+        out, inputs = case.build(g, w, a, rng)
+        graph = g.new_graph(a.ctx)
+        g.build_forward(graph, out)
+        if target.dev is not None and not g.dev_supports_op(target.dev, out):
+            return None
+        if case.uses_weights:
+            w.allocate(buft=target.weight_buft)
+        a.allocate(backend=target.backend)
+        for t, data in inputs:
+            g.tensor_set(t, data, 0, len(data))
+        status = g.graph_compute(target.backend, graph)
+        if status != 0:
+            raise RuntimeError(f"{target.name}: ggml_backend_graph_compute returned {status}")
+        size = g.nbytes(out)
+        buf = C.create_string_buffer(size)
+        g.tensor_get(out, buf, 0, size)
+        return np.frombuffer(buf.raw, dtype=np.float32).astype(np.float64)
+    finally:
+        a.close()
+        w.close()
+
+
+def nmse(got, want):
+    return float(np.sum((got - want) ** 2) / max(np.sum(want ** 2), 1e-300))
+
+
+def extra_bufts(g, reg, dev):
+    addr = g.reg_proc(reg, b"ggml_backend_dev_get_extra_bufts")
+    if not addr:
+        return []
+    fn = C.CFUNCTYPE(C.POINTER(C.c_void_p), C.c_void_p)(addr)
+    arr, out = fn(dev), []
+    while arr[len(out)]:
+        out.append(arr[len(out)])
+    return out
+
+
+def conformance(plugin, only=None):
+    """Runs every case; returns (rows, failures). A row: (op, desc, {target: nmse or None}, tol, ok)."""
+    g = Ggml()
+    reg = g.load_plugin(plugin)
+    dev = g.dev_by_name(b"HTP0")
+    if not dev:
+        raise RuntimeError("the plugin registered no device HTP0")
+    repack = [b for b in extra_bufts(g, reg, dev) if g.buft_name(b).endswith(b"-REPACK")]
+    htp_backend = g.dev_init(dev, None)
+    cpu_backend = g.init_by_type(DEV_CPU, None)
+    cpu_dev = g.dev_by_name(b"CPU")
+    cpu = Target("CPU", cpu_backend, None, g.dev_buft(cpu_dev))
+    targets = [Target("HTP0", htp_backend, dev, g.dev_buft(dev))]
+    targets += [Target("HTP0-REPACK", htp_backend, dev, b) for b in repack]
+    rows, failures = [], 0
+    for seed, case in enumerate(all_cases()):
+        label = f"{case.op}({case.desc})"
+        if only and only not in label:
+            continue
+        want = run(g, case, cpu, seed)
+        results, ok = {}, True
+        for t in targets if case.uses_weights else targets[:1]:
+            got = run(g, case, t, seed)
+            results[t.name] = None if got is None else nmse(got, want)
+            ok = ok and got is not None and results[t.name] <= case.tol
+        failures += not ok
+        rows.append((case.op, case.desc, results, case.tol, ok))
+    g.backend_free(htp_backend)
+    g.backend_free(cpu_backend)
+    return rows, failures
+
+
+def markdown(rows, failures):
+    def cell(v):
+        return "refused" if v is None else f"{v:.2e}"
+    lines = [
+        "# hexnpu's NPU ops through the real ggml",
+        "",
+        "Generated by `python3 tests/ggml/ggml_conformance.py` (llama-cpp-python 0.3.36's ggml, GGML backend API 2):",
+        "each case is one ggml graph built with ggml's own functions, run on device HTP0 through",
+        "`build/lib/libggml-hexagon.so` (weights flat in an HTP0 buffer and tiled in HTP0-REPACK) and on",
+        "ggml's CPU backend; the columns are NMSE against the CPU backend (thresholds in the script's",
+        "docstring). Ops the NPU does not run stay on ggml's CPU backend in a model and are not listed.",
+        "",
+        f"{len(rows)} cases, {failures} failed.",
+        "",
+        "| op | case | HTP0 | HTP0-REPACK | max NMSE | result |",
+        "|---|---|---|---|---|---|",
+    ]
+    for op, desc, res, tol, ok in rows:
+        repack = cell(res["HTP0-REPACK"]) if "HTP0-REPACK" in res else "-"
+        lines.append(f"| {op} | `{desc}` | {cell(res['HTP0'])} | {repack} | {tol:g} | {'ok' if ok else 'FAIL'} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--plugin", default=os.environ.get("HEXNPU_GGML_PLUGIN", ROOT / "build/lib/libggml-hexagon.so"))
+    ap.add_argument("-o", "--output", default=ROOT / "docs/ggml-conformance.md")
+    ap.add_argument("-k", help="only cases whose label contains this")
+    args = ap.parse_args()
+    rows, failures = conformance(args.plugin, args.k)
+    text = markdown(rows, failures)
+    Path(args.output).write_text(text)
+    for op, desc, res, tol, ok in rows:
+        if not ok:
+            print(f"FAIL {op}({desc}): {res} > {tol:g}")
+    print(f"ggml-conformance: {len(rows)} cases, {failures} failed -> {args.output}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""llama.cpp itself (llama-cpp-python 0.3.36) running a GGUF model, on ggml's CPU backend or with
+every layer offloaded to device HTP0 through hexnpu's plugin. Prints one JSON object on stdout;
+llama.cpp's own log goes to stderr.
+
+  llama_run.py -m MODEL [--htp PLUGIN] generate -p PROMPT [-n 32]
+      greedy tokens, text and llama.cpp's timings
+  llama_run.py -m MODEL [--htp PLUGIN] [-c 256] score -f TEXT [--chunks N]
+      perplexity as llama-perplexity computes it, with the argmax token and the negative
+      log-likelihood at every scored position
+  llama_run.py -m MODEL --htp PLUGIN kill-session -p PROMPT
+      evaluates the prompt, kills the session process, evaluates again (must fail with an error,
+      not end this process), then once more on a fresh context state (must work)
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ggml_lib import Ggml  # noqa: E402
+
+
+def load(args, logits_all=False):
+    if args.htp:
+        Ggml().load_plugin(args.htp)  # registers HTP0 in the ggml instance libllama uses
+    from llama_cpp import Llama
+    return Llama(model_path=args.model, n_gpu_layers=-1 if args.htp else 0, n_ctx=args.ctx, n_batch=args.ctx,
+                 logits_all=logits_all, seed=0, verbose=True)
+
+
+def timings(llm):
+    import llama_cpp
+    p = llama_cpp.llama_perf_context(llm._ctx.ctx)
+    return {"prompt_ms": p.t_p_eval_ms, "prompt_tokens": p.n_p_eval, "eval_ms": p.t_eval_ms, "eval_tokens": p.n_eval}
+
+
+def generate(args):
+    llm = load(args)
+    prompt = llm.tokenize(args.prompt.encode(), add_bos=True)
+    tokens = []
+    start = time.time()
+    for tok in llm.generate(prompt, temp=0.0, top_k=1, reset=True):
+        tokens.append(int(tok))
+        if len(tokens) == args.n:
+            break
+    wall = time.time() - start
+    text = llm.detokenize(tokens).decode("utf-8", errors="replace")
+    return {"prompt_tokens": prompt, "tokens": tokens, "text": text, "wall_s": wall, "timings": timings(llm)}
+
+
+def log_softmax_nll(logits, targets):
+    m = logits.max(axis=1, keepdims=True)
+    lse = (m[:, 0] + np.log(np.exp(logits - m).sum(axis=1)))
+    return lse - logits[np.arange(len(targets)), targets]
+
+
+def score(args):
+    """As llama-perplexity (and hexnpu perplexity): chunks of n_ctx tokens, each from an empty
+    cache with its first token replaced by BOS, the second half of each scored."""
+    llm = load(args, logits_all=True)
+    tokens = llm.tokenize(Path(args.file).read_bytes(), add_bos=True)
+    n_ctx = args.ctx
+    n_chunks = min(len(tokens) // n_ctx, args.chunks) if args.chunks else len(tokens) // n_ctx
+    argmax, nll = [], []
+    for c in range(n_chunks):
+        chunk = tokens[c * n_ctx:(c + 1) * n_ctx]
+        chunk[0] = llm.token_bos()
+        llm.reset()
+        llm.eval(chunk)
+        first = n_ctx // 2  # logits at j predict token j + 1, for j in [first, n_ctx - 1)
+        logits = np.array(llm.scores[first:n_ctx - 1], dtype=np.float64)
+        argmax += logits.argmax(axis=1).tolist()
+        nll += log_softmax_nll(logits, np.array(chunk[first + 1:])).tolist()
+    return {"chunks": n_chunks, "argmax": argmax, "nll": nll, "ppl": float(np.exp(np.mean(nll)))}
+
+
+def session_pids():
+    """hexnpu-htpd processes started by this process."""
+    pids = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            if Path(f"/proc/{pid}/comm").read_text().strip().startswith("hexnpu-htpd"):
+                pids.append(int(pid))
+    return pids
+
+
+def kill_session(args):
+    llm = load(args, logits_all=True)
+    prompt = llm.tokenize(args.prompt.encode(), add_bos=True)
+    llm.eval(prompt)
+    first = int(np.argmax(llm.scores[len(prompt) - 1]))
+    killed = session_pids()
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
+    llm.reset()
+    error = None
+    try:
+        llm.eval(prompt)
+    except RuntimeError as e:
+        error = str(e)
+    llm.reset()
+    llm.eval(prompt)
+    after = int(np.argmax(llm.scores[len(prompt) - 1]))
+    return {"killed": killed, "first": first, "error": error, "after": after, "sessions_now": session_pids()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-m", "--model", required=True)
+    ap.add_argument("--htp", help="the plugin: offload every layer to HTP0")
+    ap.add_argument("-c", "--ctx", type=int, default=256)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate")
+    g.add_argument("-p", "--prompt", required=True)
+    g.add_argument("-n", type=int, default=32)
+    s = sub.add_parser("score")
+    s.add_argument("-f", "--file", required=True)
+    s.add_argument("--chunks", type=int, default=0, help="at most this many chunks (0: all)")
+    k = sub.add_parser("kill-session")
+    k.add_argument("-p", "--prompt", required=True)
+    args = ap.parse_args()
+    result = {"generate": generate, "score": score, "kill-session": kill_session}[args.cmd](args)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
