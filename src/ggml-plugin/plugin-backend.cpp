@@ -12,7 +12,7 @@ namespace {
 
 struct backend_context {
     std::unique_ptr<backend> hexnpu;
-    graph_translation        translation;
+    graph_cache              translations;
 };
 
 backend_context & context_of(ggml_abi::backend * b) { return *static_cast<backend_context *>(b->context); }
@@ -31,7 +31,7 @@ void backend_synchronize(ggml_abi::backend * b) { context_of(b).hexnpu->synchron
 ggml_abi::status backend_graph_compute(ggml_abi::backend * b, ggml_abi::cgraph * g) {
     backend_context & ctx = context_of(b);
     try {
-        ctx.hexnpu->graph_compute(ctx.translation.translate(*g));
+        ctx.hexnpu->graph_compute(ctx.translations.translate(*g));
         return ggml_abi::STATUS_SUCCESS;
     } catch (const std::exception & e) {
         std::fprintf(stderr, "hexnpu-ggml: %s: graph_compute failed: %s\n", ctx.hexnpu->name(), e.what());

@@ -206,4 +206,20 @@ ggml_cgraph & graph_translation::translate(const ggml_abi::cgraph & g) {
     return graph_;
 }
 
+ggml_cgraph & graph_cache::translate(const ggml_abi::cgraph & g) {
+    const ggml_abi::tensor * first = g.n_nodes > 0 ? g.nodes[0] : nullptr;
+    auto &                   same_first = by_first_node_[first];
+    auto                     it         = same_first.find(g.n_nodes);
+    if (it == same_first.end()) {
+        if (size_ >= kMaxGraphs) {
+            by_first_node_.clear();
+            size_ = 0;
+            return translate(g);
+        }
+        it = same_first.emplace(g.n_nodes, graph_translation{}).first;
+        ++size_;
+    }
+    return it->second.translate(g);
+}
+
 } // namespace hexnpu::ggml_plugin

@@ -60,4 +60,17 @@ class graph_translation {
     uint64_t                              rebuilds_ = 0;
 };
 
+// The translations of the graphs one backend computes. ggml's scheduler hands a backend one graph
+// per split, dozens per model evaluation, and the same splits again at the next token: one
+// translation per split, found by its first node and node count.
+class graph_cache {
+  public:
+    ggml_cgraph & translate(const ggml_abi::cgraph & g);
+
+  private:
+    static constexpr size_t kMaxGraphs = 4096;  // beyond: a workload of ever new graphs; start over
+    std::unordered_map<const ggml_abi::tensor *, std::unordered_map<int, graph_translation>> by_first_node_;
+    size_t                                                                                 size_ = 0;
+};
+
 } // namespace hexnpu::ggml_plugin

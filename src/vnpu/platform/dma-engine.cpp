@@ -92,40 +92,55 @@ std::string dma_engine::describe_desc(uint32_t queue, const htp::dma_desc & d) c
            std::to_string(d.dst_stride) + ", src_stride " + std::to_string(d.src_stride);
 }
 
-std::string dma_engine::check(hw_queue & q, const htp::dma_desc & d) const {
+dma_engine::fault dma_engine::check(hw_queue & q, const htp::dma_desc & d) const {
     if (d.nrows == 1 && !fits_bits(d.row_size, DMA_1D_SIZE_BITS)) {
-        return "1-D descriptor size exceeds " + std::to_string(DMA_1D_SIZE_BITS) + " bits";
+        return fault::size_1d;
     }
     const uint32_t bits = hw_.dma_2d_field_bits;
     if (d.nrows > 1 && !(fits_bits(d.row_size, bits) && fits_bits(d.nrows, bits) && fits_bits(d.dst_stride, bits) &&
                          fits_bits(d.src_stride, bits))) {
-        return "2-D descriptor field exceeds the " + std::to_string(bits) + "-bit fields of v" + std::to_string(hw_.arch);
+        return fault::fields_2d;
     }
     const uint64_t dst_span = span_of(d.row_size, d.nrows, d.dst_stride);
     const uint64_t src_span = span_of(d.row_size, d.nrows, d.src_stride);
     const bool     dst_v    = overlaps_vtcm(d.dst, dst_span);
     const bool     src_v    = overlaps_vtcm(d.src, src_span);
     if ((dst_v && !in_vtcm(d.dst, dst_span)) || (src_v && !in_vtcm(d.src, src_span))) {
-        return "VTCM side out of VTCM bounds (" + std::to_string(vtcm_size_) + " bytes)";
+        return fault::vtcm_bounds;
     }
     if (dst_v && src_v) {
-        return "both sides in VTCM (one side must be DDR)";
+        return fault::both_vtcm;
     }
     if (!dst_v && !src_v) {
-        return "neither side in VTCM (DDR to DDR)";
+        return fault::neither_vtcm;
     }
     const uint8_t * ddr      = dst_v ? d.src : d.dst;
     const uint64_t  ddr_span = dst_v ? src_span : dst_span;
     // The queue's last buffer, while nothing was unmapped since: most transfers of an op hit it.
     const uint64_t unmaps = window_.unmap_count();
     if (q.buffer_unmaps == unmaps && ddr >= q.buffer_lo && ddr <= q.buffer_hi && ddr_span <= uint64_t(q.buffer_hi - ddr)) {
-        return "";
+        return fault::none;
     }
     if (!window_.mapped_buffer_of(ddr, ddr_span, &q.buffer_lo, &q.buffer_hi)) {
-        return "DDR side not inside a mapped window buffer";
+        return fault::unmapped;
     }
     q.buffer_unmaps = unmaps;
-    return "";
+    return fault::none;
+}
+
+std::string dma_engine::fault_text(fault f) const {
+    switch (f) {
+        case fault::none: return "";
+        case fault::size_1d: return "1-D descriptor size exceeds " + std::to_string(DMA_1D_SIZE_BITS) + " bits";
+        case fault::fields_2d:
+            return "2-D descriptor field exceeds the " + std::to_string(hw_.dma_2d_field_bits) + "-bit fields of v" +
+                   std::to_string(hw_.arch);
+        case fault::vtcm_bounds: return "VTCM side out of VTCM bounds (" + std::to_string(vtcm_size_) + " bytes)";
+        case fault::both_vtcm: return "both sides in VTCM (one side must be DDR)";
+        case fault::neither_vtcm: return "neither side in VTCM (DDR to DDR)";
+        case fault::unmapped: return "DDR side not inside a mapped window buffer";
+    }
+    return "unknown DMA fault";
 }
 
 void dma_engine::record(std::string message) {
@@ -146,9 +161,8 @@ int dma_engine::submit(uint32_t queue, const htp::dma_desc & d, uint64_t * ticke
     if (d.nrows == 0 || d.row_size == 0) {
         return 0;
     }
-    const std::string why = check(q, d);
-    if (!why.empty()) {
-        record("DMA rejected: " + why + ": " + describe_desc(queue, d));
+    if (const fault f = check(q, d); f != fault::none) {
+        record("DMA rejected: " + fault_text(f) + ": " + describe_desc(queue, d));
         return proto::HTP_STATUS_STRICT;
     }
     if (!strict_) {

@@ -59,8 +59,10 @@ class dma_engine {
         uint64_t        buffer_unmaps = ~uint64_t(0);
     };
 
-    // Why the descriptor breaks a rule, or "" when it is valid.
-    std::string check(hw_queue & q, const htp::dma_desc & d) const;
+    // The rule a descriptor breaks; checked for every descriptor, so no strings on the valid path.
+    enum class fault { none, size_1d, fields_2d, vtcm_bounds, both_vtcm, neither_vtcm, unmapped };
+    fault       check(hw_queue & q, const htp::dma_desc & d) const;
+    std::string fault_text(fault f) const;
     void        record(std::string message);
     bool        complete(uint32_t queue, transfer & t);  // false: the VTCM source changed
     bool        overlaps_vtcm(const uint8_t * p, uint64_t len) const;
