@@ -8,6 +8,8 @@ llama.cpp's own log goes to stderr.
   llama_run.py -m MODEL [--htp PLUGIN] [-c 256] score -f TEXT [--chunks N]
       perplexity as llama-perplexity computes it, with the argmax token and the negative
       log-likelihood at every scored position
+  llama_run.py -m MODEL [--htp PLUGIN] bench [-p 128] [-n 64]
+      llama-bench's pp and tg figures (tokens per second) from llama.cpp's own timings
   llama_run.py -m MODEL --htp PLUGIN kill-session -p PROMPT
       evaluates the prompt, kills the session process, evaluates again (must fail with an error,
       not end this process), then once more on a fresh context state (must work)
@@ -53,6 +55,22 @@ def generate(args):
     wall = time.time() - start
     text = llm.detokenize(tokens).decode("utf-8", errors="replace")
     return {"prompt_tokens": prompt, "tokens": tokens, "text": text, "wall_s": wall, "timings": timings(llm)}
+
+
+def bench(args):
+    """llama-bench's pp/tg, timed as llama-bench does (wall clock): a prompt of p tokens in one
+    batch, then n single-token decodes."""
+    llm = load(args)
+    rng = np.random.default_rng(0)
+    prompt = [llm.token_bos()] + rng.integers(1000, 20000, size=args.p - 1).tolist()
+    start = time.perf_counter()
+    llm.eval(prompt)
+    pp_s = time.perf_counter() - start
+    start = time.perf_counter()
+    for tok in rng.integers(1000, 20000, size=args.n).tolist():
+        llm.eval([tok])
+    tg_s = time.perf_counter() - start
+    return {"pp": args.p, "tg": args.n, "pp_tps": args.p / pp_s, "tg_tps": args.n / tg_s}
 
 
 def log_softmax_nll(logits, targets):
@@ -123,10 +141,13 @@ def main():
     s = sub.add_parser("score")
     s.add_argument("-f", "--file", required=True)
     s.add_argument("--chunks", type=int, default=0, help="at most this many chunks (0: all)")
+    b = sub.add_parser("bench")
+    b.add_argument("-p", type=int, default=128)
+    b.add_argument("-n", type=int, default=64)
     k = sub.add_parser("kill-session")
     k.add_argument("-p", "--prompt", required=True)
     args = ap.parse_args()
-    result = {"generate": generate, "score": score, "kill-session": kill_session}[args.cmd](args)
+    result = {"generate": generate, "score": score, "bench": bench, "kill-session": kill_session}[args.cmd](args)
     print(json.dumps(result))
 
 
