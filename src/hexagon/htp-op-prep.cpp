@@ -24,6 +24,11 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_RMS_NORM: return proto::HTP_OP_RMS_NORM;
         case GGML_OP_NORM: return proto::HTP_OP_NORM;
         case GGML_OP_L2_NORM: return proto::HTP_OP_L2_NORM;
+        case GGML_OP_SOFT_MAX:
+            // With an F32 mask and no sinks (ALiBi is refused with the kparams).
+            return node->src[1] != nullptr && node->src[1]->type == GGML_TYPE_F32 && node->src[2] == nullptr
+                       ? proto::HTP_OP_SOFT_MAX
+                       : proto::HTP_OP_NONE;
         case GGML_OP_GLU:
             // The separate-gate form only (a fused [x | g] row is two half rows of one tensor).
             if (node->src[1] == nullptr || ggml_get_op_param<int32_t>(node, 1) != 0) {
@@ -106,8 +111,12 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     if (proto::htp_is_binary_op(opcode)) {
         const auto src1 = static_descriptor(node->src[1]);
         proto::htp_binary_kparams kp{};
-        if (!src1 || !proto::prepare_binary_kparams(opcode, *src0, *src1, *dst, target.n_threads, target.vtcm_size,
-                                                    &kp)) {
+        const bool ok = src1 && (opcode == proto::HTP_OP_SOFT_MAX
+                                     ? proto::prepare_softmax_kparams(*src0, *src1, *dst, op.desc.params,
+                                                                      target.n_threads, target.vtcm_size, &kp)
+                                     : proto::prepare_binary_kparams(opcode, *src0, *src1, *dst, target.n_threads,
+                                                                     target.vtcm_size, &kp));
+        if (!ok) {
             return std::nullopt;
         }
         op.src[1] = node->src[1];

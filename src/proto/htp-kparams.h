@@ -7,6 +7,8 @@
 // Binary ops (ADD, SUB, MUL, DIV): dst = src0 op src1, all F32; src0 and dst of one shape, src1
 // rows as long as dst rows and repeated over dims 1-3 (each dst dim a multiple of src1's).
 // Unary ops (SCALE, SQR, SQRT, NEG, SILU): dst = f(src0), F32 of one shape.
+// SOFT_MAX runs as a binary op: dst = softmax(src0 * scale + src1) per row, src1 GGML's F32 mask
+// (rows i1 of the mask as they are, ne11 >= ne1, repeated over dims 2-3).
 //
 // Every kernel streams the flattened rows ne1*ne2*ne3, split over n_threads, through VTCM: per
 // thread, one area per stream (src0, [src1,] dst) of n_slots slots of block_rows rows each, rows
@@ -43,8 +45,9 @@ struct htp_binary_kparams {
     fastdiv_values       div_ne1;   // flat dst row -> (i1, i2, i3)
     fastdiv_values       div_ne2;
     fastdiv_values       div_ne11;  // dst coordinates -> src1's: i11 = i1 % ne11, ...
-    fastdiv_values       div_ne12;
+    fastdiv_values       div_ne12;  //   (SOFT_MAX: ne1 in div_ne11, the mask's first ne1 rows)
     fastdiv_values       div_ne13;
+    uint32_t             scale;     // SOFT_MAX: float bits of the logit scale (GGML op_params 0)
 };
 
 struct htp_unary_kparams {
@@ -81,7 +84,7 @@ static_assert(sizeof(htp_unary_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32
 
 constexpr bool htp_is_binary_op(uint32_t opcode) {
     return opcode == HTP_OP_ADD || opcode == HTP_OP_SUB || opcode == HTP_OP_MUL || opcode == HTP_OP_DIV ||
-           opcode == HTP_OP_GEGLU || opcode == HTP_OP_SWIGLU;
+           opcode == HTP_OP_GEGLU || opcode == HTP_OP_SWIGLU || opcode == HTP_OP_SOFT_MAX;
 }
 
 constexpr bool htp_is_unary_op(uint32_t opcode) {
@@ -180,7 +183,7 @@ constexpr bool htp_eltwise_plan(uint64_t total_rows, uint32_t row_size, uint32_t
 inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & src1,
                                    const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
                                    htp_binary_kparams * out) {
-    if (!htp_is_binary_op(opcode) || !htp_binary_shapes_supported(src0, src1, dst)) {
+    if (!htp_is_binary_op(opcode) || opcode == HTP_OP_SOFT_MAX || !htp_binary_shapes_supported(src0, src1, dst)) {
         return false;
     }
     htp_binary_kparams kp{};
@@ -193,6 +196,44 @@ inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, con
     kp.div_ne11 = init_fastdiv(src1.ne[1]);
     kp.div_ne12 = init_fastdiv(src1.ne[2]);
     kp.div_ne13 = init_fastdiv(src1.ne[3]);
+    *out        = kp;
+    return true;
+}
+
+// GGML's SOFT_MAX with an F32 mask: the mask's rows as long as dst's, at least ne1 of them per
+// slice, dims 2-3 repeated; no ALiBi (max_bias, op_params 1, must be 0) and no sinks (the host
+// checks that there is no src2).
+constexpr bool htp_softmax_shapes_supported(const htp_tensor & src0, const htp_tensor & mask, const htp_tensor & dst) {
+    if (dst.ne[0] > UINT32_MAX / 4 || !htp_same_shape(src0, dst) || mask.ne[0] != dst.ne[0] || mask.ne[1] < dst.ne[1]) {
+        return false;
+    }
+    for (int d = 2; d < 4; ++d) {
+        if (mask.ne[d] == 0 || fastmodulo(dst.ne[d], init_fastdiv(mask.ne[d])) != 0) {
+            return false;
+        }
+    }
+    const uint32_t row_size = dst.ne[0] * 4;
+    return htp_eltwise_rows_valid(src0, row_size) && htp_eltwise_rows_valid(mask, row_size) &&
+           htp_eltwise_rows_valid(dst, row_size);
+}
+
+inline bool prepare_softmax_kparams(const htp_tensor & src0, const htp_tensor & mask, const htp_tensor & dst,
+                                    const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
+                                    htp_binary_kparams * out) {
+    if (params[1] != 0 || !htp_softmax_shapes_supported(src0, mask, dst)) {
+        return false;
+    }
+    htp_binary_kparams kp{};
+    const uint64_t     total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
+    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 3, n_threads, vtcm_size, &kp.pipe)) {
+        return false;
+    }
+    kp.div_ne1  = init_fastdiv(dst.ne[1]);
+    kp.div_ne2  = init_fastdiv(dst.ne[2]);
+    kp.div_ne11 = init_fastdiv(dst.ne[1]);
+    kp.div_ne12 = init_fastdiv(mask.ne[2]);
+    kp.div_ne13 = init_fastdiv(mask.ne[3]);
+    kp.scale    = uint32_t(params[0]);
     *out        = kp;
     return true;
 }

@@ -25,6 +25,7 @@ void add_softmax_cases(std::vector<op_case> & cases) {
         {{33, 5, 4, 1}, GGML_TYPE_F32, {33, 5, 1, 1}, 0.125f, 0.0f, false, logits},
         {{33, 5, 4, 1}, GGML_TYPE_F16, {33, 5, 1, 1}, 0.125f, 0.0f, false, logits},
         {{33, 5, 4, 1}, GGML_TYPE_F16, {33, 8, 1, 1}, 1.0f, 0.0f, false, logits},  // mask rows beyond ne1
+        {{33, 5, 4, 1}, GGML_TYPE_F32, {33, 8, 1, 1}, 1.0f, 0.0f, false, logits},
         {{33, 5, 4, 1}, GGML_TYPE_F32, {33, 5, 4, 1}, 1.0f, 0.0f, false, logits},  // one mask per head
         {{16, 3, 4, 2}, GGML_TYPE_F16, {16, 3, 4, 1}, 1.0f, 0.0f, false, logits},  // broadcast over dim 3
         {{16, 3, 4, 2}, GGML_TYPE_F32, {16, 3, 1, 2}, 1.0f, 0.0f, false, logits},  // broadcast over dim 2

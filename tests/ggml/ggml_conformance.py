@@ -8,7 +8,7 @@ exits 1 when a case fails or is refused by the plugin.
   python3 tests/ggml/ggml_conformance.py [--plugin build/lib/libggml-hexagon.so] [-o FILE] [-k SUBSTR]
 
 Thresholds: 1e-7 for ops that are exact in fp32 up to rounding (ADD..DIV, SCALE, SQR, NEG);
-1e-6 for ops through transcendental or reciprocal approximations (SQRT, SILU, norms, GLU: the
+1e-6 for ops through transcendental or reciprocal approximations (SQRT, SILU, norms, GLU, SOFT_MAX: the
 HVX helpers' documented errors are ~1e-7 relative); 5e-4 for matrix products, as
 test-backend-ops: both sides quantize activations to 8 bits (ggml to Q8_0/Q8_K blocks, hexnpu
 to its per-block int8 scale), each rounding error ~2^-8 relative per element, averaged over K.
@@ -97,6 +97,19 @@ def glu_cases():
             yield Case(name.split("_")[0].upper(), f"split,ne={dims(ne)}", MATH, build)
 
 
+def softmax_cases():
+    # (ne, mask ne, scale): a mask per slice, per head, broadcast over dim 2, with rows beyond ne1
+    specs = [((33, 5, 4, 1), (33, 5, 1, 1), 0.125), ((33, 5, 4, 1), (33, 5, 4, 1), 1.0),
+             ((16, 3, 4, 2), (16, 3, 1, 2), 1.0), ((256, 7, 4, 1), (256, 64, 1, 1), 0.0625)]
+    for ne, mne, scale in specs:
+        def build(g, w, a, rng, ne=ne, mne=mne, scale=scale):
+            x, m = a.tensor("f32", *ne), a.tensor("f32", *mne)
+            mask = np.where(rng.uniform(size=mne[::-1]) < 0.2, -np.inf, rand(rng, *mne)).astype(np.float32)
+            return g.op("soft_max_ext", C.c_void_p, C.c_void_p, F, F)(a.ctx, x, m, scale, 0.0), [
+                (x, tensor_bytes(g, "f32", rand(rng, *ne, lo=-4.0, hi=4.0))), (m, tensor_bytes(g, "f32", mask))]
+        yield Case("SOFT_MAX", f"ne={dims(ne)},mask=f32,ne_mask={dims(mne)},scale={scale}", MATH, build)
+
+
 WEIGHT_TYPES = ["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl", "mxfp4", "q1_0", "q2_0",
                 "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"]
 
@@ -123,7 +136,7 @@ def matmul_cases():
 
 
 def all_cases():
-    for family in (binary_cases, unary_cases, norm_cases, glu_cases, matmul_cases):
+    for family in (binary_cases, unary_cases, norm_cases, glu_cases, softmax_cases, matmul_cases):
         yield from family()
 
 

@@ -1,5 +1,6 @@
 // ADD, SUB, MUL, DIV on F32: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-kparams.h);
-// GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1.
+// GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1; SOFT_MAX with
+// an F32 mask: dst = softmax(src0 * scale + src1) per row.
 // Each thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots
 // slots per stream: a block's src0 and src1 rows come in while earlier blocks compute and go out.
 #include "dma-queue.h"
@@ -7,6 +8,8 @@
 #include "htp-tensor.h"
 #include "hvx-arith.h"
 #include "hvx-div.h"
+#include "hvx-exp.h"
+#include "hvx-frexp.h"
 #include "hvx-sigmoid.h"
 #include "ops.h"
 #include "row-walk.h"
@@ -28,11 +31,11 @@ constexpr uint32_t BINARY_STREAMS = 3;  // src0, src1, dst
 // Rows of `n_vectors` vectors each: d = a op b, b's rows b_step vectors apart (0: one src1 row
 // for the whole block).
 using binary_rows_fn = void (*)(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uint32_t nrows,
-                                uint32_t n_vectors, uint32_t b_step);
+                                uint32_t n_vectors, uint32_t b_step, const htp_binary_kparams & kp);
 
 template <HVX_Vector (*op)(HVX_Vector, HVX_Vector)>
 void binary_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uint32_t nrows, uint32_t n_vectors,
-                 uint32_t b_step) {
+                 uint32_t b_step, const htp_binary_kparams &) {
     for (uint32_t r = 0; r < nrows; ++r) {
         for (uint32_t j = 0; j < n_vectors; ++j) {
             d[j] = op(a[j], b[j]);
@@ -52,8 +55,72 @@ HVX_Vector geglu(HVX_Vector x, HVX_Vector g) {
 }
 HVX_Vector swiglu(HVX_Vector x, HVX_Vector g) { return hvx_sf_mul(hvx_sf_silu(x), g); }
 
+// fp32 bits as signed integers in the floats' order (negative values' magnitude bits flipped; its
+// own inverse): maxima by integer max, no float compare or subtraction, infinities included.
+HVX_Vector sf_order_key(HVX_Vector v) {
+    return Q6_V_vxor_VV(v, Q6_V_vand_VV(Q6_Vw_vasr_VwR(v, 31), hvx_splat_w(0x7FFFFFFF)));
+}
+
+// Every lane: the largest of v's 32 keys.
+HVX_Vector w_allmax(HVX_Vector v) {
+    for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
+        v = Q6_Vw_vmax_VwVw(v, Q6_V_vror_VR(v, bytes));
+    }
+    return v;
+}
+
+HVX_Vector sf_allsum(HVX_Vector v) {
+    for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
+        v = hvx_sf_add(v, Q6_V_vror_VR(v, bytes));
+    }
+    return v;
+}
+
+// GGML's soft_max: w = a * scale + mask, then e^(w - max w) / sum. The lanes past the row's
+// row_size bytes are set to -inf (e^-inf = 0), so stale VTCM takes no part; -inf mask entries
+// give 0. w goes to d first, then d is overwritten with the normalized values. Not inlined: the
+// row loop's constants are reloaded around it anyway.
+__attribute__((noinline)) void softmax_row(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b,
+                                           uint32_t n_vectors, const htp_binary_kparams & kp) {
+    const HVX_Vector scale   = Q6_V_vsplat_R(int32_t(kp.scale));
+    const HVX_Vector neg_inf = hvx_splat_w(int32_t(0xFF800000u));
+    const uint32_t   full = kp.pipe.row_size / 128, tail = kp.pipe.row_size % 128;
+    HVX_Vector       mx   = sf_order_key(neg_inf);
+    for (uint32_t j = 0; j < n_vectors; ++j) {
+        HVX_Vector w = hvx_sf_add(hvx_sf_mul(a[j], scale), b[j]);
+        if (j >= full) {
+            w = j == full && tail != 0 ? Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(tail)), w, neg_inf) : neg_inf;
+        }
+        d[j] = w;
+        mx   = Q6_Vw_vmax_VwVw(mx, sf_order_key(w));
+    }
+    mx             = sf_order_key(w_allmax(mx));
+    HVX_Vector sum = Q6_V_vzero();
+    for (uint32_t j = 0; j < n_vectors; ++j) {
+        HVX_Vector       k;
+        const HVX_Vector p = hvx_sf_exp_parts(hvx_sf_sub(d[j], mx), &k);
+        d[j]               = hvx_sf_ldexp(p, k);
+        sum                = hvx_sf_add(sum, d[j]);
+    }
+    const HVX_Vector inv = hvx_sf_div(hvx_splat_sf(1.0f), sf_allsum(sum));
+    for (uint32_t j = 0; j < n_vectors; ++j) {
+        d[j] = hvx_sf_mul(d[j], inv);
+    }
+}
+
+void softmax_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uint32_t nrows, uint32_t n_vectors,
+                  uint32_t b_step, const htp_binary_kparams & kp) {
+    for (uint32_t r = 0; r < nrows; ++r) {
+        softmax_row(d, a, b, n_vectors, kp);
+        d += n_vectors;
+        a += n_vectors;
+        b += b_step;
+    }
+}
+
 binary_rows_fn rows_fn_of(uint32_t opcode) {
     switch (opcode) {
+        case proto::HTP_OP_SOFT_MAX: return softmax_rows;
         case proto::HTP_OP_GEGLU: return binary_rows<geglu>;
         case proto::HTP_OP_SWIGLU: return binary_rows<swiglu>;
         case proto::HTP_OP_ADD: return binary_rows<hvx_sf_add>;
@@ -163,7 +230,7 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
             job.rows(reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k)),
                      reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)),
                      reinterpret_cast<const HVX_Vector *>(plan.slot(i, 1, k)), b.nrows, n_vectors,
-                     b.src1_rows > 1 ? n_vectors : 0);
+                     b.src1_rows > 1 ? n_vectors : 0, job.kp);
         },
         [&](uint32_t k, const binary_block & b) {
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(plan.slot(i, 2, k)),
@@ -178,9 +245,13 @@ bool guard_binary(const htp_op_context * octx) {
     __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
     const htp_tensor * src1 = octx->src[1];
     const htp_tensor * dst  = octx->dst[0];
+    // SOFT_MAX reads the mask's first ne1 rows of each slice; the other ops all of src1's rows.
+    const bool src1_rows_fit = octx->op->opcode == proto::HTP_OP_SOFT_MAX
+                                   ? kp.div_ne11.d == dst->ne[1] && src1->ne[1] >= dst->ne[1]
+                                   : kp.div_ne11.d == src1->ne[1];
     return eltwise_pipeline_fits(octx, kp.pipe, BINARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
-           same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) &&
-           kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] && kp.div_ne13.d == src1->ne[3] &&
+           same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && src1_rows_fit &&
+           kp.div_ne12.d == src1->ne[2] && kp.div_ne13.d == src1->ne[3] &&
            eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(src1, kp.pipe.row_size) &&
            eltwise_rows_fit(dst, kp.pipe.row_size);
 }
