@@ -11,6 +11,7 @@
 #include "proto/htp-msg.h"
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -25,6 +26,9 @@ struct htp_op {
     std::array<const ggml_tensor *, proto::HTP_OP_MAX_INPUTS>  src{};
     std::array<const ggml_tensor *, proto::HTP_OP_MAX_OUTPUTS> dst{};
     const ggml_tensor *                                          node = nullptr;  // for messages
+    // When the NPU writes the node through another shape (a CPY into a contiguous destination of
+    // another shape: the destination seen with the source's shape), that view; dst[0] points at it.
+    std::shared_ptr<const ggml_tensor> dst_view;
 };
 
 // "ADD 'ffn_out-3'" (the GGML op description and node name, if it has one), or the NPU op name

@@ -5,6 +5,7 @@
 #include "proto/htp-opcodes.h"
 
 #include <cstring>
+#include <memory>
 
 namespace hexnpu::hexagon {
 namespace {
@@ -24,6 +25,16 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_RMS_NORM: return proto::HTP_OP_RMS_NORM;
         case GGML_OP_NORM: return proto::HTP_OP_NORM;
         case GGML_OP_L2_NORM: return proto::HTP_OP_L2_NORM;
+        case GGML_OP_CONT:
+        case GGML_OP_DUP:
+        case GGML_OP_CPY:
+            // F32 to F32 of one shape, or into a contiguous destination of another shape (a CPY
+            // node is the view of its destination src[1]).
+            return node->type == GGML_TYPE_F32 && node->src[0]->type == GGML_TYPE_F32 &&
+                           (ggml_are_same_shape(node, node->src[0]) ||
+                            (ggml_is_contiguous(node) && ggml_nelements(node) == ggml_nelements(node->src[0])))
+                       ? proto::HTP_OP_CPY
+                       : proto::HTP_OP_NONE;
         case GGML_OP_SOFT_MAX:
             // With an F32 mask and no sinks (ALiBi is refused with the kparams).
             return node->src[1] != nullptr && node->src[1]->type == GGML_TYPE_F32 && node->src[2] == nullptr
@@ -65,6 +76,19 @@ std::optional<proto::htp_tensor> static_descriptor(const ggml_tensor * t) {
     return d;
 }
 
+// A contiguous destination seen with the source's shape: the same bytes in the same order.
+std::shared_ptr<const ggml_tensor> reshaped_destination(const ggml_tensor * dst, const ggml_tensor * src) {
+    auto view = std::make_shared<ggml_tensor>(*dst);
+    view->nb[0] = ggml_type_size(dst->type);
+    for (int i = 0; i < 4; ++i) {
+        view->ne[i] = src->ne[i];
+        if (i > 0) {
+            view->nb[i] = view->nb[i - 1] * size_t(view->ne[i - 1]);
+        }
+    }
+    return view;
+}
+
 } // namespace
 
 std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_target & target) {
@@ -79,7 +103,11 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     static_assert(sizeof op.desc.params == sizeof node->op_params);
     std::memcpy(op.desc.params, node->op_params, sizeof op.desc.params);
 
-    const auto dst  = static_descriptor(node);
+    if (opcode == proto::HTP_OP_CPY && !ggml_are_same_shape(node, node->src[0])) {
+        op.dst_view = reshaped_destination(node, node->src[0]);
+        op.dst[0]   = op.dst_view.get();
+    }
+    const auto dst  = static_descriptor(op.dst[0]);
     const auto src0 = static_descriptor(node->src[0]);
     if (!dst || !src0) {
         return std::nullopt;

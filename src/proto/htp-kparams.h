@@ -6,7 +6,8 @@
 //
 // Binary ops (ADD, SUB, MUL, DIV): dst = src0 op src1, all F32; src0 and dst of one shape, src1
 // rows as long as dst rows and repeated over dims 1-3 (each dst dim a multiple of src1's).
-// Unary ops (SCALE, SQR, SQRT, NEG, SILU): dst = f(src0), F32 of one shape.
+// Unary ops (SCALE, SQR, SQRT, NEG, SILU, CPY): dst = f(src0), F32 of one shape; CPY's source
+// rows may lie anywhere (a permuted view: GGML's CONT, DUP and CPY between F32 tensors).
 // SOFT_MAX runs as a binary op: dst = softmax(src0 * scale + src1) per row, src1 GGML's F32 mask
 // (rows i1 of the mask as they are, ne11 >= ne1, repeated over dims 2-3).
 //
@@ -89,7 +90,8 @@ constexpr bool htp_is_binary_op(uint32_t opcode) {
 
 constexpr bool htp_is_unary_op(uint32_t opcode) {
     return opcode == HTP_OP_SCALE || opcode == HTP_OP_SQR || opcode == HTP_OP_SQRT || opcode == HTP_OP_NEG ||
-           opcode == HTP_OP_SILU || opcode == HTP_OP_RMS_NORM || opcode == HTP_OP_NORM || opcode == HTP_OP_L2_NORM;
+           opcode == HTP_OP_SILU || opcode == HTP_OP_RMS_NORM || opcode == HTP_OP_NORM || opcode == HTP_OP_L2_NORM ||
+           opcode == HTP_OP_CPY;
 }
 
 constexpr uint32_t htp_vtcm_row_stride(uint32_t row_size) {
@@ -122,6 +124,21 @@ constexpr bool htp_eltwise_rows_valid(const htp_tensor & t, uint32_t row_size) {
     return last + 4 <= t.size;
 }
 
+// A source read row by row: F32 elements in order within each row, the rows anywhere (they may
+// be permuted or overlap: nothing writes them), the last element inside the tensor's bytes.
+constexpr bool htp_eltwise_source_rows_valid(const htp_tensor & t) {
+    if (t.type != HTP_ELTWISE_TYPE || t.nb[0] != 4) {
+        return false;
+    }
+    uint64_t last = 0;
+    for (int d = 0; d < 4; ++d) {
+        if (t.ne[d] == 0) {
+            return false;
+        }
+        last += uint64_t(t.ne[d] - 1) * t.nb[d];
+    }
+    return last + 4 <= t.size;
+}
 constexpr bool htp_same_shape(const htp_tensor & a, const htp_tensor & b) {
     return a.ne[0] == b.ne[0] && a.ne[1] == b.ne[1] && a.ne[2] == b.ne[2] && a.ne[3] == b.ne[3];
 }
@@ -144,8 +161,10 @@ constexpr bool htp_binary_shapes_supported(const htp_tensor & src0, const htp_te
            htp_eltwise_rows_valid(dst, row_size);
 }
 
-constexpr bool htp_unary_shapes_supported(const htp_tensor & src0, const htp_tensor & dst) {
-    return dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) && htp_eltwise_rows_valid(src0, dst.ne[0] * 4) &&
+constexpr bool htp_unary_shapes_supported(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst) {
+    const bool source_ok = opcode == HTP_OP_CPY ? htp_eltwise_source_rows_valid(src0)
+                                                : htp_eltwise_rows_valid(src0, dst.ne[0] * 4);
+    return dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) && source_ok &&
            htp_eltwise_rows_valid(dst, dst.ne[0] * 4);
 }
 
@@ -242,7 +261,7 @@ inline bool prepare_softmax_kparams(const htp_tensor & src0, const htp_tensor & 
 inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst,
                                   const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
                                   htp_unary_kparams * out) {
-    if (!htp_is_unary_op(opcode) || !htp_unary_shapes_supported(src0, dst)) {
+    if (!htp_is_unary_op(opcode) || !htp_unary_shapes_supported(opcode, src0, dst)) {
         return false;
     }
     htp_unary_kparams kp{};

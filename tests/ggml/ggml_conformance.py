@@ -29,6 +29,7 @@ from ggml_lib import DEV_CPU, Context, Ggml, tensor_bytes
 
 EXACT, MATH, MATMUL = 1e-7, 1e-6, 5e-4
 F = C.c_float
+I64 = C.c_int64
 
 
 @dataclass
@@ -110,6 +111,30 @@ def softmax_cases():
         yield Case("SOFT_MAX", f"ne={dims(ne)},mask=f32,ne_mask={dims(mne)},scale={scale}", MATH, build)
 
 
+def copy_cases():
+    """F32 copies; the source a permuted view (rows strided across the original tensor)."""
+    permute = lambda g: g.op("permute", C.c_void_p, C.c_int, C.c_int, C.c_int, C.c_int)  # noqa: E731
+    for ne, axes in (((10, 5, 4, 3), (0, 2, 1, 3)), ((256, 7, 4, 1), (0, 2, 1, 3)), ((9, 5, 4, 3), (0, 1, 3, 2))):
+        def build(g, w, a, rng, ne=ne, axes=axes):
+            x = a.tensor("f32", *ne)
+            return g.op("cont", C.c_void_p)(a.ctx, permute(g)(a.ctx, x, *axes)), [
+                (x, tensor_bytes(g, "f32", rand(rng, *ne)))]
+        yield Case("CONT", f"ne={dims(ne)},permute={dims(axes)}", EXACT, build)
+    def cont_2d(g, w, a, rng):  # attention's merge of the heads: [256, 4, 3] permuted -> [1024, 3]
+        x = a.tensor("f32", 256, 3, 4)
+        view = permute(g)(a.ctx, x, 0, 2, 1, 3)
+        return g.op("cont_2d", C.c_void_p, I64, I64)(a.ctx, view, 1024, 3), [(x, tensor_bytes(g, "f32", rand(rng, 256, 3, 4)))]
+    yield Case("CONT", "ne=[256,3,4],permute=[0,2,1,3],to=[1024,3]", EXACT, cont_2d)
+    def dup(g, w, a, rng):
+        x = a.tensor("f32", 10, 5, 4, 3)
+        return g.op("dup", C.c_void_p)(a.ctx, x), [(x, tensor_bytes(g, "f32", rand(rng, 10, 5, 4, 3)))]
+    yield Case("DUP", "ne=[10,5,4,3]", EXACT, dup)
+    def cpy(g, w, a, rng):
+        x, y = a.tensor("f32", 256, 3, 2), a.tensor("f32", 256, 3, 2)
+        return g.op("cpy", C.c_void_p, C.c_void_p)(a.ctx, x, y), [(x, tensor_bytes(g, "f32", rand(rng, 256, 3, 2)))]
+    yield Case("CPY", "f32->f32,ne=[256,3,2]", EXACT, cpy)
+
+
 WEIGHT_TYPES = ["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl", "mxfp4", "q1_0", "q2_0",
                 "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"]
 
@@ -136,7 +161,7 @@ def matmul_cases():
 
 
 def all_cases():
-    for family in (binary_cases, unary_cases, norm_cases, glu_cases, softmax_cases, matmul_cases):
+    for family in (binary_cases, unary_cases, norm_cases, glu_cases, softmax_cases, copy_cases, matmul_cases):
         yield from family()
 
 

@@ -61,7 +61,7 @@ TEST(HtpCli, TestOpsRunsEverySupportedCaseOnTheNpu) {
     const auto r = run("", "test-ops -b HTP0");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(has_line(r.output, "^[1-9][0-9]* passed, 0 failed")) << r.output;
-    for (const char * op : {"ADD", "SUB", "MUL", "DIV", "SCALE", "SQR", "SQRT", "NEG", "SILU", "RMS_NORM", "SOFT_MAX"}) {
+    for (const char * op : {"ADD", "SUB", "MUL", "DIV", "SCALE", "SQR", "SQRT", "NEG", "SILU", "RMS_NORM", "SOFT_MAX", "CONT"}) {
         EXPECT_TRUE(has_line(r.output, std::string("^") + op + "\\(type[^\\n]*\\): NMSE=[^ ]+ OK$")) << op;
     }
     // Every matmul case runs, its weights flat and in the REPACK buffer.

@@ -26,6 +26,7 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_SQRT:
         case proto::HTP_OP_NEG:
         case proto::HTP_OP_SILU:
+        case proto::HTP_OP_CPY:
         case proto::HTP_OP_RMS_NORM:
         case proto::HTP_OP_NORM:
         case proto::HTP_OP_L2_NORM: return &UNARY;

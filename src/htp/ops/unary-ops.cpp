@@ -1,4 +1,4 @@
-// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, RMS_NORM, NORM and L2_NORM on F32 (proto/htp-kparams.h). Each
+// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, CPY, RMS_NORM, NORM and L2_NORM on F32 (proto/htp-kparams.h). Each
 // thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per
 // stream.
 #include "dma-queue.h"
@@ -38,6 +38,7 @@ void unary_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, con
 }
 
 HVX_Vector sqr(HVX_Vector x) { return hvx_sf_mul(x, x); }
+HVX_Vector copy(HVX_Vector x) { return x; }
 HVX_Vector neg(HVX_Vector x) { return Q6_V_vxor_VV(x, hvx_splat_w(int32_t(0x80000000u))); }
 
 // GGML multiplies only when the bias is zero: x * s keeps the sign of a zero product, x * s + 0
@@ -136,6 +137,7 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
         case proto::HTP_OP_SQR: return unary_vectors<sqr>;
         case proto::HTP_OP_SQRT: return unary_vectors<hvx_sf_sqrt>;
         case proto::HTP_OP_NEG: return unary_vectors<neg>;
+        case proto::HTP_OP_CPY: return unary_vectors<copy>;
         case proto::HTP_OP_RMS_NORM: return norm_vectors<proto::HTP_OP_RMS_NORM>;
         case proto::HTP_OP_NORM: return norm_vectors<proto::HTP_OP_NORM>;
         case proto::HTP_OP_L2_NORM: return norm_vectors<proto::HTP_OP_L2_NORM>;
