@@ -26,4 +26,12 @@ inline HVX_Vector hvx_sf_mul(HVX_Vector a, HVX_Vector b) { return Q6_Vsf_vmpy_Vs
 inline HVX_Vector hvx_splat_sf(float f) { return Q6_V_vsplat_R(__builtin_bit_cast(int32_t, f)); }
 inline HVX_Vector hvx_splat_w(int32_t w) { return Q6_V_vsplat_R(w); }
 
+// Every lane: the sum of v's 32 fp32 lanes (rotations by 64, 32, ..., 4 bytes).
+inline HVX_Vector hvx_sf_allsum(HVX_Vector v) {
+    for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
+        v = hvx_sf_add(v, Q6_V_vror_VR(v, bytes));
+    }
+    return v;
+}
+
 } // namespace hexnpu::htp

@@ -107,25 +107,9 @@ constexpr uint64_t htp_eltwise_vtcm_size(const htp_eltwise_pipeline & p, uint32_
     return uint64_t(p.n_threads) * n_streams * p.n_slots * htp_eltwise_slot_bytes(p);
 }
 
-// F32 elements in order, each row inside its stride and each slice inside its own (no two rows
-// overlap: not permuted), the last element inside the tensor's bytes (64-bit sums: no wrap).
-constexpr bool htp_eltwise_rows_valid(const htp_tensor & t, uint32_t row_size) {
-    if (t.type != HTP_ELTWISE_TYPE || t.nb[0] != 4 || t.nb[1] < row_size || t.nb[2] < uint64_t(t.ne[1]) * t.nb[1] ||
-        t.nb[3] < uint64_t(t.ne[2]) * t.nb[2]) {
-        return false;
-    }
-    uint64_t last = 0;
-    for (int d = 0; d < 4; ++d) {
-        if (t.ne[d] == 0) {
-            return false;
-        }
-        last += uint64_t(t.ne[d] - 1) * t.nb[d];
-    }
-    return last + 4 <= t.size;
-}
-
 // A source read row by row: F32 elements in order within each row, the rows anywhere (they may
-// be permuted or overlap: nothing writes them), the last element inside the tensor's bytes.
+// be permuted or overlap: nothing writes them), the last element inside the tensor's bytes
+// (64-bit sums: no wrap).
 constexpr bool htp_eltwise_source_rows_valid(const htp_tensor & t) {
     if (t.type != HTP_ELTWISE_TYPE || t.nb[0] != 4) {
         return false;
@@ -138,6 +122,13 @@ constexpr bool htp_eltwise_source_rows_valid(const htp_tensor & t) {
         last += uint64_t(t.ne[d] - 1) * t.nb[d];
     }
     return last + 4 <= t.size;
+}
+
+// As above, and each row inside its stride and each slice inside its own (no two rows overlap:
+// not permuted), as a tensor the kernels write must be.
+constexpr bool htp_eltwise_rows_valid(const htp_tensor & t, uint32_t row_size) {
+    return t.nb[1] >= row_size && t.nb[2] >= uint64_t(t.ne[1]) * t.nb[1] && t.nb[3] >= uint64_t(t.ne[2]) * t.nb[2] &&
+           htp_eltwise_source_rows_valid(t);
 }
 constexpr bool htp_same_shape(const htp_tensor & a, const htp_tensor & b) {
     return a.ne[0] == b.ne[0] && a.ne[1] == b.ne[1] && a.ne[2] == b.ne[2] && a.ne[3] == b.ne[3];
@@ -199,12 +190,10 @@ constexpr bool htp_eltwise_plan(uint64_t total_rows, uint32_t row_size, uint32_t
     return true;
 }
 
-inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & src1,
-                                   const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
-                                   htp_binary_kparams * out) {
-    if (!htp_is_binary_op(opcode) || opcode == HTP_OP_SOFT_MAX || !htp_binary_shapes_supported(src0, src1, dst)) {
-        return false;
-    }
+// The pipeline and row walk of a binary op over dst's rows: src1's rows i1 % src1_rows, dims 2-3
+// repeated.
+inline bool htp_binary_plan(const htp_tensor & dst, uint32_t src1_rows, const htp_tensor & src1, uint32_t n_threads,
+                            uint32_t vtcm_size, htp_binary_kparams * out) {
     htp_binary_kparams kp{};
     const uint64_t     total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
     if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 3, n_threads, vtcm_size, &kp.pipe)) {
@@ -212,11 +201,20 @@ inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, con
     }
     kp.div_ne1  = init_fastdiv(dst.ne[1]);
     kp.div_ne2  = init_fastdiv(dst.ne[2]);
-    kp.div_ne11 = init_fastdiv(src1.ne[1]);
+    kp.div_ne11 = init_fastdiv(src1_rows);
     kp.div_ne12 = init_fastdiv(src1.ne[2]);
     kp.div_ne13 = init_fastdiv(src1.ne[3]);
     *out        = kp;
     return true;
+}
+
+inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & src1,
+                                   const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
+                                   htp_binary_kparams * out) {
+    if (!htp_is_binary_op(opcode) || opcode == HTP_OP_SOFT_MAX || !htp_binary_shapes_supported(src0, src1, dst)) {
+        return false;
+    }
+    return htp_binary_plan(dst, src1.ne[1], src1, n_threads, vtcm_size, out);
 }
 
 // GGML's SOFT_MAX with an F32 mask: the mask's rows as long as dst's, at least ne1 of them per
@@ -242,18 +240,10 @@ inline bool prepare_softmax_kparams(const htp_tensor & src0, const htp_tensor & 
     if (params[1] != 0 || !htp_softmax_shapes_supported(src0, mask, dst)) {
         return false;
     }
-    htp_binary_kparams kp{};
-    const uint64_t     total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 3, n_threads, vtcm_size, &kp.pipe)) {
+    if (!htp_binary_plan(dst, dst.ne[1], mask, n_threads, vtcm_size, out)) {
         return false;
     }
-    kp.div_ne1  = init_fastdiv(dst.ne[1]);
-    kp.div_ne2  = init_fastdiv(dst.ne[2]);
-    kp.div_ne11 = init_fastdiv(dst.ne[1]);
-    kp.div_ne12 = init_fastdiv(mask.ne[2]);
-    kp.div_ne13 = init_fastdiv(mask.ne[3]);
-    kp.scale    = uint32_t(params[0]);
-    *out        = kp;
+    out->scale = uint32_t(params[0]);
     return true;
 }
 

@@ -69,13 +69,6 @@ HVX_Vector w_allmax(HVX_Vector v) {
     return v;
 }
 
-HVX_Vector sf_allsum(HVX_Vector v) {
-    for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
-        v = hvx_sf_add(v, Q6_V_vror_VR(v, bytes));
-    }
-    return v;
-}
-
 // GGML's soft_max: w = a * scale + mask, then e^(w - max w) / sum. The lanes past the row's
 // row_size bytes are set to -inf (e^-inf = 0), so stale VTCM takes no part; -inf mask entries
 // give 0. w goes to d first, then d is overwritten with the normalized values. Not inlined: the
@@ -102,7 +95,7 @@ __attribute__((noinline)) void softmax_row(HVX_Vector * d, const HVX_Vector * a,
         d[j]               = hvx_sf_ldexp(p, k);
         sum                = hvx_sf_add(sum, d[j]);
     }
-    const HVX_Vector inv = hvx_sf_div(hvx_splat_sf(1.0f), sf_allsum(sum));
+    const HVX_Vector inv = hvx_sf_div(hvx_splat_sf(1.0f), hvx_sf_allsum(sum));
     for (uint32_t j = 0; j < n_vectors; ++j) {
         d[j] = hvx_sf_mul(d[j], inv);
     }

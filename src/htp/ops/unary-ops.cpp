@@ -58,14 +58,6 @@ void scale_bias_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors
     }
 }
 
-// Every lane: the sum of v's 32 fp32 lanes (rotations by 64, 32, ..., 4 bytes).
-HVX_Vector sf_allsum(HVX_Vector v) {
-    for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
-        v = hvx_sf_add(v, Q6_V_vror_VR(v, bytes));
-    }
-    return v;
-}
-
 // Row norms, y = (x - shift) * factor with (shift, factor) from the row (GGML's definitions):
 //   RMS_NORM  shift 0,    factor 1 / sqrt(mean(x^2) + eps)
 //   NORM      shift mean, factor 1 / sqrt(mean((x - mean)^2) + eps)
@@ -86,7 +78,7 @@ template <class F> HVX_Vector row_sum(const HVX_Vector * x, const htp_unary_kpar
     for (uint32_t j = 0; j < n; ++j) {
         acc = hvx_sf_add(acc, f(row_vector(x, j, kp)));
     }
-    return sf_allsum(acc);
+    return hvx_sf_allsum(acc);
 }
 
 // (shift, factor) in every lane. Once per row, and not inlined: a call in the row loop would
@@ -107,7 +99,7 @@ template <uint32_t Op> __attribute__((noinline)) HVX_VectorPair norm_affine(cons
             }
             acc = hvx_sf_add(acc, sq(dev));
         }
-        const HVX_Vector var = hvx_sf_mul(sf_allsum(acc), inv_n);
+        const HVX_Vector var = hvx_sf_mul(hvx_sf_allsum(acc), inv_n);
         return Q6_W_vcombine_VV(hvx_sf_div(one, hvx_sf_sqrt(hvx_sf_add(var, eps))), mean);
     } else if constexpr (Op == proto::HTP_OP_L2_NORM) {
         // Both non-negative: the larger float has the larger bits.
