@@ -181,13 +181,13 @@ struct flat_q2_0 : flat_d_scaled {
     static void unpack(const HVX_Vector * st, uint32_t t, HVX_Vector * w) { hvx_unpack_q2_0(st + 2 * t, w); }
 };
 
-// Q5_0 flat: x = d (q - 16), d at [5] (low halfword); Q5_1 flat: x = d q + m, d | m << 16 at [5].
+// Q5_0 flat: x = d (q - 16), d at [5] (high halfword); Q5_1 flat: x = d q + m, d | m << 16 at [5].
 struct flat_q5_0 : row_scaled_tile {
     static constexpr uint32_t type = 6;
     static void unpack(const HVX_Vector * st, uint32_t, HVX_Vector * w) { hvx_flat_unpack_q5(st, w, 16); }
     static void scales(const HVX_Vector * st, uint32_t, HVX_Vector * sc) {
         HVX_Vector unused;
-        hvx_hf_pairs_to_sf(st[5], &sc[0], &unused);
+        hvx_hf_pairs_to_sf(st[5], &unused, &sc[0]);
     }
 };
 struct flat_q5_1 : tile_q4_k {

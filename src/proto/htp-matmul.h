@@ -99,18 +99,21 @@ constexpr uint32_t htp_matmul_block_elems(uint32_t type) {
 // Flat weights are gathered by the DMA engine, a block per 32-row strip:
 //  Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0: one tile (32 columns) per block, into the tile layout: a 2-D transfer per quant
 //              byte (Q4_x) or byte pair (Q8_0) of all 32 rows, one for the row scales;
-//  Q1_0, Q2_0, Q5_0, Q5_1, Q2_K..Q6_K: one flat block (128, 64, 32 or 256 columns) per block, 4 bytes
-//              of all 32 rows per transfer, so that each staged vector is already in vrmpy order
-//              (word lane r = row r): Q1_0 and Q2_0 4 quant words and d; Q5_0 and Q5_1 4 quant
-//              words, the qh word and d (Q5_1: d|m); Q2_K 16 qs words, 4 scale words and
+//  Q1_0, Q2_0, Q2_K..Q6_K: one flat block (128, 64 or 256 columns) per block, 4 bytes of all 32
+//              rows per transfer, so that each staged vector is already in vrmpy order (word lane
+//              r = row r): Q1_0 and Q2_0 4 quant words and d; Q2_K 16 qs words, 4 scale words and
 //              d|dmin; Q4_K 32 quant words + 4 header words (d|dmin, scales[0..11]); Q5_K those
 //              and 8 qh words; Q6_K 32 ql words, 16 qh words, 4 scale words and d; Q3_K 16 qs
 //              words, 8 hmask words, 3 scale words and d.
-// Transfers of one flat block (staged: one vector each).
+//  Q5_0, Q5_1: the 22- or 24-byte blocks whole, one transfer per block into 32-byte records per row
+//              (Q5_0 2 bytes in, so that every field is word aligned), which HVX transposes into
+//              the same vrmpy order: 4 quant words, the qh word and d (Q5_0: the high halfword;
+//              Q5_1: d|m). Six times fewer transfers than word by word.
+// Transfers of one flat block.
 constexpr uint32_t htp_matmul_flat_block_transfers(uint32_t type) {
     switch (type) {
         case 41: case 42: return 5;
-        case 6: case 7: return 6;
+        case 6: case 7: return 1;
         case 10: return 21;
         case 11: return 28;
         case 12: return 36;
@@ -120,6 +123,11 @@ constexpr uint32_t htp_matmul_flat_block_transfers(uint32_t type) {
         default: return 17;
     }
 }
+// Staged vectors of one flat block: one per transfer, but the 8 of Q5_0/Q5_1's 32 records.
+constexpr uint32_t htp_matmul_flat_block_vectors(uint32_t type) {
+    return type == 6 || type == 7 ? 8 : htp_matmul_flat_block_transfers(type);
+}
+inline constexpr uint32_t HTP_MM_Q5_RECORD_BYTES = 32;
 // Flat blocks per weight DMA block: the small staged blocks come several at a time (their transfers
 // and one token per slot in flight must fit the DMA ring with 3 slots).
 constexpr uint32_t htp_matmul_flat_group(uint32_t type) {
@@ -128,6 +136,10 @@ constexpr uint32_t htp_matmul_flat_group(uint32_t type) {
 // DMA transfers per weight block (flat weights; float weights: one per block).
 constexpr uint32_t htp_matmul_flat_transfers(uint32_t type) {
     return htp_matmul_flat_group(type) * htp_matmul_flat_block_transfers(type);
+}
+// Bytes of one DMA block's staging (flat weights).
+constexpr uint32_t htp_matmul_flat_staged_bytes(uint32_t type) {
+    return htp_matmul_flat_group(type) * htp_matmul_flat_block_vectors(type) * 128;
 }
 
 // log2 of the 32-column activation blocks per weight tile: Q1_0 tiles are 128 columns, Q2_0 64.
@@ -230,7 +242,7 @@ constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & s
             p.slot_size = p.tiles_per_block * p.tile_size;  // one weight row's columns
         }
         const uint64_t tiles = uint64_t(fw ? TILE_N_ROWS : p.tiles_per_block) * p.slot_size;
-        const uint64_t flat  = uint64_t(htp_matmul_flat_transfers(p.wtype)) * 128;
+        const uint64_t flat  = htp_matmul_flat_staged_bytes(p.wtype);
         p.slot_stride        = uint32_t((tiles > flat ? tiles : flat) + 127) / 128 * 128;
         // The slots double as the staging of one activation row (k floats) while it is quantized.
         uint64_t slots = uint64_t(p.n_slots) * p.slot_stride;

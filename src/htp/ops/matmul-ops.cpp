@@ -154,14 +154,11 @@ void push_flat_staged(const mm_job & job, dma_queue * q, uint8_t * slot, dma_add
     if (kp.wtype == tile_q1_0::type || kp.wtype == tile_q2_0::type) {
         words(0, 2, 4, 4);  // qs
         words(4, 0, 1, 2);  // d
-    } else if (kp.wtype == flat_q5_0::type) {
-        words(0, 6, 4, 4);  // qs
-        words(4, 2, 1, 4);  // qh
-        words(5, 0, 1, 2);  // d
-    } else if (kp.wtype == flat_q5_1::type) {
-        words(0, 8, 4, 4);  // qs
-        words(4, 4, 1, 4);  // qh
-        words(5, 0, 1, 4);  // d | m
+    } else if (kp.wtype == flat_q5_0::type || kp.wtype == flat_q5_1::type) {
+        // Whole blocks into 32-byte records; Q5_0's 2 bytes in put qh and qs on word boundaries.
+        const uint32_t in = kp.wtype == flat_q5_0::type ? 2 : 0;
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + in), dma_addr_at(w_base, first), proto::HTP_MM_Q5_RECORD_BYTES,
+                                   nb1, flat_block_bytes(kp.wtype), rows, trace_info(strip));
     } else if (kp.wtype == tile_q2_k::type) {
         words(0, 16, 16, 4);  // qs
         words(16, 0, 4, 4);   // scales
@@ -191,11 +188,12 @@ void push_flat_staged(const mm_job & job, dma_queue * q, uint8_t * slot, dma_add
 void push_flat_staged_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
     const htp_matmul_kparams & kp       = job.kp;
     const uint32_t             per      = proto::htp_matmul_flat_block_transfers(kp.wtype);
+    const uint32_t             vectors  = proto::htp_matmul_flat_block_vectors(kp.wtype);
     const uint32_t             present  = b.ntiles >> flat_tiles_log2(kp.wtype);
     const uint32_t             row_base = job.w_offset + b.row * proto::TILE_N_ROWS * job.src0->nb[1];
     const uint32_t             block0   = b.kt0 >> flat_tiles_log2(kp.wtype);
     for (uint32_t f = 0; f < proto::htp_matmul_flat_group(kp.wtype); ++f) {
-        uint8_t * staging = slot + f * per * 128;
+        uint8_t * staging = slot + f * vectors * 128;
         if (f < present) {
             push_flat_staged(job, q, staging, w_base, b.row, row_base + (block0 + f) * flat_block_bytes(kp.wtype));
             continue;
@@ -283,11 +281,45 @@ void compute_tiles(const mm_job & job, const mm_block & b, HVX_Vector * acc, Sou
 template <class Tile> void compute_block(const mm_job & job, const uint8_t * slot, const mm_block & b, HVX_Vector * acc) {
     compute_tiles<Tile>(job, b, acc, slot_tiles<Tile>{slot, job.kp.slot_size, {}});
 }
+// Q5_0/Q5_1 records (32 rows x 8 words, row-major in 8 vectors) transposed in place: vector w
+// becomes word w of every row (three unshuffles of the 256 words move the word index's 3 bits
+// above the row's 5), then the staged order: 4 quant words, qh, the d word.
+__attribute__((noinline)) void transpose_q5_records(HVX_Vector * rec) {
+    HVX_Vector v[8];
+    for (uint32_t k = 0; k < 8; ++k) {
+        v[k] = rec[k];
+    }
+    for (uint32_t level = 0; level < 3; ++level) {
+        HVX_Vector n[8];
+        for (uint32_t p = 0; p < 4; ++p) {
+            const HVX_VectorPair d = Q6_W_vdeal_VVR(v[2 * p + 1], v[2 * p], -4);  // evens, odds
+            n[p]                   = Q6_V_lo_W(d);
+            n[4 + p]               = Q6_V_hi_W(d);
+        }
+        for (uint32_t k = 0; k < 8; ++k) {
+            v[k] = n[k];
+        }
+    }
+    for (uint32_t j = 0; j < 4; ++j) {
+        rec[j] = v[2 + j];  // qs
+    }
+    rec[4] = v[1];  // qh
+    rec[5] = v[0];  // d (Q5_0: high halfword), d | m
+}
+
 template <class Flat>
 void compute_flat_block(const mm_job & job, const uint8_t * slot, const mm_block & b, HVX_Vector * acc) {
+    constexpr uint32_t vectors = proto::htp_matmul_flat_block_vectors(Flat::type);
+    if constexpr (Flat::type == flat_q5_0::type || Flat::type == flat_q5_1::type) {
+        // The slot is this block's own after its pop: the records become the staged vectors.
+        HVX_Vector *   staged  = reinterpret_cast<HVX_Vector *>(const_cast<uint8_t *>(slot));
+        const uint32_t present = b.ntiles >> flat_tiles_log2(Flat::type);
+        for (uint32_t f = 0; f < present; ++f) {
+            transpose_q5_records(staged + f * vectors);
+        }
+    }
     compute_tiles<Flat>(job, b, acc,
-                        staged_tiles<Flat>{reinterpret_cast<const HVX_Vector *>(slot),
-                                           proto::htp_matmul_flat_block_transfers(Flat::type), flat_tiles_log2(Flat::type)});
+                        staged_tiles<Flat>{reinterpret_cast<const HVX_Vector *>(slot), vectors, flat_tiles_log2(Flat::type)});
 }
 
 using block_fn = void (*)(const mm_job &, const uint8_t *, const mm_block &, HVX_Vector *);
@@ -368,7 +400,7 @@ bool quant_plan_ok(const htp_op_context * octx, const htp_matmul_kparams & kp, u
            kp.n_k_blocks * proto::TILE_N_COLS == kp.k && kp.tile_size == proto::tile_size(tt) &&
            kp.slot_size == proto::tile_slot_size(tt) && kp.act_row_bytes == kp.n_k_blocks * proto::HTP_MM_ACT_BLOCK_BYTES &&
            kp.slot_stride >= uint64_t(kp.tiles_per_block) * kp.slot_size &&
-           kp.slot_stride >= proto::htp_matmul_flat_transfers(kp.wtype) * 128u &&
+           kp.slot_stride >= proto::htp_matmul_flat_staged_bytes(kp.wtype) &&
            kp.w_slice_bytes == uint64_t(kp.n_strips) * (kp.n_k_blocks >> kp.tile_shift) * kp.tile_size;
 }
 
