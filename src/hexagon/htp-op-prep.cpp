@@ -35,6 +35,12 @@ uint32_t opcode_of(const ggml_tensor * node) {
                             (ggml_is_contiguous(node) && ggml_nelements(node) == ggml_nelements(node->src[0])))
                        ? proto::HTP_OP_CPY
                        : proto::HTP_OP_NONE;
+        case GGML_OP_ROPE:
+            // F32, I32 positions, no frequency factors (modes and YaRN are checked with the kparams).
+            return node->type == GGML_TYPE_F32 && node->src[0]->type == GGML_TYPE_F32 &&
+                           node->src[1]->type == GGML_TYPE_I32 && node->src[2] == nullptr
+                       ? proto::HTP_OP_ROPE
+                       : proto::HTP_OP_NONE;
         case GGML_OP_SOFT_MAX:
             // With an F32 mask and no sinks (ALiBi is refused with the kparams).
             return node->src[1] != nullptr && node->src[1]->type == GGML_TYPE_F32 && node->src[2] == nullptr
@@ -133,6 +139,17 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         }
         op.src[1] = node->src[1];
         op.src[2] = node->src[2];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
+    if (opcode == proto::HTP_OP_ROPE) {
+        const auto              pos = static_descriptor(node->src[1]);
+        proto::htp_rope_kparams kp{};
+        if (!pos || !proto::prepare_rope_kparams(*src0, *pos, *dst, op.desc.params, target.n_threads, target.vtcm_size,
+                                                 &kp)) {
+            return std::nullopt;
+        }
+        op.src[1] = node->src[1];
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }

@@ -59,6 +59,22 @@ struct htp_unary_kparams {
     fastdiv_values       div_ne2;
 };
 
+// ROPE (GGML's, without YaRN): row (i1, i2, i3) rotated by the angles p * freq_scale *
+// theta_scale^j, p = positions[i2], for j < n_dims / 2 (NEOX: element j pairs with j + n_dims/2;
+// NORMAL: 2j with 2j + 1), cos and sin times attn_factor; elements from n_dims on copied. F32 rows
+// in order, n_dims a multiple of 64 (whole vectors of pairs). Streams: src0, the position, dst.
+struct htp_rope_kparams {
+    htp_eltwise_pipeline pipe;
+    fastdiv_values       div_ne1;  // flat row -> (i1, i2, i3)
+    fastdiv_values       div_ne2;
+    uint32_t             n_dims;
+    uint32_t             neox;             // 1: NEOX pairs, 0: NORMAL
+    uint32_t             ln_theta_scale;   // float bits of ln(freq_base^(-2 / n_dims))
+    uint32_t             freq_scale;       // float bits (GGML op_params 6)
+    uint32_t             attn_factor;      // float bits (GGML op_params 8)
+};
+static_assert(sizeof(htp_rope_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
 // HTP_OP_TEST_STREAM (test variant of the NPU library only): dst = src0 * scale, F32 of one shape,
 // through the element-wise pipeline with any depth up to HTP_TEST_STREAM_MAX_SLOTS and, on request,
 // a deliberate misuse of it that the strict virtual NPU must catch. Tests fill it by hand.
@@ -244,6 +260,41 @@ inline bool prepare_softmax_kparams(const htp_tensor & src0, const htp_tensor & 
         return false;
     }
     out->scale = uint32_t(params[0]);
+    return true;
+}
+
+// params: GGML's ROPE op_params (n_dims 1, mode 2, freq_base 5, freq_scale 6, ext_factor 7,
+// attn_factor 8); pos: I32, one per src0 ne2. No YaRN (ext_factor 0) and no frequency factors
+// (the host checks that there is no src2).
+inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos, const htp_tensor & dst,
+                                 const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
+                                 htp_rope_kparams * out) {
+    const uint32_t n_dims = uint32_t(params[1]);
+    const int32_t  mode   = params[2];
+    if ((mode != 0 && mode != 2) || params[7] != 0 || n_dims == 0 || n_dims % 64 != 0 || n_dims > dst.ne[0] ||
+        !htp_unary_shapes_supported(HTP_OP_ROPE, src0, dst) || pos.type != 26 || pos.nb[0] != 4 ||
+        pos.ne[0] != dst.ne[2] || uint64_t(pos.ne[0]) * 4 > pos.size) {
+        return false;
+    }
+    htp_rope_kparams kp{};
+    const uint64_t   total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
+    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 3, n_threads, vtcm_size, &kp.pipe)) {
+        return false;
+    }
+    const float freq_base = __builtin_bit_cast(float, params[5]);
+    if (!(freq_base > 0.0f)) {
+        return false;
+    }
+    // GGML's theta_scale = powf(freq_base, -2.0f / n_dims), its logarithm for the NPU's exp.
+    const float theta_scale = __builtin_powf(freq_base, -2.0f / float(n_dims));
+    kp.div_ne1        = init_fastdiv(dst.ne[1]);
+    kp.div_ne2        = init_fastdiv(dst.ne[2]);
+    kp.n_dims         = n_dims;
+    kp.neox           = mode == 2;
+    kp.ln_theta_scale = __builtin_bit_cast(uint32_t, float(__builtin_log(double(theta_scale))));
+    kp.freq_scale     = uint32_t(params[6]);
+    kp.attn_factor    = uint32_t(params[8]);
+    *out              = kp;
     return true;
 }
 

@@ -135,6 +135,22 @@ def copy_cases():
     yield Case("CPY", "f32->f32,ne=[256,3,2]", EXACT, cpy)
 
 
+def rope_cases():
+    """NORMAL and NEOX, all or half of the dims, near and far positions (Gemma 3's head size 256)."""
+    rope = lambda g: g.op("rope_ext", C.c_void_p, C.c_void_p, C.c_void_p, C.c_int, C.c_int, C.c_int,  # noqa: E731
+                          F, F, F, F, F, F)
+    for mode, name in ((0, "normal"), (2, "neox")):
+        for ne, n_dims, base, max_pos in (((64, 4, 5, 1), 64, 10000.0, 128), ((128, 3, 4, 1), 64, 10000.0, 128),
+                                          ((256, 4, 9, 1), 256, 1000000.0, 8192)):
+            def build(g, w, a, rng, ne=ne, n_dims=n_dims, base=base, max_pos=max_pos, mode=mode):
+                x, pos = a.tensor("f32", *ne), a.tensor("i32", ne[2])
+                positions = rng.integers(0, max_pos, size=ne[2]).astype(np.int32)
+                return rope(g)(a.ctx, x, pos, None, n_dims, mode, 4096, base, 1.0, 0.0, 1.0, 32.0, 1.0), [
+                    (x, tensor_bytes(g, "f32", rand(rng, *ne))), (pos, tensor_bytes(g, "i32", positions))]
+            tol = MATH if max_pos > 128 else EXACT  # far positions: fp32 angles differ by ~|angle| * 6e-8
+            yield Case("ROPE", f"ne={dims(ne)},n_dims={n_dims},mode={name},freq_base={base:g},pos<{max_pos}", tol, build)
+
+
 WEIGHT_TYPES = ["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl", "mxfp4", "q1_0", "q2_0",
                 "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"]
 
@@ -161,7 +177,7 @@ def matmul_cases():
 
 
 def all_cases():
-    for family in (binary_cases, unary_cases, norm_cases, glu_cases, softmax_cases, copy_cases, matmul_cases):
+    for family in (binary_cases, unary_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, matmul_cases):
         yield from family()
 
 

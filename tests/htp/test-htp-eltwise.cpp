@@ -7,6 +7,7 @@
 #include "htp/hvx-div.h"
 #include "htp/hvx-exp.h"
 #include "htp/hvx-frexp.h"
+#include "htp/hvx-sincos.h"
 #include "htp/hvx-sigmoid.h"
 #include "htp/hvx-sqrt.h"
 #include "htp/htp-iface.h"
@@ -126,6 +127,35 @@ TEST(HtpEltwiseMath, ExpWithinTwoUlp) {
         return htp::hvx_sf_ldexp(p, k);
     }, exp64);
     EXPECT_LE(w.ulp, 2) << "at " << w.at;
+}
+
+// RoPE's angles: |x| <= 8192 every 1/64 (and their negatives), absolute error against fp64.
+TEST(HtpEltwiseMath, SinCosWithinTwoTenMillionthsUpTo8192) {
+    std::vector<float> x;
+    for (int i = -8192 * 64; i <= 8192 * 64; i += 7) {
+        x.push_back(float(i) / 64.0f);
+    }
+    for (float f : {0.7853981f, -0.7853981f, 1.5707963f, 3.1415927f, 4.712389f, 1e-30f, -0.0f}) {
+        x.push_back(f);
+    }
+    while (x.size() % 32 != 0) {
+        x.push_back(0.0f);
+    }
+    double worst_s = 0, worst_c = 0;
+    for (size_t i = 0; i < x.size(); i += 32) {
+        HVX_Vector v, s, c;
+        std::memcpy(&v, &x[i], 128);
+        htp::hvx_sf_sincos(v, &s, &c);
+        float sf[32], cf[32];
+        std::memcpy(sf, &s, 128);
+        std::memcpy(cf, &c, 128);
+        for (int l = 0; l < 32; ++l) {
+            worst_s = std::max(worst_s, std::abs(double(sf[l]) - std::sin(double(x[i + l]))));
+            worst_c = std::max(worst_c, std::abs(double(cf[l]) - std::cos(double(x[i + l]))));
+        }
+    }
+    EXPECT_LE(worst_s, 2e-7);
+    EXPECT_LE(worst_c, 2e-7);
 }
 
 TEST(HtpEltwiseMath, SqrtWithinOneUlpAndSpecials) {

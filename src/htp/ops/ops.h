@@ -28,6 +28,8 @@ uint32_t op_binary(htp_op_context * octx);  // ADD, SUB, MUL, DIV
 bool     guard_binary(const htp_op_context * octx);
 uint32_t op_unary(htp_op_context * octx);   // SCALE, SQR, SQRT, NEG, SILU
 bool     guard_unary(const htp_op_context * octx);
+uint32_t op_rope(htp_op_context * octx);    // ROPE (NORMAL, NEOX)
+bool     guard_rope(const htp_op_context * octx);
 uint32_t op_matmul(htp_op_context * octx);  // MUL_MAT (HVX), float weights to op_matmul_float
 bool     guard_matmul(const htp_op_context * octx);
 uint32_t op_matmul_id(htp_op_context * octx);  // MUL_MAT_ID (HVX)

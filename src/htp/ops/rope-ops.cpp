@@ -1,0 +1,181 @@
+// ROPE on F32 (proto/htp-kparams.h, htp_rope_kparams): each thread streams its rows DDR -> DMA ->
+// VTCM -> HVX -> VTCM -> DMA -> DDR; a block never crosses an (i2, i3) slice, so one position
+// (positions[i2], a 4-byte transfer into the block's position slot) and one table of cos/sin
+// serve all its rows.
+#include "dma-queue.h"
+#include "eltwise-rows.h"
+#include "htp-tensor.h"
+#include "hvx-arith.h"
+#include "hvx-exp.h"
+#include "hvx-frexp.h"
+#include "hvx-quant-act.h"
+#include "hvx-sincos.h"
+#include "hvx-tile-dot.h"
+#include "ops.h"
+#include "row-walk.h"
+#include "stream-pipeline.h"
+#include "proto/htp-kparams.h"
+#include "proto/htp-status.h"
+#include "vnpu/hvx/hvx.h"
+
+namespace hexnpu::htp {
+
+namespace {
+
+using proto::htp_rope_kparams;
+using proto::htp_tensor;
+
+constexpr uint32_t ROPE_STREAMS = 3;  // src0, position, dst
+
+// The lane index 0..31 as floats: an inclusive prefix sum of ones (shifts up by 4, 8, .. 64
+// bytes), minus one.
+HVX_Vector lane_index_sf() {
+    HVX_Vector v = hvx_splat_sf(1.0f);
+    for (int32_t bytes = 4; bytes <= 64; bytes *= 2) {
+        v = hvx_sf_add(v, Q6_V_vlalign_VVR(v, Q6_V_vzero(), bytes));
+    }
+    return hvx_sf_sub(v, hvx_splat_sf(1.0f));
+}
+
+// A block's rows, all at one position p (lane 0 of the position slot). The angles p *
+// freq_scale * e^(j ln theta_scale) for the pair indices j = 32 v + lane, then their cos and sin
+// (times attn_factor) go to a table in the position slot (n_dims * 4 bytes: within one row's
+// stride), then every row rotates its pairs from the table: x0' = x0 cos - x1 sin,
+// x1' = x0 sin + x1 cos; elements from n_dims on are copied. Three loops, each with few
+// constants, nothing called inside: no vector register spills.
+__attribute__((noinline)) void rope_rows(HVX_Vector * d, const HVX_Vector * s, HVX_Vector * table, uint32_t nrows,
+                                         uint32_t per_row, const htp_rope_kparams & kp) {
+    const uint32_t half = kp.n_dims / 64;  // vectors of pairs
+    // The position in every lane: lane 0 kept, the others zeroed, then summed.
+    const HVX_Vector p  = hvx_w_small_to_sf(hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vsetq_R(4), table[0], Q6_V_vzero())));
+    const HVX_Vector ps = hvx_sf_mul(p, Q6_V_vsplat_R(int32_t(kp.freq_scale)));
+    HVX_Vector       j  = lane_index_sf();
+    for (uint32_t v = 0; v < half; ++v) {
+        HVX_Vector       k;
+        const HVX_Vector e = hvx_sf_exp_parts(hvx_sf_mul(j, Q6_V_vsplat_R(int32_t(kp.ln_theta_scale))), &k);
+        table[half + v]    = hvx_sf_mul(ps, hvx_sf_ldexp(e, k));
+        j                  = hvx_sf_add(j, hvx_splat_sf(32.0f));
+    }
+    for (uint32_t v = 0; v < half; ++v) {
+        HVX_Vector sn, c;
+        hvx_sf_sincos(table[half + v], &sn, &c);
+        const HVX_Vector m = Q6_V_vsplat_R(int32_t(kp.attn_factor));
+        table[v]           = hvx_sf_mul(c, m);
+        table[half + v]    = hvx_sf_mul(sn, m);
+    }
+    for (uint32_t r = 0; r < nrows; ++r, d += per_row, s += per_row) {
+        for (uint32_t v = 0; v < half; ++v) {
+            const HVX_Vector c = table[v], sn = table[half + v];
+            HVX_Vector       x0, x1;
+            if (kp.neox) {
+                x0 = s[v], x1 = s[v + half];
+            } else {
+                const HVX_VectorPair e = Q6_W_vdeal_VVR(s[2 * v + 1], s[2 * v], -4);  // evens, odds
+                x0 = Q6_V_lo_W(e), x1 = Q6_V_hi_W(e);
+            }
+            const HVX_Vector y0 = hvx_sf_sub(hvx_sf_mul(x0, c), hvx_sf_mul(x1, sn));
+            const HVX_Vector y1 = hvx_sf_add(hvx_sf_mul(x0, sn), hvx_sf_mul(x1, c));
+            if (kp.neox) {
+                d[v] = y0, d[v + half] = y1;
+            } else {
+                const HVX_VectorPair o = Q6_W_vshuff_VVR(y1, y0, -4);  // interleaved again
+                d[2 * v] = Q6_V_lo_W(o), d[2 * v + 1] = Q6_V_hi_W(o);
+            }
+        }
+        for (uint32_t v = 2 * half; v < per_row; ++v) {
+            d[v] = s[v];
+        }
+    }
+}
+
+struct rope_block {
+    uint32_t row;
+    uint32_t nrows;
+    uint32_t i2;
+    uint32_t src_offset;
+    uint32_t dst_offset;
+};
+
+struct rope_job {
+    const htp_op_context * octx;
+    htp_rope_kparams       kp;
+    const htp_tensor *     src;
+    const htp_tensor *     pos;
+    const htp_tensor *     dst;
+    eltwise_rows           rows_plan;
+};
+
+rope_block take_block(row_cursor & c, uint32_t end, const rope_job & job) {
+    const uint32_t   n = block_rows_at(c, job.kp.pipe.block_rows, end, job.kp.div_ne1.d);
+    const rope_block b{c.row, n, c.i2, row_offset(job.src, c.i1, c.i2, c.i3), row_offset(job.dst, c.i1, c.i2, c.i3)};
+    row_cursor_advance(c, n, job.kp.div_ne1.d, job.kp.div_ne2.d);
+    return b;
+}
+
+void rope_thread(uint32_t, uint32_t i, void * data) {
+    const rope_job &                    job  = *static_cast<const rope_job *>(data);
+    const proto::htp_eltwise_pipeline & pipe = job.kp.pipe;
+    uint32_t                            ir0, ir1;
+    if (!job.rows_plan.thread_range(i, &ir0, &ir1)) {
+        return;
+    }
+    dma_queue *          q        = &job.octx->dma[i];
+    const eltwise_rows & plan     = job.rows_plan;
+    const dma_addr_t     src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
+    const dma_addr_t     pos_base = htp_tensor_dma_addr(job.octx->plat, job.pos);
+    const dma_addr_t     dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
+    const uint32_t       stride   = pipe.vtcm_row_stride;
+
+    row_cursor next = row_cursor_at(ir0, job.kp.div_ne1, job.kp.div_ne2);
+    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, rope_block>(
+        q, &job.octx->trace[i], pipe.n_slots, 2,
+        [&](rope_block & b) {
+            if (next.row >= ir1) {
+                return false;
+            }
+            b = take_block(next, ir1, job);
+            return true;
+        },
+        [&](uint32_t k, const rope_block & b) { dma_queue_push_token(q, plan.slot(i, 2, k), trace_info(b.row)); },
+        [&](uint32_t k, const rope_block & b) {
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)), dma_addr_at(src_base, b.src_offset), stride,
+                                       job.src->nb[1], pipe.row_size, b.nrows, trace_info(b.row));
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k)), dma_addr_at(pos_base, b.i2 * 4), 4, 4, 4, 1,
+                                       trace_info(b.row));
+        },
+        [&](uint32_t k, const rope_block & b) {
+            rope_rows(reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k)),
+                      reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)),
+                      reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)), b.nrows, stride / 128, job.kp);
+        },
+        [&](uint32_t k, const rope_block & b) {
+            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(plan.slot(i, 2, k)),
+                                       job.dst->nb[1], stride, pipe.row_size, b.nrows, trace_info(b.row));
+        });
+}
+
+} // namespace
+
+bool guard_rope(const htp_op_context * octx) {
+    htp_rope_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * src = octx->src[0];
+    const htp_tensor * pos = octx->src[1];
+    const htp_tensor * dst = octx->dst[0];
+    return eltwise_pipeline_fits(octx, kp.pipe, ROPE_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) && same_dims(src, dst) &&
+           eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && eltwise_rows_fit(src, kp.pipe.row_size) &&
+           eltwise_rows_fit(dst, kp.pipe.row_size) && kp.n_dims % 64 == 0 && kp.n_dims <= kp.pipe.row_size / 4 &&
+           pos->type == HTP_TYPE_I32 && pos->ne[0] == dst->ne[2] && pos->ne[0] <= pos->size / 4;
+}
+
+uint32_t op_rope(htp_op_context * octx) {
+    rope_job job{};
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    job.octx = octx;
+    job.src  = octx->src[0];
+    job.pos  = octx->src[1];
+    job.dst  = octx->dst[0];
+    return run_eltwise_job(octx, job, ROPE_STREAMS, rope_thread);
+}
+
+} // namespace hexnpu::htp
