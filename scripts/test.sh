@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Sets up and builds (scripts/setup.sh), fuzzes the GGUF reader for a bounded time
+# Sets up and builds (scripts/setup.sh), installs the pinned llama.cpp for the plugin tests, fuzzes the GGUF reader for a bounded time
 # (HEXNPU_FUZZ_SECONDS, default 30; 0 skips), cross-builds src/htp for Hexagon v73/v75/v79/v81 and
 # checks its kernels for register spills in loops and its macros' alignment, then runs the whole
 # default test suite through CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The pinned llama.cpp (llama-cpp-python 0.3.36) the GGML plugin is tested in (label ggml); built
+# once (~9 min on 2 cores), so only here and not in the demo's setup.
+bash scripts/install-llama-cpp.sh || echo "test: llama-cpp-python is not available (the ggml tests will be skipped)"
 fuzz_seconds="${HEXNPU_FUZZ_SECONDS:-30}"
 if [ "$fuzz_seconds" -gt 0 ]; then
     echo "test: fuzzing the GGUF reader for ${fuzz_seconds}s (scripts/fuzz-gguf.sh)"
