@@ -24,9 +24,9 @@ const op_entry * find_op(uint32_t opcode);
 // testing/no-test-ops.cpp (always nullptr) in the production one.
 const op_entry * find_test_op(uint32_t opcode);
 
-uint32_t op_binary(htp_op_context * octx);  // ADD, SUB, MUL, DIV
+uint32_t op_binary(htp_op_context * octx);  // ADD, SUB, MUL, DIV, GEGLU, SWIGLU, SOFT_MAX
 bool     guard_binary(const htp_op_context * octx);
-uint32_t op_unary(htp_op_context * octx);   // SCALE, SQR, SQRT, NEG, SILU
+uint32_t op_unary(htp_op_context * octx);   // SCALE, SQR, SQRT, NEG, SILU, CPY, the row norms
 bool     guard_unary(const htp_op_context * octx);
 uint32_t op_rope(htp_op_context * octx);    // ROPE (NORMAL, NEOX)
 bool     guard_rope(const htp_op_context * octx);
