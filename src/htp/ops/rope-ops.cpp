@@ -2,9 +2,6 @@
 // VTCM -> HVX -> VTCM -> DMA -> DDR; a block never crosses an (i2, i3) slice, so one position
 // (positions[i2], a 4-byte transfer into the block's position slot) and one table of cos/sin
 // serve all its rows.
-#include "dma-queue.h"
-#include "eltwise-rows.h"
-#include "htp-tensor.h"
 #include "hvx-arith.h"
 #include "hvx-exp.h"
 #include "hvx-frexp.h"
@@ -12,8 +9,7 @@
 #include "hvx-sincos.h"
 #include "hvx-tile-dot.h"
 #include "ops.h"
-#include "row-walk.h"
-#include "stream-pipeline.h"
+#include "stream-rows.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-status.h"
 #include "vnpu/hvx/hvx.h"
@@ -88,14 +84,6 @@ __attribute__((noinline)) void rope_rows(HVX_Vector * d, const HVX_Vector * s, H
     }
 }
 
-struct rope_block {
-    uint32_t row;
-    uint32_t nrows;
-    uint32_t i2;
-    uint32_t src_offset;
-    uint32_t dst_offset;
-};
-
 struct rope_job {
     const htp_op_context * octx;
     htp_rope_kparams       kp;
@@ -105,53 +93,21 @@ struct rope_job {
     eltwise_rows           rows_plan;
 };
 
-rope_block take_block(row_cursor & c, uint32_t end, const rope_job & job) {
-    const uint32_t   n = block_rows_at(c, job.kp.pipe.block_rows, end, job.kp.div_ne1.d);
-    const rope_block b{c.row, n, c.i2, row_offset(job.src, c.i1, c.i2, c.i3), row_offset(job.dst, c.i1, c.i2, c.i3)};
-    row_cursor_advance(c, n, job.kp.div_ne1.d, job.kp.div_ne2.d);
-    return b;
-}
-
 void rope_thread(uint32_t, uint32_t i, void * data) {
-    const rope_job &                    job  = *static_cast<const rope_job *>(data);
-    const proto::htp_eltwise_pipeline & pipe = job.kp.pipe;
-    uint32_t                            ir0, ir1;
-    if (!job.rows_plan.thread_range(i, &ir0, &ir1)) {
-        return;
-    }
-    dma_queue *          q        = &job.octx->dma[i];
+    const rope_job &     job      = *static_cast<const rope_job *>(data);
     const eltwise_rows & plan     = job.rows_plan;
-    const dma_addr_t     src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
     const dma_addr_t     pos_base = htp_tensor_dma_addr(job.octx->plat, job.pos);
-    const dma_addr_t     dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint32_t       stride   = pipe.vtcm_row_stride;
-
-    row_cursor next = row_cursor_at(ir0, job.kp.div_ne1, job.kp.div_ne2);
-    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, rope_block>(
-        q, &job.octx->trace[i], pipe.n_slots, 2,
-        [&](rope_block & b) {
-            if (next.row >= ir1) {
-                return false;
-            }
-            b = take_block(next, ir1, job);
-            return true;
-        },
-        [&](uint32_t k, const rope_block & b) { dma_queue_push_token(q, plan.slot(i, 2, k), trace_info(b.row)); },
-        [&](uint32_t k, const rope_block & b) {
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)), dma_addr_at(src_base, b.src_offset), stride,
-                                       job.src->nb[1], pipe.row_size, b.nrows, trace_info(b.row));
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k)), dma_addr_at(pos_base, b.i2 * 4), 4, 4, 4, 1,
-                                       trace_info(b.row));
-        },
-        [&](uint32_t k, const rope_block & b) {
-            rope_rows(reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k)),
-                      reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)),
-                      reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)), b.nrows, stride / 128, job.kp);
-        },
-        [&](uint32_t k, const rope_block & b) {
-            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(plan.slot(i, 2, k)),
-                                       job.dst->nb[1], stride, pipe.row_size, b.nrows, trace_info(b.row));
-        });
+    stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst, 1,
+                [&](dma_queue * q, uint32_t k, const row_block & b) {
+                    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k)), dma_addr_at(pos_base, b.i2 * 4), 4,
+                                               4, 4, 1, trace_info(b.row));
+                },
+                [&](uint32_t k, const row_block & b) {
+                    rope_rows(reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k)),
+                              reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)),
+                              reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)), b.nrows,
+                              job.kp.pipe.vtcm_row_stride / 128, job.kp);
+                });
 }
 
 } // namespace

@@ -1,7 +1,6 @@
 // SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, CPY, RMS_NORM, NORM and L2_NORM on F32 (proto/htp-kparams.h). Each
 // thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per
 // stream.
-#include "dma-queue.h"
 #include "eltwise-rows.h"
 #include "htp-tensor.h"
 #include "hvx-arith.h"
@@ -9,8 +8,7 @@
 #include "hvx-sigmoid.h"
 #include "hvx-sqrt.h"
 #include "ops.h"
-#include "row-walk.h"
-#include "stream-pipeline.h"
+#include "stream-rows.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
@@ -137,14 +135,6 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
     }
 }
 
-// One DMA block: nrows rows from row on, all in one (i2, i3) slice.
-struct unary_block {
-    uint32_t row;
-    uint32_t nrows;
-    uint32_t src_offset;
-    uint32_t dst_offset;
-};
-
 struct unary_job {
     const htp_op_context * octx;
     htp_unary_kparams      kp;
@@ -154,53 +144,16 @@ struct unary_job {
     eltwise_rows           rows_plan;
 };
 
-// The next block before row end, and the cursor moved past it.
-unary_block take_block(row_cursor & c, uint32_t end, const unary_job & job) {
-    const uint32_t    n = block_rows_at(c, job.kp.pipe.block_rows, end, job.kp.div_ne1.d);
-    const unary_block b{c.row, n, row_offset(job.src, c.i1, c.i2, c.i3), row_offset(job.dst, c.i1, c.i2, c.i3)};
-    row_cursor_advance(c, n, job.kp.div_ne1.d, job.kp.div_ne2.d);
-    return b;
-}
-
 void unary_thread(uint32_t, uint32_t i, void * data) {
-    const unary_job &                   job  = *static_cast<const unary_job *>(data);
-    const proto::htp_eltwise_pipeline & pipe = job.kp.pipe;
-    uint32_t                            ir0, ir1;
-    if (!job.rows_plan.thread_range(i, &ir0, &ir1)) {
-        return;
-    }
-    dma_queue *          q        = &job.octx->dma[i];
-    const eltwise_rows & plan     = job.rows_plan;
-    const dma_addr_t     src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
-    const dma_addr_t     dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint32_t       stride   = pipe.vtcm_row_stride;
-    auto src_slot = [&](uint32_t k) { return plan.slot(i, 0, k); };
-    auto dst_slot = [&](uint32_t k) { return plan.slot(i, 1, k); };
-
-    row_cursor next = row_cursor_at(ir0, job.kp.div_ne1, job.kp.div_ne2);
-    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, unary_block>(
-        q, &job.octx->trace[i], pipe.n_slots, 1,
-        [&](unary_block & b) {
-            if (next.row >= ir1) {
-                return false;
-            }
-            b = take_block(next, ir1, job);
-            return true;
-        },
-        [&](uint32_t k, const unary_block & b) { dma_queue_push_token(q, dst_slot(k), trace_info(b.row)); },
-        [&](uint32_t k, const unary_block & b) {
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(src_slot(k)), dma_addr_at(src_base, b.src_offset), stride,
-                                       job.src->nb[1], pipe.row_size, b.nrows, trace_info(b.row));
-        },
-        // The rows are computed whole, pad lanes included: only row_size bytes of each go back out.
-        [&](uint32_t k, const unary_block & b) {
-            job.vectors(reinterpret_cast<HVX_Vector *>(dst_slot(k)), reinterpret_cast<const HVX_Vector *>(src_slot(k)),
-                        b.nrows * (stride / 128), job.kp);
-        },
-        [&](uint32_t k, const unary_block & b) {
-            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(dst_slot(k)),
-                                       job.dst->nb[1], stride, pipe.row_size, b.nrows, trace_info(b.row));
-        });
+    const unary_job &    job  = *static_cast<const unary_job *>(data);
+    const eltwise_rows & plan = job.rows_plan;
+    stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst, 0,
+                [](dma_queue *, uint32_t, const row_block &) {},
+                [&](uint32_t k, const row_block & b) {
+                    job.vectors(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
+                                reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)),
+                                b.nrows * (job.kp.pipe.vtcm_row_stride / 128), job.kp);
+                });
 }
 
 } // namespace
