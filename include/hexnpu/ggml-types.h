@@ -57,6 +57,8 @@ inline constexpr uint32_t GGML_QNT_VERSION = 2;
 // n is a number of elements, always a multiple of the type's block size.
 using ggml_to_float_fn   = void (*)(const void * src, float * dst, int64_t n);
 using ggml_from_float_fn = void (*)(const float * src, void * dst, int64_t n);
+// sum of dequantized(src)[i] * y[i], bit for bit dot_f32 of the dequantized row (src/core/dot-f32.h).
+using ggml_dot_row_fn = float (*)(const void * src, const float * y, int64_t n);
 
 struct ggml_type_traits {
     const char * type_name;      // GGML's name: "f32", "q4_0", "q4_0_4_4" (retired) ...
@@ -70,6 +72,7 @@ struct ggml_type_traits {
     // Plain scalar reference paths; the fast paths must give the same bits.
     ggml_to_float_fn   to_float_ref;
     ggml_from_float_fn from_float_ref;
+    ggml_dot_row_fn    dot_row;  // a row's dot with f32 values, without a dequantized copy
 };
 
 // Traits of any id in [0, GGML_TYPE_COUNT); nullptr for ids outside that range.

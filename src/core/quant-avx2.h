@@ -4,6 +4,7 @@
 
 #if defined(__AVX2__)
 
+#include "dot-f32.h"
 #include "quant-common.h"
 
 #include <immintrin.h>
@@ -192,26 +193,55 @@ inline Floats32 int8x32_to_floats(__m256i q) {
              int8x8_to_float(_mm_srli_si128(hi, 8))}};
 }
 
-// dst[e] = float(q[e]) * d for 32 signed byte values q, as the scalar `q * d`.
-inline void store_scaled(__m256i q, float d, float * dst) {
-    const __m256   scale = _mm256_set1_ps(d);
-    const Floats32 f     = int8x32_to_floats(q);
-    for (int k = 0; k < 4; ++k) {
-        _mm256_storeu_ps(dst + 8 * k, _mm256_mul_ps(f.v[k], scale));
+// float(q[e]) * d for 32 signed byte values q, as the scalar `q * d`.
+inline Floats32 scaled(__m256i q, float d) {
+    const __m256 scale = _mm256_set1_ps(d);
+    Floats32     f     = int8x32_to_floats(q);
+    for (__m256 & v : f.v) {
+        v = _mm256_mul_ps(v, scale);
     }
+    return f;
 }
 
-// dst[e] = float(q[e]) * d + m for 32 signed byte values q: a product rounded, then a sum rounded,
-// as the scalar `q * d + m` (the build forbids FMA contraction).
-inline void store_affine(__m256i q, float d, float m, float * dst) {
-    const __m256   scale = _mm256_set1_ps(d);
-    const __m256   min   = _mm256_set1_ps(m);
-    const Floats32 f     = int8x32_to_floats(q);
-    for (int k = 0; k < 4; ++k) {
-        _mm256_storeu_ps(dst + 8 * k, _mm256_add_ps(_mm256_mul_ps(f.v[k], scale), min));
+// float(q[e]) * d + m for 32 signed byte values q: a product rounded, then a sum rounded, as the
+// scalar `q * d + m` (the build forbids FMA contraction).
+inline Floats32 affine(__m256i q, float d, float m) {
+    const __m256 min = _mm256_set1_ps(m);
+    Floats32     f   = scaled(q, d);
+    for (__m256 & v : f.v) {
+        v = _mm256_add_ps(v, min);
     }
+    return f;
 }
+
+// Where a block decoder (`decode_<type>(src, n, sink)`) sends elements [e, e + 32) of a row, in
+// increasing e: into a dequantized row, or into a dot with an f32 row (dot-f32.h's order).
+struct store_sink {
+    float * dst;
+    void    operator()(int64_t e, const Floats32 & f) const {
+        for (int k = 0; k < 4; ++k) {
+            _mm256_storeu_ps(dst + e + 8 * k, f.v[k]);
+        }
+    }
+};
+
+struct dot_sink {
+    dot_f32_accumulator & acc;
+    const float *         y;
+    void                  operator()(int64_t e, const Floats32 & f) const { acc.add32(f.v, y + e); }
+};
 
 } // namespace hexnpu::avx2
 
 #endif // __AVX2__
+
+// dequantize_row_T and dot_row_T of a type from its block decoder decode_T.
+#define HEXNPU_DECODED_ROW_FNS(T)                                                                   \
+    void dequantize_row_##T(const void * src, float * dst, int64_t n) {                             \
+        decode_##T(src, n, avx2::store_sink{dst});                                                  \
+    }                                                                                               \
+    float dot_row_##T(const void * src, const float * y, int64_t n) {                               \
+        dot_f32_accumulator acc;                                                                    \
+        decode_##T(src, n, avx2::dot_sink{acc, y});                                                 \
+        return acc.sum();                                                                           \
+    }

@@ -1,4 +1,5 @@
 // F32, F16 and BF16 as "quant" types, so every type converts through the same traits.
+#include "dot-f32.h"
 #include "fp16.h"
 #include "quants.h"
 
@@ -48,5 +49,9 @@ void quantize_row_bf16_ref(const float * src, void * dst, int64_t n) {
 void quantize_row_bf16(const float * src, void * dst, int64_t n) {
     fp32_to_bf16_row(src, static_cast<uint16_t *>(dst), n);
 }
+
+float dot_row_f32(const void * src, const float * y, int64_t n) { return dot_f32(static_cast<const float *>(src), y, n); }
+HEXNPU_DOT_VIA_DEQUANTIZE(f16, 1, 2)
+HEXNPU_DOT_VIA_DEQUANTIZE(bf16, 1, 2)
 
 } // namespace hexnpu

@@ -1,5 +1,6 @@
 // IQ4_NL: 32 elements, 4-bit indices into the non-linear table kvalues_iq4nl, Q4_0's byte layout
 // (formats.md §1.3).
+#include "dot-f32.h"
 #include "fp16.h"
 #include "quant-avx2.h"
 #include "quant-blocks.h"
@@ -83,18 +84,23 @@ void quantize_row_iq4_nl(const float * src, void * dst, int64_t n) { quantize_ro
 
 #if defined(__AVX2__)
 
-void dequantize_row_iq4_nl(const void * src, float * dst, int64_t n) {
+namespace {
+template <class Sink> void decode_iq4_nl(const void * src, int64_t n, Sink sink) {
     const auto * blocks = static_cast<const block_iq4_nl *>(src);
     const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(kvalues_iq4nl)));
-    for (int64_t b = 0; b < n / QK4_NL; ++b, dst += QK4_NL) {
+    for (int64_t b = 0; b < n / QK4_NL; ++b) {
         const __m256i q = _mm256_shuffle_epi8(table, avx2::unpack_nibbles(blocks[b].qs));
-        avx2::store_scaled(q, fp16_to_fp32(blocks[b].d), dst);
+        sink(b * QK4_NL, avx2::scaled(q, fp16_to_fp32(blocks[b].d)));
     }
 }
+} // namespace
+
+HEXNPU_DECODED_ROW_FNS(iq4_nl)
 
 #else
 
 void dequantize_row_iq4_nl(const void * src, float * dst, int64_t n) { dequantize_row_iq4_nl_ref(src, dst, n); }
+HEXNPU_DOT_VIA_DEQUANTIZE(iq4_nl, QK4_NL, sizeof(block_iq4_nl))
 
 #endif
 

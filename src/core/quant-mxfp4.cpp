@@ -1,5 +1,6 @@
 // MXFP4: 32 elements, an E8M0 scale byte and 4-bit E2M1 codes in Q4_0's nibble order
 // (formats.md §1.2, §1.3).
+#include "dot-f32.h"
 #include "quant-avx2.h"
 #include "quant-blocks.h"
 #include "quant-common.h"
@@ -64,18 +65,23 @@ void quantize_row_mxfp4(const float * src, void * dst, int64_t n) { quantize_row
 
 #if defined(__AVX2__)
 
-void dequantize_row_mxfp4(const void * src, float * dst, int64_t n) {
+namespace {
+template <class Sink> void decode_mxfp4(const void * src, int64_t n, Sink sink) {
     const auto * blocks = static_cast<const block_mxfp4 *>(src);
     const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(kvalues_mxfp4)));
-    for (int64_t b = 0; b < n / QK_MXFP4; ++b, dst += QK_MXFP4) {
+    for (int64_t b = 0; b < n / QK_MXFP4; ++b) {
         const __m256i q = _mm256_shuffle_epi8(table, avx2::unpack_nibbles(blocks[b].qs));
-        avx2::store_scaled(q, e8m0_to_fp32_half(blocks[b].e), dst);
+        sink(b * QK_MXFP4, avx2::scaled(q, e8m0_to_fp32_half(blocks[b].e)));
     }
 }
+} // namespace
+
+HEXNPU_DECODED_ROW_FNS(mxfp4)
 
 #else
 
 void dequantize_row_mxfp4(const void * src, float * dst, int64_t n) { dequantize_row_mxfp4_ref(src, dst, n); }
+HEXNPU_DOT_VIA_DEQUANTIZE(mxfp4, QK_MXFP4, sizeof(block_mxfp4))
 
 #endif
 

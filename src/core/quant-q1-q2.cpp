@@ -1,5 +1,6 @@
 // Q1_0 (128 elements, one sign bit each) and Q2_0 (64 elements, 2-bit codes for -d, 0, +d, +2d),
 // with bits and codes packed LSB first in element order (formats.md §1.3).
+#include "dot-f32.h"
 #include "fp16.h"
 #include "quant-avx2.h"
 #include "quant-blocks.h"
@@ -103,5 +104,8 @@ void dequantize_row_q1_0(const void * src, float * dst, int64_t n) { dequantize_
 void dequantize_row_q2_0(const void * src, float * dst, int64_t n) { dequantize_row_q2_0_ref(src, dst, n); }
 
 #endif
+
+HEXNPU_DOT_VIA_DEQUANTIZE(q1_0, QK1_0, sizeof(block_q1_0))
+HEXNPU_DOT_VIA_DEQUANTIZE(q2_0, QK2_0, sizeof(block_q2_0))
 
 } // namespace hexnpu

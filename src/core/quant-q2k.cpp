@@ -1,5 +1,6 @@
 // Q2_K: 256 elements in 16 sub-blocks of 16, x = (d·sc)·q − dmin·m with 4-bit sc and m
 // (formats.md §1.3).
+#include "dot-f32.h"
 #include "fp16.h"
 #include "quant-blocks.h"
 #include "quant-kquant-search.h"
@@ -149,5 +150,7 @@ void quantize_row_q2_K(const float * src, void * dst, int64_t n) {
         quantize_block_q2_K(src + b * QK_K, blocks[b], kquant::make_qkx2_quants_fast);
     }
 }
+
+HEXNPU_DOT_VIA_DEQUANTIZE(q2_K, QK_K, sizeof(block_q2_K))
 
 } // namespace hexnpu

@@ -1,5 +1,6 @@
 // Q3_K: 256 elements in 16 sub-blocks of 16, x = (d·S)·q with a signed 6-bit S and q in [−4, 3]
 // split into a 2-bit plane and a high-bit mask (formats.md §1.3).
+#include "dot-f32.h"
 #include "fp16.h"
 #include "quant-blocks.h"
 #include "quant-kquant-search.h"
@@ -142,5 +143,7 @@ void dequantize_row_q3_K(const void * src, float * dst, int64_t n) { dequantize_
 // make_q3_quants refines codes one at a time, each move depending on the last: nothing to batch,
 // so the reference is the fast path.
 void quantize_row_q3_K(const float * src, void * dst, int64_t n) { quantize_row_q3_K_ref(src, dst, n); }
+
+HEXNPU_DOT_VIA_DEQUANTIZE(q3_K, QK_K, sizeof(block_q3_K))
 
 } // namespace hexnpu

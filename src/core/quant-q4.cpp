@@ -1,4 +1,5 @@
 // Q4_0 and Q4_1: 32 elements, 4-bit codes, byte j holding elements j and j + 16 (formats.md §1.3).
+#include "dot-f32.h"
 #include "fp16.h"
 #include "quant-avx2.h"
 #include "quant-blocks.h"
@@ -63,14 +64,28 @@ void quantize_row_q4_1_ref(const float * src, void * dst, int64_t n) {
 }
 
 #if defined(__AVX2__)
+namespace {
 
-void dequantize_row_q4_0(const void * src, float * dst, int64_t n) {
+template <class Sink> void decode_q4_0(const void * src, int64_t n, Sink sink) {
     const auto * blocks = static_cast<const block_q4_0 *>(src);
-    for (int64_t b = 0; b < n / QK4_0; ++b, dst += QK4_0) {
+    for (int64_t b = 0; b < n / QK4_0; ++b) {
         const __m256i q = _mm256_sub_epi8(avx2::unpack_nibbles(blocks[b].qs), _mm256_set1_epi8(8));
-        avx2::store_scaled(q, fp16_to_fp32(blocks[b].d), dst);
+        sink(b * QK4_0, avx2::scaled(q, fp16_to_fp32(blocks[b].d)));
     }
 }
+
+template <class Sink> void decode_q4_1(const void * src, int64_t n, Sink sink) {
+    const auto * blocks = static_cast<const block_q4_1 *>(src);
+    for (int64_t b = 0; b < n / QK4_1; ++b) {
+        sink(b * QK4_1,
+             avx2::affine(avx2::unpack_nibbles(blocks[b].qs), fp16_to_fp32(blocks[b].d), fp16_to_fp32(blocks[b].m)));
+    }
+}
+
+} // namespace
+
+HEXNPU_DECODED_ROW_FNS(q4_0)
+HEXNPU_DECODED_ROW_FNS(q4_1)
 
 void quantize_row_q4_0(const float * src, void * dst, int64_t n) {
     auto * blocks = static_cast<block_q4_0 *>(dst);
@@ -82,14 +97,6 @@ void quantize_row_q4_0(const float * src, void * dst, int64_t n) {
         }
         blocks[b].d = fp32_to_fp16(block.d);
         avx2::pack_nibbles(block.codes, blocks[b].qs);
-    }
-}
-
-void dequantize_row_q4_1(const void * src, float * dst, int64_t n) {
-    const auto * blocks = static_cast<const block_q4_1 *>(src);
-    for (int64_t b = 0; b < n / QK4_1; ++b, dst += QK4_1) {
-        avx2::store_affine(avx2::unpack_nibbles(blocks[b].qs), fp16_to_fp32(blocks[b].d), fp16_to_fp32(blocks[b].m),
-                           dst);
     }
 }
 
@@ -113,6 +120,8 @@ void dequantize_row_q4_0(const void * src, float * dst, int64_t n) { dequantize_
 void quantize_row_q4_0(const float * src, void * dst, int64_t n) { quantize_row_q4_0_ref(src, dst, n); }
 void dequantize_row_q4_1(const void * src, float * dst, int64_t n) { dequantize_row_q4_1_ref(src, dst, n); }
 void quantize_row_q4_1(const float * src, void * dst, int64_t n) { quantize_row_q4_1_ref(src, dst, n); }
+HEXNPU_DOT_VIA_DEQUANTIZE(q4_0, QK4_0, sizeof(block_q4_0))
+HEXNPU_DOT_VIA_DEQUANTIZE(q4_1, QK4_1, sizeof(block_q4_1))
 
 #endif
 

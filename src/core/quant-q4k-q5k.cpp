@@ -1,7 +1,9 @@
 // Q4_K and Q5_K: 256 elements in 8 sub-blocks of 32, x = (d·sc)·q − dmin·m with 6-bit sc and m
 // packed into 12 bytes; 4-bit codes, plus a fifth bit plane for Q5_K (formats.md §1.3). The two
 // share their scale search and header and differ in the code range and bit packing.
+#include "dot-f32.h"
 #include "fp16.h"
+#include "quant-avx2.h"
 #include "quant-blocks.h"
 #include "quant-kquant-search.h"
 #include "quants.h"
@@ -138,16 +140,16 @@ void quantize_block_q5_K(const float * x, block_q5_K & y, kquant::Qkx2Search mak
 }
 
 #if defined(__AVX2__)
-// y[0..31] = dl·q − ml for 32 byte codes: multiply then subtract, two roundings, as the reference
-// does (no FMA).
-inline void store32_affine(float * y, __m256i codes, __m256 dl, __m256 ml) {
-    const __m128i lo       = _mm256_castsi256_si128(codes);
-    const __m128i hi       = _mm256_extracti128_si256(codes, 1);
-    const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
+// dl·q − ml for 32 byte codes: multiply then subtract, two roundings, as the reference does (no FMA).
+inline avx2::Floats32 affine32(__m256i codes, __m256 dl, __m256 ml) {
+    const __m128i  lo       = _mm256_castsi256_si128(codes);
+    const __m128i  hi       = _mm256_extracti128_si256(codes, 1);
+    const __m128i  parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
+    avx2::Floats32 f;
     for (int k = 0; k < 4; ++k) {
-        const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(parts[k]));
-        _mm256_storeu_ps(y + 8 * k, _mm256_sub_ps(_mm256_mul_ps(dl, q), ml));
+        f.v[k] = _mm256_sub_ps(_mm256_mul_ps(dl, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(parts[k]))), ml);
     }
+    return f;
 }
 #endif
 
@@ -207,28 +209,28 @@ void quantize_row_q5_K_ref(const float * src, void * dst, int64_t n) {
 }
 
 #if defined(__AVX2__)
-void dequantize_row_q4_K(const void * src, float * dst, int64_t n) {
+namespace {
+template <class Sink> void decode_q4_K(const void * src, int64_t n, Sink sink) {
     const auto *  blocks = static_cast<const block_q4_K *>(src);
     const __m256i nibble = _mm256_set1_epi8(15);
     for (int64_t b = 0; b < n / QK_K; ++b) {
         const block_q4_K & blk  = blocks[b];
         const float        d    = fp16_to_fp32(blk.d);
         const float        dmin = fp16_to_fp32(blk.dmin);
-        float *            y    = dst + b * QK_K;
         for (int c = 0; c < QK_K / 64; ++c) {
             const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk.qs + 32 * c));
             const __m256i codes[2] = {_mm256_and_si256(packed, nibble),
                                       _mm256_and_si256(_mm256_srli_epi16(packed, 4), nibble)};
             for (int half = 0; half < 2; ++half) {
                 const ScaleMin sm = decode_scale_min(blk.scales, 2 * c + half);
-                store32_affine(y + 64 * c + 32 * half, codes[half], _mm256_set1_ps(d * float(sm.sc)),
-                               _mm256_set1_ps(dmin * float(sm.m)));
+                sink(b * QK_K + 64 * c + 32 * half,
+                     affine32(codes[half], _mm256_set1_ps(d * float(sm.sc)), _mm256_set1_ps(dmin * float(sm.m))));
             }
         }
     }
 }
 
-void dequantize_row_q5_K(const void * src, float * dst, int64_t n) {
+template <class Sink> void decode_q5_K(const void * src, int64_t n, Sink sink) {
     const auto *  blocks  = static_cast<const block_q5_K *>(src);
     const __m256i nibble  = _mm256_set1_epi8(15);
     const __m256i sixteen = _mm256_set1_epi8(16);
@@ -236,7 +238,6 @@ void dequantize_row_q5_K(const void * src, float * dst, int64_t n) {
         const block_q5_K & blk  = blocks[b];
         const float        d    = fp16_to_fp32(blk.d);
         const float        dmin = fp16_to_fp32(blk.dmin);
-        float *            y    = dst + b * QK_K;
         const __m256i      qh   = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk.qh));
         for (int c = 0; c < QK_K / 64; ++c) {
             const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk.qs + 32 * c));
@@ -247,15 +248,21 @@ void dequantize_row_q5_K(const void * src, float * dst, int64_t n) {
                 const __m256i bit   = _mm256_set1_epi8(char(1 << t));
                 const __m256i high  = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit), sixteen);
                 const ScaleMin sm   = decode_scale_min(blk.scales, t);
-                store32_affine(y + 32 * t, _mm256_or_si256(low4[half], high), _mm256_set1_ps(d * float(sm.sc)),
-                               _mm256_set1_ps(dmin * float(sm.m)));
+                sink(b * QK_K + 32 * t, affine32(_mm256_or_si256(low4[half], high), _mm256_set1_ps(d * float(sm.sc)),
+                                                 _mm256_set1_ps(dmin * float(sm.m))));
             }
         }
     }
 }
+} // namespace
+
+HEXNPU_DECODED_ROW_FNS(q4_K)
+HEXNPU_DECODED_ROW_FNS(q5_K)
 #else
 void dequantize_row_q4_K(const void * src, float * dst, int64_t n) { dequantize_row_q4_K_ref(src, dst, n); }
 void dequantize_row_q5_K(const void * src, float * dst, int64_t n) { dequantize_row_q5_K_ref(src, dst, n); }
+HEXNPU_DOT_VIA_DEQUANTIZE(q4_K, QK_K, sizeof(block_q4_K))
+HEXNPU_DOT_VIA_DEQUANTIZE(q5_K, QK_K, sizeof(block_q5_K))
 #endif
 
 void quantize_row_q4_K(const float * src, void * dst, int64_t n) {

@@ -1,5 +1,6 @@
 // Q5_0 and Q5_1: 32 elements, 5-bit codes. The low 4 bits are stored as Q4_0's nibbles; bit 4 of
 // element e is bit e of the little-endian 32-bit qh (formats.md §1.3).
+#include "dot-f32.h"
 #include "fp16.h"
 #include "quant-avx2.h"
 #include "quant-blocks.h"
@@ -114,15 +115,26 @@ __m256i load_codes5(const uint8_t * qs, const uint8_t * qh) {
     return _mm256_or_si256(avx2::unpack_nibbles(qs), _mm256_and_si256(is_set, _mm256_set1_epi8(16)));
 }
 
-} // namespace
-
-void dequantize_row_q5_0(const void * src, float * dst, int64_t n) {
+template <class Sink> void decode_q5_0(const void * src, int64_t n, Sink sink) {
     const auto * blocks = static_cast<const block_q5_0 *>(src);
-    for (int64_t b = 0; b < n / QK5_0; ++b, dst += QK5_0) {
+    for (int64_t b = 0; b < n / QK5_0; ++b) {
         const __m256i q = _mm256_sub_epi8(load_codes5(blocks[b].qs, blocks[b].qh), _mm256_set1_epi8(16));
-        avx2::store_scaled(q, fp16_to_fp32(blocks[b].d), dst);
+        sink(b * QK5_0, avx2::scaled(q, fp16_to_fp32(blocks[b].d)));
     }
 }
+
+template <class Sink> void decode_q5_1(const void * src, int64_t n, Sink sink) {
+    const auto * blocks = static_cast<const block_q5_1 *>(src);
+    for (int64_t b = 0; b < n / QK5_1; ++b) {
+        sink(b * QK5_1, avx2::affine(load_codes5(blocks[b].qs, blocks[b].qh), fp16_to_fp32(blocks[b].d),
+                                     fp16_to_fp32(blocks[b].m)));
+    }
+}
+
+} // namespace
+
+HEXNPU_DECODED_ROW_FNS(q5_0)
+HEXNPU_DECODED_ROW_FNS(q5_1)
 
 void quantize_row_q5_0(const float * src, void * dst, int64_t n) {
     auto * blocks = static_cast<block_q5_0 *>(dst);
@@ -134,14 +146,6 @@ void quantize_row_q5_0(const float * src, void * dst, int64_t n) {
         }
         blocks[b].d = fp32_to_fp16(block.d);
         store_codes5(block.codes, blocks[b].qs, blocks[b].qh);
-    }
-}
-
-void dequantize_row_q5_1(const void * src, float * dst, int64_t n) {
-    const auto * blocks = static_cast<const block_q5_1 *>(src);
-    for (int64_t b = 0; b < n / QK5_1; ++b, dst += QK5_1) {
-        avx2::store_affine(load_codes5(blocks[b].qs, blocks[b].qh), fp16_to_fp32(blocks[b].d),
-                           fp16_to_fp32(blocks[b].m), dst);
     }
 }
 
@@ -165,6 +169,8 @@ void dequantize_row_q5_0(const void * src, float * dst, int64_t n) { dequantize_
 void quantize_row_q5_0(const float * src, void * dst, int64_t n) { quantize_row_q5_0_ref(src, dst, n); }
 void dequantize_row_q5_1(const void * src, float * dst, int64_t n) { dequantize_row_q5_1_ref(src, dst, n); }
 void quantize_row_q5_1(const float * src, void * dst, int64_t n) { quantize_row_q5_1_ref(src, dst, n); }
+HEXNPU_DOT_VIA_DEQUANTIZE(q5_0, QK5_0, sizeof(block_q5_0))
+HEXNPU_DOT_VIA_DEQUANTIZE(q5_1, QK5_1, sizeof(block_q5_1))
 
 #endif
 

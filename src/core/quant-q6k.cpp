@@ -1,6 +1,8 @@
 // Q6_K: 256 elements in 16 sub-blocks of 16, x = (d·sc)·(q − 32) with int8 sc and 6-bit codes
 // split into a 4-bit plane and a 2-bit plane (formats.md §1.3).
+#include "dot-f32.h"
 #include "fp16.h"
+#include "quant-avx2.h"
 #include "quant-blocks.h"
 #include "quant-kquant-search.h"
 #include "quants.h"
@@ -64,13 +66,13 @@ void quantize_block_q6_K(const float * x, block_q6_K & y, kquant::QxSearch make_
 }
 
 #if defined(__AVX2__)
-// y[0..15] = dl·q for 16 signed byte codes.
-inline void store16_scaled(float * y, __m128i codes, float dl) {
-    const __m256 scale = _mm256_set1_ps(dl);
-    const __m256 q0    = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(codes));
-    const __m256 q1    = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(codes, 8)));
-    _mm256_storeu_ps(y, _mm256_mul_ps(scale, q0));
-    _mm256_storeu_ps(y + 8, _mm256_mul_ps(scale, q1));
+// dl_low·q for the 16 low and dl_high·q for the 16 high signed byte codes of q.
+inline avx2::Floats32 scaled_halves(__m256i q, float dl_low, float dl_high) {
+    const __m128i lo = _mm256_castsi256_si128(q);
+    const __m128i hi = _mm256_extracti128_si256(q, 1);
+    const __m256  sl = _mm256_set1_ps(dl_low), sh = _mm256_set1_ps(dl_high);
+    return {{_mm256_mul_ps(sl, avx2::int8x8_to_float(lo)), _mm256_mul_ps(sl, avx2::int8x8_to_float(_mm_srli_si128(lo, 8))),
+             _mm256_mul_ps(sh, avx2::int8x8_to_float(hi)), _mm256_mul_ps(sh, avx2::int8x8_to_float(_mm_srli_si128(hi, 8)))}};
 }
 #endif
 
@@ -104,7 +106,8 @@ void quantize_row_q6_K_ref(const float * src, void * dst, int64_t n) {
 }
 
 #if defined(__AVX2__)
-void dequantize_row_q6_K(const void * src, float * dst, int64_t n) {
+namespace {
+template <class Sink> void decode_q6_K(const void * src, int64_t n, Sink sink) {
     const auto *  blocks    = static_cast<const block_q6_K *>(src);
     const __m256i nibble    = _mm256_set1_epi8(15);
     const __m256i high_bits = _mm256_set1_epi8(0x30);
@@ -112,7 +115,6 @@ void dequantize_row_q6_K(const void * src, float * dst, int64_t n) {
     for (int64_t b = 0; b < n / QK_K; ++b) {
         const block_q6_K & blk = blocks[b];
         const float        d   = fp16_to_fp32(blk.d);
-        float *            y   = dst + b * QK_K;
         for (int h = 0; h < 2; ++h) {
             const auto    load = [](const uint8_t * p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)); };
             const __m256i ql0  = load(blk.ql + 64 * h);
@@ -130,14 +132,17 @@ void dequantize_row_q6_K(const void * src, float * dst, int64_t n) {
             for (int g = 0; g < 4; ++g) {
                 const __m256i q = _mm256_sub_epi8(codes[g], offset);
                 const int     t = 8 * h + 2 * g;
-                store16_scaled(y + 16 * t, _mm256_castsi256_si128(q), d * float(blk.scales[t]));
-                store16_scaled(y + 16 * t + 16, _mm256_extracti128_si256(q, 1), d * float(blk.scales[t + 1]));
+                sink(b * QK_K + 16 * t, scaled_halves(q, d * float(blk.scales[t]), d * float(blk.scales[t + 1])));
             }
         }
     }
 }
+} // namespace
+
+HEXNPU_DECODED_ROW_FNS(q6_K)
 #else
 void dequantize_row_q6_K(const void * src, float * dst, int64_t n) { dequantize_row_q6_K_ref(src, dst, n); }
+HEXNPU_DOT_VIA_DEQUANTIZE(q6_K, QK_K, sizeof(block_q6_K))
 #endif
 
 void quantize_row_q6_K(const float * src, void * dst, int64_t n) {

@@ -1,4 +1,5 @@
 // Q8_0: 32 elements, int8 codes, x = q*d (formats.md §1.3).
+#include "dot-f32.h"
 #include "fp16.h"
 #include "quant-avx2.h"
 #include "quant-blocks.h"
@@ -56,15 +57,17 @@ __m256 round_half_away(__m256 x) {
     return _mm256_add_ps(truncated, _mm256_and_ps(_mm256_cmp_ps(fraction, _mm256_set1_ps(0.5f), _CMP_GE_OQ), step));
 }
 
-} // namespace
-
-void dequantize_row_q8_0(const void * src, float * dst, int64_t n) {
+template <class Sink> void decode_q8_0(const void * src, int64_t n, Sink sink) {
     const auto * blocks = static_cast<const block_q8_0 *>(src);
-    for (int64_t b = 0; b < n / QK8_0; ++b, dst += QK8_0) {
-        avx2::store_scaled(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(blocks[b].qs)),
-                           fp16_to_fp32(blocks[b].d), dst);
+    for (int64_t b = 0; b < n / QK8_0; ++b) {
+        sink(b * QK8_0, avx2::scaled(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(blocks[b].qs)),
+                                     fp16_to_fp32(blocks[b].d)));
     }
 }
+
+} // namespace
+
+HEXNPU_DECODED_ROW_FNS(q8_0)
 
 void quantize_row_q8_0(const float * src, void * dst, int64_t n) {
     auto * blocks = static_cast<block_q8_0 *>(dst);
@@ -90,6 +93,7 @@ void quantize_row_q8_0(const float * src, void * dst, int64_t n) {
 #else
 
 void dequantize_row_q8_0(const void * src, float * dst, int64_t n) { dequantize_row_q8_0_ref(src, dst, n); }
+HEXNPU_DOT_VIA_DEQUANTIZE(q8_0, QK8_0, sizeof(block_q8_0))
 void quantize_row_q8_0(const float * src, void * dst, int64_t n) { quantize_row_q8_0_ref(src, dst, n); }
 
 #endif

@@ -1,6 +1,7 @@
 // Reference quantize/dequantize per GGML type (formats.md §1.3). `n` counts elements and is a
 // multiple of the block size. `*_ref` are plain scalar code; the unsuffixed versions are the fast
-// paths and must produce the same bits.
+// paths and must produce the same bits. dot_row_T(src, y, n) is dot_f32(dequantized src, y, n) bit
+// for bit (dot-f32.h), without the dequantized row.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,8 @@ namespace hexnpu {
     void dequantize_row_##T##_ref(const void * src, float * dst, int64_t n); \
     void dequantize_row_##T(const void * src, float * dst, int64_t n);       \
     void quantize_row_##T##_ref(const float * src, void * dst, int64_t n);   \
-    void quantize_row_##T(const float * src, void * dst, int64_t n);
+    void quantize_row_##T(const float * src, void * dst, int64_t n);        \
+    float dot_row_##T(const void * src, const float * y, int64_t n);
 
 HEXNPU_DECLARE_QUANT(f32)
 HEXNPU_DECLARE_QUANT(f16)

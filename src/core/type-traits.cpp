@@ -9,8 +9,9 @@
 namespace hexnpu {
 namespace {
 
-#define QUANT_FNS(T) dequantize_row_##T, quantize_row_##T, dequantize_row_##T##_ref, quantize_row_##T##_ref
-#define NO_FNS       nullptr, nullptr, nullptr, nullptr
+#define QUANT_FNS(T) \
+    dequantize_row_##T, quantize_row_##T, dequantize_row_##T##_ref, quantize_row_##T##_ref, dot_row_##T
+#define NO_FNS       nullptr, nullptr, nullptr, nullptr, nullptr
 
 // Block and byte sizes of the types hexnpu only reads, stores and copies come from GGML's
 // ggml_blck_size/ggml_type_size; retired ids keep their old names so files from the wild are named.

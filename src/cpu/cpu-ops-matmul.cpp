@@ -1,14 +1,17 @@
 // MUL_MAT and MUL_MAT_ID: dst[i, j] = dot(src0 row i, src1 row j) in f32, src0 of any type with a
 // float path (quantized weights are dequantized block of rows by block of rows, once per task) and
-// F32/F16/BF16 activations (converted once per op unless already dense f32).
+// F32/F16/BF16 activations (converted once per op unless already dense f32). Where at most
+// kMaxDirectRows activation rows share a weight block (token generation), each weight row is dotted
+// straight from its stored form instead (the type's dot_row, core/dot-f32.h): decoding it again
+// per activation row costs less than storing and reloading a dequantized block.
 //
 // MUL_MAT broadcasts src0 over dims 2/3: src1 batch (i12, i13) uses src0 matrix
 // (i12 / (ne12/ne02), i13 / (ne13/ne03)). MUL_MAT_ID picks, for output slot e of token t, expert
 // ids[e, t] and activation row b[:, e % b.ne1, t].
 //
-// Every output is one dot_f32 over the full row, so results do not depend on the thread count or
-// on how rows are grouped into tasks; a quantized weight gives exactly what its dequantized F32
-// copy gives.
+// Every output is one dot_f32 over the full row (dot_row keeps its order), so results do not depend
+// on the thread count, on how rows are grouped into tasks or on the path; a quantized weight gives
+// exactly what its dequantized F32 copy gives.
 #include "cpu-ops.h"
 #include "cpu-tensor.h"
 #include "cpu-vec.h"
@@ -22,7 +25,8 @@
 namespace hexnpu::cpu {
 namespace {
 
-constexpr int64_t kMaxBlockRows = 16;
+constexpr int64_t kMaxBlockRows  = 16;
+constexpr int64_t kMaxDirectRows = 1;  // bench-ops -b CPU: direct wins 1.7x at n = 1, loses for K-quants at n = 2
 
 // src1 seen as dense f32 rows: src1's own memory or a converted copy.
 struct activation_rows {
@@ -58,13 +62,39 @@ int64_t block_rows(int64_t k, int64_t n_rows, int64_t n_matrices, int n_threads)
     return std::clamp<int64_t>(std::min(by_cache, by_threads), 1, kMaxBlockRows);
 }
 
-// Weight rows [first, first + n) of matrix (i2, i3) as f32 row pointers (in place or dequantized into buf).
-void weight_rows(const ggml_tensor * w, int64_t first, int64_t n, int64_t i2, int64_t i3, float * buf,
-                 const float ** rows) {
-    for (int64_t r = 0; r < n; ++r) {
-        rows[r] = row_f32(w, {first + r, i2, i3}, buf + r * w->ne[0]);
+// Weight rows [first, first + n) of one matrix, ready for dots with activation rows: as stored
+// (direct) or as f32 rows (in place or dequantized into a per-task buffer).
+class weight_block {
+  public:
+    explicit weight_block(const ggml_tensor * w) : w_(w) {}
+
+    // Rows [first, first + n) of matrix (i2, i3), to be dotted with act_rows activation rows.
+    void load(int64_t first, int64_t n, int64_t i2, int64_t i3, int64_t act_rows) {
+        direct_ = act_rows <= kMaxDirectRows && w_->nb[0] == ggml_type_size(w_->type) ?
+                      ggml_get_type_traits(w_->type)->dot_row :
+                      nullptr;
+        if (!direct_) {
+            buf_.resize(size_t(kMaxBlockRows * w_->ne[0]));
+        }
+        for (int64_t r = 0; r < n; ++r) {
+            if (direct_) {
+                raw_[r] = row_ptr(w_, first + r, i2, i3);
+            } else {
+                f32_[r] = row_f32(w_, {first + r, i2, i3}, buf_.data() + r * w_->ne[0]);
+            }
+        }
     }
-}
+    float dot(int64_t r, const float * y) const {
+        return direct_ ? direct_(raw_[r], y, w_->ne[0]) : dot_f32(f32_[r], y, w_->ne[0]);
+    }
+
+  private:
+    const ggml_tensor * w_;
+    ggml_dot_row_fn     direct_ = nullptr;
+    std::vector<float>  buf_;
+    const void *        raw_[kMaxBlockRows] = {};
+    const float *       f32_[kMaxBlockRows] = {};
+};
 
 float * dst_row(const ggml_tensor * dst, int64_t i1, int64_t i2, int64_t i3) {
     return reinterpret_cast<float *>(row_ptr(dst, i1, i2, i3));
@@ -84,21 +114,20 @@ void mul_mat(const compute_context & ctx, ggml_tensor * dst) {
     const int64_t stride0    = int64_t(dst->nb[0]) / int64_t(sizeof(float));
 
     ctx.parallel_for(n_matrices * n_blocks, 1, [&](int64_t t0, int64_t t1) {
-        std::vector<float> buf(rows * k);
-        const float *      wr[kMaxBlockRows];
+        weight_block block(w);
         for (int64_t t = t0; t < t1; ++t) {
             const int64_t matrix = t / n_blocks;
             const int64_t i02 = matrix % w->ne[2], i03 = matrix / w->ne[2];
             const int64_t first = (t % n_blocks) * rows;
             const int64_t n     = std::min(rows, n_rows - first);
-            weight_rows(w, first, n, i02, i03, buf.data(), wr);
+            block.load(first, n, i02, i03, b->ne[1] * r2 * r3);
             for (int64_t i13 = i03 * r3; i13 < (i03 + 1) * r3; ++i13) {
                 for (int64_t i12 = i02 * r2; i12 < (i02 + 1) * r2; ++i12) {
                     for (int64_t j = 0; j < b->ne[1]; ++j) {
                         const float * y   = act.row(j, i12, i13);
                         float *       out = dst_row(dst, j, i12, i13);
                         for (int64_t r = 0; r < n; ++r) {
-                            out[(first + r) * stride0] = dot_f32(wr[r], y, k);
+                            out[(first + r) * stride0] = block.dot(r, y);
                         }
                     }
                 }
@@ -144,18 +173,17 @@ void mul_mat_id(const compute_context & ctx, ggml_tensor * dst) {
     const int64_t stride0  = int64_t(dst->nb[0]) / int64_t(sizeof(float));
 
     ctx.parallel_for(int64_t(used.size()) * n_blocks, 1, [&](int64_t t0, int64_t t1) {
-        std::vector<float> buf(rows * k);
-        const float *      wr[kMaxBlockRows];
+        weight_block block(as);
         for (int64_t task = t0; task < t1; ++task) {
             const int64_t expert = used[size_t(task / n_blocks)];
             const int64_t first  = (task % n_blocks) * rows;
             const int64_t n      = std::min(rows, n_rows - first);
-            weight_rows(as, first, n, expert, 0, buf.data(), wr);
+            block.load(first, n, expert, 0, int64_t(by_expert[size_t(expert)].size()));
             for (const slot & s : by_expert[size_t(expert)]) {
                 const float * y   = act.row(s.e % b->ne[1], s.t, 0);
                 float *       out = dst_row(dst, s.e, s.t, 0);
                 for (int64_t r = 0; r < n; ++r) {
-                    out[(first + r) * stride0] = dot_f32(wr[r], y, k);
+                    out[(first + r) * stride0] = block.dot(r, y);
                 }
             }
         }

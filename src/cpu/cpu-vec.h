@@ -1,8 +1,10 @@
-// Vector kernels for the hot loops (dot products, scaled accumulation). The summation order of
+// Vector kernels for the hot loops (dot products, scaled accumulation; dot_f32 itself is in
+// core/dot-f32.h, shared with the quantized row dots). The summation order of
 // each result depends only on n, never on where the caller's work was split, so results are the
 // same for any thread count. AVX2 (+FMA, F16C where present) with a plain scalar fallback.
 #pragma once
 
+#include "core/dot-f32.h"
 #include "core/fp16.h"
 
 #include <cstdint>
@@ -12,48 +14,6 @@
 #endif
 
 namespace hexnpu::cpu {
-
-#if defined(__AVX2__)
-inline __m256 mul_add(__m256 a, __m256 b, __m256 acc) {
-#if defined(__FMA__)
-    return _mm256_fmadd_ps(a, b, acc);
-#else
-    return _mm256_add_ps(_mm256_mul_ps(a, b), acc);
-#endif
-}
-
-inline float horizontal_sum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s        = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s        = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-#endif
-
-// sum_i a[i] * b[i]
-inline float dot_f32(const float * a, const float * b, int64_t n) {
-    int64_t i   = 0;
-    float   sum = 0.0f;
-#if defined(__AVX2__)
-    // Four independent accumulators hide the add latency.
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    __m256 acc2 = _mm256_setzero_ps(), acc3 = _mm256_setzero_ps();
-    for (; i + 32 <= n; i += 32) {
-        acc0 = mul_add(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-        acc1 = mul_add(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
-        acc2 = mul_add(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), acc2);
-        acc3 = mul_add(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), acc3);
-    }
-    for (; i + 8 <= n; i += 8) {
-        acc0 = mul_add(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
-    }
-    sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
-#endif
-    for (; i < n; ++i) {
-        sum += a[i] * b[i];
-    }
-    return sum;
-}
 
 // y[i] += a * x[i]
 inline void axpy_f32(float * y, const float * x, float a, int64_t n) {
