@@ -6,9 +6,18 @@
 #include <bit>
 #include <cstdint>
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 namespace hexnpu {
 
 inline float fp16_to_fp32(uint16_t h) {
+#if defined(__F16C__)
+    if ((h & 0x7c00) != 0x7c00) {  // finite: the hardware conversion is exact
+        return _cvtsh_ss(h);
+    }
+#endif
     const uint32_t sign = uint32_t(h & 0x8000) << 16;
     const uint32_t exp  = (h >> 10) & 0x1f;
     const uint32_t mant = h & 0x3ff;

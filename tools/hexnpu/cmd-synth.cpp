@@ -1,4 +1,4 @@
-// hexnpu synth OUT.gguf [--preset tiny|small] [--type f32|f16|bf16] [--seed N]
+// hexnpu synth OUT.gguf [--preset NAME] [--type f32|f16|bf16] [--seed N]
 #include "cli-util.h"
 #include "commands.h"
 
@@ -12,8 +12,10 @@ namespace hexnpu::cli {
 namespace {
 
 const char * kUsage =
-    "usage: hexnpu synth OUT.gguf [--preset tiny|small] [--type f32|f16|bf16] [--seed N]\n"
-    "  Writes a llama-architecture GGUF with deterministic pseudo-random weights (default: tiny, f32).\n";
+    "usage: hexnpu synth OUT.gguf [--preset NAME] [--type f32|f16|bf16] [--seed N]\n"
+    "  Writes a GGUF with deterministic pseudo-random weights (default: tiny, f32). Presets:\n"
+    "  tiny, small, 1b (TinyLlama 1.1B's shapes, 4 of its 22 layers): llama; gemma3-tiny,\n"
+    "  qwen2-tiny, qwen3-tiny: those architectures.\n";
 
 } // namespace
 
