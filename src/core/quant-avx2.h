@@ -193,6 +193,43 @@ inline Floats32 int8x32_to_floats(__m256i q) {
              int8x8_to_float(_mm_srli_si128(hi, 8))}};
 }
 
+// 8 bytes widened to 32-bit lanes straight from memory (one shuffle-port uop per 8 elements, where
+// widening a 32-byte register costs extra lane moves): the row dots are bound by that port.
+inline __m256i load_u8x8(const uint8_t * p) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
+}
+inline __m256i load_i8x8(const int8_t * p) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
+}
+
+// The 32 codes of 16 nibble bytes in GGML's half-split order (elements j and j + 16 in byte j), as
+// four vectors of eight 32-bit codes in element order.
+struct Codes32 {
+    __m256i v[4];
+};
+inline Codes32 unpack_nibbles_i32(const uint8_t * qs) {
+    const __m256i low = _mm256_set1_epi32(15);
+    const __m256i b0 = load_u8x8(qs), b1 = load_u8x8(qs + 8);
+    return {{_mm256_and_si256(b0, low), _mm256_and_si256(b1, low), _mm256_srli_epi32(b0, 4), _mm256_srli_epi32(b1, 4)}};
+}
+
+// float(q[e]) * d for 32 integer codes, as the scalar `q * d`.
+inline Floats32 scaled(const Codes32 & q, float d) {
+    const __m256 scale = _mm256_set1_ps(d);
+    Floats32     f;
+    for (int k = 0; k < 4; ++k) {
+        f.v[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(q.v[k]), scale);
+    }
+    return f;
+}
+
+inline Codes32 minus(Codes32 q, int32_t offset) {
+    for (__m256i & v : q.v) {
+        v = _mm256_sub_epi32(v, _mm256_set1_epi32(offset));
+    }
+    return q;
+}
+
 // float(q[e]) * d for 32 signed byte values q, as the scalar `q * d`.
 inline Floats32 scaled(__m256i q, float d) {
     const __m256 scale = _mm256_set1_ps(d);
@@ -205,7 +242,7 @@ inline Floats32 scaled(__m256i q, float d) {
 
 // float(q[e]) * d + m for 32 signed byte values q: a product rounded, then a sum rounded, as the
 // scalar `q * d + m` (the build forbids FMA contraction).
-inline Floats32 affine(__m256i q, float d, float m) {
+template <class Codes> Floats32 affine(const Codes & q, float d, float m) {
     const __m256 min = _mm256_set1_ps(m);
     Floats32     f   = scaled(q, d);
     for (__m256 & v : f.v) {

@@ -69,8 +69,7 @@ namespace {
 template <class Sink> void decode_q4_0(const void * src, int64_t n, Sink sink) {
     const auto * blocks = static_cast<const block_q4_0 *>(src);
     for (int64_t b = 0; b < n / QK4_0; ++b) {
-        const __m256i q = _mm256_sub_epi8(avx2::unpack_nibbles(blocks[b].qs), _mm256_set1_epi8(8));
-        sink(b * QK4_0, avx2::scaled(q, fp16_to_fp32(blocks[b].d)));
+        sink(b * QK4_0, avx2::scaled(avx2::minus(avx2::unpack_nibbles_i32(blocks[b].qs), 8), fp16_to_fp32(blocks[b].d)));
     }
 }
 
@@ -78,7 +77,7 @@ template <class Sink> void decode_q4_1(const void * src, int64_t n, Sink sink) {
     const auto * blocks = static_cast<const block_q4_1 *>(src);
     for (int64_t b = 0; b < n / QK4_1; ++b) {
         sink(b * QK4_1,
-             avx2::affine(avx2::unpack_nibbles(blocks[b].qs), fp16_to_fp32(blocks[b].d), fp16_to_fp32(blocks[b].m)));
+             avx2::affine(avx2::unpack_nibbles_i32(blocks[b].qs), fp16_to_fp32(blocks[b].d), fp16_to_fp32(blocks[b].m)));
     }
 }
 

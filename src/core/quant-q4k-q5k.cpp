@@ -141,6 +141,13 @@ void quantize_block_q5_K(const float * x, block_q5_K & y, kquant::Qkx2Search mak
 
 #if defined(__AVX2__)
 // dl·q − ml for 32 byte codes: multiply then subtract, two roundings, as the reference does (no FMA).
+inline avx2::Floats32 affine32(const avx2::Codes32 & codes, __m256 dl, __m256 ml) {
+    avx2::Floats32 f;
+    for (int k = 0; k < 4; ++k) {
+        f.v[k] = _mm256_sub_ps(_mm256_mul_ps(dl, _mm256_cvtepi32_ps(codes.v[k])), ml);
+    }
+    return f;
+}
 inline avx2::Floats32 affine32(__m256i codes, __m256 dl, __m256 ml) {
     const __m128i  lo       = _mm256_castsi256_si128(codes);
     const __m128i  hi       = _mm256_extracti128_si256(codes, 1);
@@ -212,15 +219,19 @@ void quantize_row_q5_K_ref(const float * src, void * dst, int64_t n) {
 namespace {
 template <class Sink> void decode_q4_K(const void * src, int64_t n, Sink sink) {
     const auto *  blocks = static_cast<const block_q4_K *>(src);
-    const __m256i nibble = _mm256_set1_epi8(15);
+    const __m256i nibble = _mm256_set1_epi32(15);
     for (int64_t b = 0; b < n / QK_K; ++b) {
         const block_q4_K & blk  = blocks[b];
         const float        d    = fp16_to_fp32(blk.d);
         const float        dmin = fp16_to_fp32(blk.dmin);
         for (int c = 0; c < QK_K / 64; ++c) {
-            const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(blk.qs + 32 * c));
-            const __m256i codes[2] = {_mm256_and_si256(packed, nibble),
-                                      _mm256_and_si256(_mm256_srli_epi16(packed, 4), nibble)};
+            // 32 bytes: sub-block 2c in the low nibbles, 2c + 1 in the high ones.
+            avx2::Codes32 codes[2];
+            for (int k = 0; k < 4; ++k) {
+                const __m256i bytes = avx2::load_u8x8(blk.qs + 32 * c + 8 * k);
+                codes[0].v[k]       = _mm256_and_si256(bytes, nibble);
+                codes[1].v[k]       = _mm256_srli_epi32(bytes, 4);
+            }
             for (int half = 0; half < 2; ++half) {
                 const ScaleMin sm = decode_scale_min(blk.scales, 2 * c + half);
                 sink(b * QK_K + 64 * c + 32 * half,

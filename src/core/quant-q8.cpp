@@ -60,8 +60,10 @@ __m256 round_half_away(__m256 x) {
 template <class Sink> void decode_q8_0(const void * src, int64_t n, Sink sink) {
     const auto * blocks = static_cast<const block_q8_0 *>(src);
     for (int64_t b = 0; b < n / QK8_0; ++b) {
-        sink(b * QK8_0, avx2::scaled(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(blocks[b].qs)),
-                                     fp16_to_fp32(blocks[b].d)));
+        const int8_t *      qs = blocks[b].qs;
+        const avx2::Codes32 q  = {{avx2::load_i8x8(qs), avx2::load_i8x8(qs + 8), avx2::load_i8x8(qs + 16),
+                                   avx2::load_i8x8(qs + 24)}};
+        sink(b * QK8_0, avx2::scaled(q, fp16_to_fp32(blocks[b].d)));
     }
 }
 
