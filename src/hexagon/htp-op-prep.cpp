@@ -41,6 +41,9 @@ uint32_t opcode_of(const ggml_tensor * node) {
                            node->src[1]->type == GGML_TYPE_I32 && node->src[2] == nullptr
                        ? proto::HTP_OP_ROPE
                        : proto::HTP_OP_NONE;
+        case GGML_OP_SET_ROWS:
+            // F32 rows into F16 or F32 (the KV cache); types and layout are checked with the kparams.
+            return node->src[0]->type == GGML_TYPE_F32 ? proto::HTP_OP_SET_ROWS : proto::HTP_OP_NONE;
         case GGML_OP_SOFT_MAX:
             // With an F32 mask and no sinks (ALiBi is refused with the kparams).
             return node->src[1] != nullptr && node->src[1]->type == GGML_TYPE_F32 && node->src[2] == nullptr
@@ -147,6 +150,16 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         proto::htp_rope_kparams kp{};
         if (!pos || !proto::prepare_rope_kparams(*src0, *pos, *dst, op.desc.params, target.n_threads, target.vtcm_size,
                                                  &kp)) {
+            return std::nullopt;
+        }
+        op.src[1] = node->src[1];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
+    if (opcode == proto::HTP_OP_SET_ROWS) {
+        const auto                  ids = static_descriptor(node->src[1]);
+        proto::htp_set_rows_kparams kp{};
+        if (!ids || !proto::prepare_set_rows_kparams(*src0, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
             return std::nullopt;
         }
         op.src[1] = node->src[1];

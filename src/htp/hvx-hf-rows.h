@@ -1,7 +1,9 @@
-// fp16 -> fp32 for per-row tile scales. The widening conversion sends even halfwords to the low
-// vector and odd ones to the high vector of a pair: for a tile's interleaved (D, M) pairs that is
-// already D and M in row order; plain row scales get one halfword shuffle first.
-// Exact (every fp16 is an fp32), zeros, subnormals, infinities and NaNs included.
+// fp16 <-> fp32 rows. fp16 -> fp32 (per-row tile scales, F16 weights): the widening conversion
+// sends even halfwords to the low vector and odd ones to the high vector of a pair: for a tile's
+// interleaved (D, M) pairs that is already D and M in row order; plain row scales get one halfword
+// shuffle first. Exact (every fp16 is an fp32), zeros, subnormals, infinities and NaNs included.
+// fp32 -> fp16 (SET_ROWS into an F16 KV cache): rounded to nearest even, overflow to infinity, as
+// GGML's conversion; on v73/v75 through qf32 (see hvx-arith.h's deviation note).
 #pragma once
 
 #include "vnpu/hvx/hvx.h"
@@ -47,6 +49,21 @@ __attribute__((noinline)) inline void hvx_hf_row_to_sf(const HVX_Vector * src, H
             dst[b + 1] = second;
         }
     }
+}
+
+// 64 consecutive fp32 (x0: elements 0..31, x1: 32..63) as 64 consecutive fp16. The narrowing takes
+// hf lane 2i from its first operand's lane i and 2i + 1 from its second's: a word deal first puts
+// the even elements in one vector and the odd ones in the other.
+inline HVX_Vector hvx_sf_pair_to_hf(HVX_Vector x0, HVX_Vector x1) {
+    const HVX_VectorPair d = Q6_W_vdeal_VVR(x1, x0, -4);  // lo: even elements, hi: odd elements
+#if defined(HTP_ARCH) && (HTP_ARCH < 79 || (defined(__hexagon__) && !defined(__HVX_IEEE_FP__)))
+    // To qf32 by adding -0.0 (x + -0 = x for every x, -0 included), then narrowed.
+    const HVX_Vector minus_zero = Q6_V_vsplat_R(int32_t(0x80000000u));
+    return Q6_Vhf_equals_Wqf32(
+        Q6_W_vcombine_VV(Q6_Vqf32_vadd_VsfVsf(Q6_V_hi_W(d), minus_zero), Q6_Vqf32_vadd_VsfVsf(Q6_V_lo_W(d), minus_zero)));
+#else
+    return Q6_Vhf_vcvt_VsfVsf(Q6_V_lo_W(d), Q6_V_hi_W(d));
+#endif
 }
 
 } // namespace hexnpu::htp

@@ -75,6 +75,26 @@ struct htp_rope_kparams {
 };
 static_assert(sizeof(htp_rope_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
+// SET_ROWS (the KV cache's writes): source row (i1, i2, i3), F32, goes to destination row
+// ids[i1, i2 % ids.ne1, i3 % ids.ne2] of slice (i2, i3), as F16 (rounded to nearest even) or F32.
+// Streams: src0, the converted rows; each converted row leaves by its own DMA, so a block holds at
+// most HTP_SET_ROWS_MAX_BLOCK_ROWS rows (n_slots blocks of writebacks and their inputs stay within
+// one thread's DMA queue). Ids are a small DDR table the NPU reads with scalar loads; one outside
+// [0, dst.ne1) fails the op with INVAL_PARAMS (that row is not written).
+inline constexpr uint32_t HTP_SET_ROWS_MAX_BLOCK_ROWS = 32;
+
+struct htp_set_rows_kparams {
+    htp_eltwise_pipeline pipe;      // over src0's rows: row_size = ne0 * 4
+    fastdiv_values       div_ne1;   // flat src0 row -> (i1, i2, i3)
+    fastdiv_values       div_ne2;
+    fastdiv_values       div_ids1;  // i2 % ids.ne1
+    fastdiv_values       div_ids2;  // i3 % ids.ne2
+    uint32_t             dst_row_size;  // ne0 * 2 (F16) or ne0 * 4 (F32)
+    uint32_t             dst_f16;       // 1: F16 destination, 0: F32
+    uint32_t             ids_i64;       // 1: I64 ids, 0: I32
+};
+static_assert(sizeof(htp_set_rows_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
 // HTP_OP_TEST_STREAM (test variant of the NPU library only): dst = src0 * scale, F32 of one shape,
 // through the element-wise pipeline with any depth up to HTP_TEST_STREAM_MAX_SLOTS and, on request,
 // a deliberate misuse of it that the strict virtual NPU must catch. Tests fill it by hand.
@@ -295,6 +315,58 @@ inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos
     kp.freq_scale     = uint32_t(params[6]);
     kp.attn_factor    = uint32_t(params[8]);
     *out              = kp;
+    return true;
+}
+
+// The layout SET_ROWS runs on (compares only: the NPU's guard checks it too): src0 F32 rows in order,
+// dst F16/F32 rows in order with src0's ne0 and slices, ids I32/I64 [src0.ne1, r2, r3, 1] packed.
+constexpr bool htp_set_rows_layout_valid(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst) {
+    const bool     dst_f16  = dst.type == 1;
+    const uint32_t elem     = dst_f16 ? 2 : 4;
+    const uint32_t id_bytes = ids.type == 27 ? 8 : 4;
+    if ((dst.type != 0 && !dst_f16) || (ids.type != 26 && ids.type != 27) || src0.ne[0] > UINT32_MAX / 4 ||
+        dst.ne[0] != src0.ne[0] || dst.ne[2] != src0.ne[2] || dst.ne[3] != src0.ne[3] || dst.nb[0] != elem ||
+        dst.ne[1] == 0 || ids.ne[0] != src0.ne[1] || ids.ne[1] == 0 || ids.ne[2] == 0 || ids.ne[3] != 1 ||
+        ids.nb[0] != id_bytes || ids.nb[1] != uint64_t(ids.ne[0]) * id_bytes ||
+        ids.nb[2] != uint64_t(ids.ne[1]) * ids.nb[1] || uint64_t(ids.ne[2]) * ids.nb[2] > ids.size) {
+        return false;
+    }
+    // dst's rows stay inside its bytes and apart (like a written eltwise tensor, with its element size).
+    const uint64_t last = uint64_t(dst.ne[1] - 1) * dst.nb[1] + uint64_t(dst.ne[2] - 1) * dst.nb[2] +
+                          uint64_t(dst.ne[3] - 1) * dst.nb[3];
+    return dst.nb[1] >= uint64_t(dst.ne[0]) * elem && dst.nb[2] >= uint64_t(dst.ne[1]) * dst.nb[1] &&
+           dst.nb[3] >= uint64_t(dst.ne[2]) * dst.nb[2] && last + uint64_t(dst.ne[0]) * elem <= dst.size &&
+           htp_eltwise_rows_valid(src0, src0.ne[0] * 4);
+}
+
+// ... and the ids repeat evenly over src0's dims 2 and 3 (host only: fastmodulo needs the magic).
+constexpr bool htp_set_rows_shapes_supported(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst) {
+    return htp_set_rows_layout_valid(src0, ids, dst) && fastmodulo(src0.ne[2], init_fastdiv(ids.ne[1])) == 0 &&
+           fastmodulo(src0.ne[3], init_fastdiv(ids.ne[2])) == 0;
+}
+
+inline bool prepare_set_rows_kparams(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst,
+                                     uint32_t n_threads, uint32_t vtcm_size, htp_set_rows_kparams * out) {
+    if (!htp_set_rows_shapes_supported(src0, ids, dst)) {
+        return false;
+    }
+    htp_set_rows_kparams kp{};
+    const uint64_t       total_rows = uint64_t(src0.ne[1]) * src0.ne[2] * src0.ne[3];
+    if (!htp_eltwise_plan(total_rows, src0.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
+        return false;
+    }
+    if (kp.pipe.block_rows > HTP_SET_ROWS_MAX_BLOCK_ROWS) {
+        kp.pipe.block_rows = HTP_SET_ROWS_MAX_BLOCK_ROWS;
+        kp.pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
+    }
+    kp.div_ne1      = init_fastdiv(src0.ne[1]);
+    kp.div_ne2      = init_fastdiv(src0.ne[2]);
+    kp.div_ids1     = init_fastdiv(ids.ne[1]);
+    kp.div_ids2     = init_fastdiv(ids.ne[2]);
+    kp.dst_f16      = dst.type == 1;
+    kp.dst_row_size = dst.ne[0] * (kp.dst_f16 ? 2 : 4);
+    kp.ids_i64      = ids.type == 27;
+    *out            = kp;
     return true;
 }
 

@@ -44,13 +44,13 @@ void add_rows_cases(std::vector<op_case> & cases) {
 
     // SET_ROWS: 4 F32 rows into distinct rows of a 10-row destination whose other rows keep their
     // contents; ids [4, r2, r3] broadcast over the source's dims 2 and 3.
-    auto add_set = [&](ggml_type type, ggml_type id_type, shape dst_ne, shape ids_ne) {
+    auto add_set = [&](ggml_type type, ggml_type id_type, shape dst_ne, shape ids_ne, double range = 1.0) {
         const shape src_ne = {dst_ne[0], ids_ne[0], dst_ne[2], dst_ne[3]};
         cases.push_back({"type=" + type_str(type) + ",type_ids=" + type_str(id_type) + ",ne=" + shape_str(dst_ne) +
-                             ",ne_ids=" + shape_str(ids_ne),
+                             ",ne_ids=" + shape_str(ids_ne) + (range != 1.0 ? ",range=" + std::to_string(int(range)) : ""),
                          kExactTol, [=](case_graph & g) {
                              ggml_tensor * dst = g.input(type, dst_ne);
-                             ggml_tensor * src = g.input(GGML_TYPE_F32, src_ne);
+                             ggml_tensor * src = g.input(GGML_TYPE_F32, src_ne, uniform(-range, range));
                              ggml_tensor * ids = g.input(id_type, ids_ne, distinct_indices(dst_ne[1]));
                              return ggml_set_rows(g.ctx(), dst, src, ids);
                          }});
@@ -62,6 +62,14 @@ void add_rows_cases(std::vector<op_case> & cases) {
     add_set(GGML_TYPE_F16, GGML_TYPE_I32, {33, 10, 2, 3}, {4, 2, 3, 1});
     add_set(GGML_TYPE_F16, GGML_TYPE_I64, {33, 10, 2, 3}, {4, 1, 1, 1});
     add_set(GGML_TYPE_Q8_0, GGML_TYPE_I64, {64, 10, 4, 1}, {4, 2, 1, 1});
+    // KV-cache writes: one token (decode) and a 40-token micro-batch (more rows than one DMA block
+    // takes) into a 64-row cache with Gemma 3's 256-wide rows; 80-wide rows (an odd number of
+    // vectors); values past the F16 range (65504), which must become infinities as in GGML.
+    add_set(GGML_TYPE_F16, GGML_TYPE_I64, {256, 64, 1, 1}, {1, 1, 1, 1});
+    add_set(GGML_TYPE_F16, GGML_TYPE_I64, {256, 64, 1, 1}, {40, 1, 1, 1});
+    add_set(GGML_TYPE_F16, GGML_TYPE_I32, {80, 10, 1, 1}, {4, 1, 1, 1});
+    add_set(GGML_TYPE_F16, GGML_TYPE_I64, {128, 10, 2, 1}, {4, 1, 1, 1}, 100000.0);
+    add_set(GGML_TYPE_F32, GGML_TYPE_I64, {4096, 8, 1, 1}, {3, 1, 1, 1});
 }
 
 } // namespace hexnpu::optest

@@ -40,6 +40,7 @@ class Case:
     # build(g, weights, acts, rng) -> (output tensor, [(tensor, bytes)]) ; weights/acts: Context
     build: Callable
     uses_weights: bool = False
+    out_dtype: type = np.float32  # the output tensor's element type as numpy reads it
 
 
 def dims(ne):
@@ -151,6 +152,23 @@ def rope_cases():
             yield Case("ROPE", f"ne={dims(ne)},n_dims={n_dims},mode={name},freq_base={base:g},pos<{max_pos}", tol, build)
 
 
+def set_rows_cases():
+    """The KV cache's writes: F32 rows into F16/F32 rows named by I64/I32 ids, the other rows kept;
+    one decode token and a micro-batch into Gemma 3's 256-wide rows, ids broadcast over heads."""
+    for dst_t, id_t, ne, n_rows, id_ne12 in (("f16", "i64", (256, 64, 1, 1), 1, 1), ("f16", "i64", (256, 64, 1, 1), 40, 1),
+                                             ("f32", "i32", (33, 10, 2, 1), 4, 1), ("f16", "i32", (80, 10, 2, 1), 4, 2)):
+        def build(g, w, a, rng, dst_t=dst_t, id_t=id_t, ne=ne, n_rows=n_rows, id_ne12=id_ne12):
+            dst = a.tensor(dst_t, *ne)
+            src_ne = (ne[0], n_rows, ne[2], ne[3])
+            src, ids = a.tensor("f32", *src_ne), a.tensor(id_t, n_rows, id_ne12)
+            rows = np.stack([rng.permutation(ne[1])[:n_rows] for _ in range(id_ne12)])
+            return g.op("set_rows", C.c_void_p, C.c_void_p, C.c_void_p)(a.ctx, dst, src, ids), [
+                (dst, tensor_bytes(g, dst_t, rand(rng, *ne))), (src, tensor_bytes(g, "f32", rand(rng, *src_ne))),
+                (ids, tensor_bytes(g, id_t, rows))]
+        yield Case("SET_ROWS", f"type={dst_t},type_ids={id_t},ne={dims(ne)},rows={n_rows},ne_ids=[{n_rows},{id_ne12}]",
+                   EXACT, build, out_dtype=np.float16 if dst_t == "f16" else np.float32)
+
+
 WEIGHT_TYPES = ["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl", "mxfp4", "q1_0", "q2_0",
                 "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"]
 
@@ -177,7 +195,8 @@ def matmul_cases():
 
 
 def all_cases():
-    for family in (binary_cases, unary_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, matmul_cases):
+    for family in (binary_cases, unary_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, set_rows_cases,
+                   matmul_cases):
         yield from family()
 
 
@@ -207,7 +226,7 @@ def run(g, case, target, seed):
         size = g.nbytes(out)
         buf = C.create_string_buffer(size)
         g.tensor_get(out, buf, 0, size)
-        return np.frombuffer(buf.raw, dtype=np.float32).astype(np.float64)
+        return np.frombuffer(buf.raw, dtype=case.out_dtype).astype(np.float64)
     finally:
         a.close()
         w.close()

@@ -14,7 +14,7 @@ SZ = C.c_size_t
 
 # ggml_type ids (the same in hexnpu and ggml); names as ggml_type_name prints them.
 TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "q2_K": 10, "q3_K": 11,
-         "q4_K": 12, "q5_K": 13, "q6_K": 14, "iq4_nl": 20, "i32": 26, "bf16": 30, "mxfp4": 39, "q1_0": 41,
+         "q4_K": 12, "q5_K": 13, "q6_K": 14, "iq4_nl": 20, "i32": 26, "i64": 27, "bf16": 30, "mxfp4": 39, "q1_0": 41,
          "q2_0": 42}
 DEV_GPU = 1
 DEV_CPU = 0
@@ -128,8 +128,8 @@ def tensor_bytes(g, type_name, values):
     v = np.ascontiguousarray(values, dtype=np.float32)
     if type_name == "f32":
         return v.tobytes()
-    if type_name == "i32":
-        return np.ascontiguousarray(values, dtype=np.int32).tobytes()
+    if type_name in ("i32", "i64"):
+        return np.ascontiguousarray(values, dtype=np.int32 if type_name == "i32" else np.int64).tobytes()
     n_per_row = v.shape[-1]
     nrows = v.size // n_per_row
     out = C.create_string_buffer(g.row_size(TYPES[type_name], n_per_row) * nrows)

@@ -1,0 +1,168 @@
+// SET_ROWS (proto/htp-kparams.h, htp_set_rows_kparams), the KV cache's writes: each thread streams
+// its source rows DDR -> DMA -> VTCM in blocks that never cross an (i2, i3) slice, converts them on
+// HVX (F32 -> F16, or a copy for an F32 destination) into the block's output slot, and sends every
+// row back by its own DMA to the destination row its id names (a scattered writeback: the pipeline
+// pops as many entries as were pushed). The ids are a small DDR table read with scalar loads.
+#include "hvx-hf-rows.h"
+#include "ops.h"
+#include "stream-rows.h"
+#include "proto/htp-kparams.h"
+#include "proto/htp-status.h"
+#include "vnpu/hvx/hvx.h"
+
+namespace hexnpu::htp {
+
+namespace {
+
+using proto::htp_set_rows_kparams;
+using proto::htp_tensor;
+
+constexpr uint32_t SET_ROWS_STREAMS = 2;  // src0, converted rows
+
+// nrows rows of per_row vectors (the VTCM row stride) from s to d at the same stride: fp32 pairs of
+// vectors narrowed to one fp16 vector each (an odd last vector paired with zeros), or copied.
+__attribute__((noinline)) void convert_rows(HVX_Vector * d, const HVX_Vector * s, uint32_t nrows, uint32_t per_row,
+                                            bool to_f16) {
+    for (uint32_t r = 0; r < nrows; ++r, d += per_row, s += per_row) {
+        if (!to_f16) {
+            for (uint32_t v = 0; v < per_row; ++v) {
+                d[v] = s[v];
+            }
+            continue;
+        }
+        uint32_t v = 0;
+        for (; v + 2 <= per_row; v += 2) {
+            d[v / 2] = hvx_sf_pair_to_hf(s[v], s[v + 1]);
+        }
+        if (v < per_row) {
+            d[v / 2] = hvx_sf_pair_to_hf(s[v], Q6_V_vzero());
+        }
+    }
+}
+
+// A block: nrows source rows from flat row `row` on, rows i1 .. i1 + nrows of slice (i2, i3).
+struct set_rows_block {
+    uint32_t row;
+    uint32_t nrows;
+    uint32_t i1, i2, i3;
+};
+
+struct set_rows_job {
+    const htp_op_context * octx;
+    htp_set_rows_kparams   kp;
+    const htp_tensor *     src;
+    const htp_tensor *     ids;
+    const htp_tensor *     dst;
+    eltwise_rows           rows_plan;
+    volatile uint32_t      bad_id;  // set by any thread that met an id outside [0, dst.ne1)
+};
+
+// Row i1's id for slice (i2, i3): ids[i1, i2 % ids.ne1, i3 % ids.ne2]; false when outside [0, ne1).
+bool destination_row(const set_rows_job & job, const uint8_t * ids, uint32_t i1, uint32_t j2, uint32_t j3,
+                     uint32_t * out) {
+    const uint8_t * p = ids + i1 * job.ids->nb[0] + j2 * job.ids->nb[1] + j3 * job.ids->nb[2];
+    int64_t         id;
+    if (job.kp.ids_i64) {
+        __builtin_memcpy(&id, p, 8);
+    } else {
+        int32_t id32;
+        __builtin_memcpy(&id32, p, 4);
+        id = id32;
+    }
+    if (id < 0 || id >= int64_t(job.dst->ne[1])) {
+        return false;
+    }
+    *out = uint32_t(id);
+    return true;
+}
+
+void set_rows_thread(uint32_t, uint32_t i, void * data) {
+    set_rows_job &               job  = *static_cast<set_rows_job *>(data);
+    const htp_set_rows_kparams & kp   = job.kp;
+    const eltwise_rows &         plan = job.rows_plan;
+    uint32_t                     ir0, ir1;
+    if (!plan.thread_range(i, &ir0, &ir1)) {
+        return;
+    }
+    dma_queue *      q        = &job.octx->dma[i];
+    const dma_addr_t src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
+    const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
+    const uint8_t *  ids      = htp_tensor_ptr(job.octx->plat, job.ids);
+    const uint32_t   stride   = kp.pipe.vtcm_row_stride;
+
+    row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
+    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, set_rows_block>(
+        q, &job.octx->trace[i], kp.pipe.n_slots, 1,
+        [&](set_rows_block & b) {
+            if (next.row >= ir1) {
+                return false;
+            }
+            const uint32_t n = block_rows_at(next, kp.pipe.block_rows, ir1, kp.div_ne1.d);
+            b                = set_rows_block{next.row, n, next.i1, next.i2, next.i3};
+            row_cursor_advance(next, n, kp.div_ne1.d, kp.div_ne2.d);
+            return true;
+        },
+        [&](uint32_t k, const set_rows_block & b) { dma_queue_push_token(q, plan.slot(i, 1, k), trace_info(b.row)); },
+        [&](uint32_t k, const set_rows_block & b) {
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)),
+                                       dma_addr_at(src_base, row_offset(job.src, b.i1, b.i2, b.i3)), stride,
+                                       job.src->nb[1], kp.pipe.row_size, b.nrows, trace_info(b.row));
+        },
+        [&](uint32_t k, const set_rows_block & b) {
+            convert_rows(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
+                         reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), b.nrows, stride / 128,
+                         kp.dst_f16 != 0);
+        },
+        [&](uint32_t k, const set_rows_block & b) {
+            const uint32_t j2     = proto::fastmodulo(b.i2, kp.div_ids1);
+            const uint32_t j3     = proto::fastmodulo(b.i3, kp.div_ids2);
+            const uint32_t slice  = b.i2 * job.dst->nb[2] + b.i3 * job.dst->nb[3];
+            uint32_t       pushed = 0;
+            for (uint32_t r = 0; r < b.nrows; ++r) {
+                uint32_t id;
+                if (!destination_row(job, ids, b.i1 + r, j2, j3, &id)) {
+                    job.bad_id = 1;
+                    continue;
+                }
+                dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, slice + id * job.dst->nb[1]),
+                                           dma_addr_of(plan.slot(i, 1, k) + r * stride), kp.dst_row_size, stride,
+                                           kp.dst_row_size, 1, trace_info(b.row + r));
+                ++pushed;
+            }
+            return pushed;
+        });
+}
+
+} // namespace
+
+bool guard_set_rows(const htp_op_context * octx) {
+    htp_set_rows_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * src = octx->src[0];
+    const htp_tensor * ids = octx->src[1];
+    const htp_tensor * dst = octx->dst[0];
+    return eltwise_pipeline_fits(octx, kp.pipe, SET_ROWS_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
+           kp.pipe.block_rows <= proto::HTP_SET_ROWS_MAX_BLOCK_ROWS && eltwise_walk_fits(src, kp.div_ne1, kp.div_ne2) &&
+           eltwise_rows_fit(src, kp.pipe.row_size) && kp.pipe.row_size == src->ne[0] * 4 &&
+           kp.div_ids1.d == ids->ne[1] && kp.div_ids2.d == ids->ne[2] && kp.dst_f16 == (dst->type == HTP_TYPE_F16) &&
+           kp.ids_i64 == (ids->type == HTP_TYPE_I64) && proto::htp_set_rows_layout_valid(*src, *ids, *dst) &&
+           kp.dst_row_size == dst->ne[0] * (kp.dst_f16 ? 2 : 4);
+}
+
+uint32_t op_set_rows(htp_op_context * octx) {
+    set_rows_job job{};
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    job.octx = octx;
+    job.src  = octx->src[0];
+    job.ids  = octx->src[1];
+    job.dst  = octx->dst[0];
+    // The rows walked are the source's (plan_eltwise_rows counts its dst argument's rows).
+    const uint32_t status = plan_eltwise_rows(octx, job.src, job.kp.pipe, SET_ROWS_STREAMS, &job.rows_plan);
+    if (status != proto::HTP_STATUS_OK || job.rows_plan.nrows == 0) {
+        return status;
+    }
+    work_queue_run(octx->work, set_rows_thread, &job, job.kp.pipe.n_threads);
+    return job.bad_id ? proto::HTP_STATUS_INVAL_PARAMS : proto::HTP_STATUS_OK;
+}
+
+} // namespace hexnpu::htp
