@@ -1,5 +1,6 @@
 #include "htp-op-prep.h"
 
+#include "proto/htp-flash-attn.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-matmul.h"
 #include "proto/htp-opcodes.h"
@@ -44,6 +45,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_SET_ROWS:
             // F32 rows into F16 or F32 (the KV cache); types and layout are checked with the kparams.
             return node->src[0]->type == GGML_TYPE_F32 ? proto::HTP_OP_SET_ROWS : proto::HTP_OP_NONE;
+        case GGML_OP_FLASH_ATTN_EXT: return proto::HTP_OP_FLASH_ATTN_EXT;  // types and shapes: the kparams
         case GGML_OP_SOFT_MAX:
             // With an F32 mask and no sinks (ALiBi is refused with the kparams).
             return node->src[1] != nullptr && node->src[1]->type == GGML_TYPE_F32 && node->src[2] == nullptr
@@ -153,6 +155,23 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
             return std::nullopt;
         }
         op.src[1] = node->src[1];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
+    if (opcode == proto::HTP_OP_FLASH_ATTN_EXT) {
+        const auto k     = static_descriptor(node->src[1]);
+        const auto v     = static_descriptor(node->src[2]);
+        const auto mask  = node->src[3] ? static_descriptor(node->src[3]) : std::nullopt;
+        const auto sinks = node->src[4] ? static_descriptor(node->src[4]) : std::nullopt;
+        proto::htp_flash_attn_kparams kp{};
+        if (!k || !v || (node->src[3] && !mask) || (node->src[4] && !sinks) ||
+            !proto::prepare_flash_attn_kparams(*src0, *k, *v, mask ? &*mask : nullptr, sinks ? &*sinks : nullptr, *dst,
+                                               op.desc.params, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
+        for (int i = 1; i < 5; ++i) {
+            op.src[i] = node->src[i];
+        }
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }

@@ -20,6 +20,7 @@ struct fa_variant {
                      // 4: every 3rd query fully masked
     float     max_bias, softcap;
     bool      sinks, kv_permuted;
+    double    q_range = 1.0;  // queries uniform in [-q_range, q_range]: 100 gives logits in the thousands
 };
 
 std::string fa_params(const fa_variant & v) {
@@ -28,11 +29,12 @@ std::string fa_params(const fa_variant & v) {
            ",n_kv=" + std::to_string(v.n_kv) + ",n_head=" + std::to_string(v.n_head) + ",n_head_kv=" +
            std::to_string(v.n_head_kv) + ",ne3=" + std::to_string(v.ne3) + ",type_kv=" + type_str(v.kv_type) +
            ",mask=" + masks[v.mask] + ",max_bias=" + num_str(v.max_bias) + ",softcap=" + num_str(v.softcap) +
-           (v.sinks ? ",sinks" : "") + (v.kv_permuted ? ",kv=permuted" : "");
+           (v.sinks ? ",sinks" : "") + (v.kv_permuted ? ",kv=permuted" : "") +
+           (v.q_range != 1.0 ? ",q_range=" + num_str(float(v.q_range)) : "");
 }
 
 ggml_tensor * build_fa(case_graph & g, const fa_variant & v) {
-    ggml_tensor * q = g.input(GGML_TYPE_F32, {v.d, v.n_q, v.n_head, v.ne3});
+    ggml_tensor * q = g.input(GGML_TYPE_F32, {v.d, v.n_q, v.n_head, v.ne3}, uniform(-v.q_range, v.q_range));
     ggml_tensor * k = nullptr;
     ggml_tensor * val = nullptr;
     if (v.kv_permuted) {
@@ -80,6 +82,9 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
         {64, 64, 3, 24, 4, 2, 2, f16, 1, 0.0f, 0.0f, false, false},    // 4-D
         {64, 64, 4, 40, 4, 2, 1, f16, 1, 0.0f, 0.0f, false, true},     // K/V viewed from a cache
         {64, 64, 4, 40, 4, 4, 1, f32, 4, 8.0f, 20.0f, true, true},     // everything at once
+        {256, 256, 1, 1000, 4, 1, 1, f16, 1, 0.0f, 0.0f, false, false},  // Gemma 3 decode, a long context
+        {256, 256, 12, 77, 4, 1, 1, f16, 4, 0.0f, 0.0f, true, false},    // Gemma 3 prefill, empty rows, sinks
+        {128, 128, 3, 200, 4, 2, 1, f16, 4, 0.0f, 0.0f, false, false, 100.0},  // logits in the thousands
     };
     for (const fa_variant & v : variants) {
         cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});

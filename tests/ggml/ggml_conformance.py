@@ -169,6 +169,22 @@ def set_rows_cases():
                    EXACT, build, out_dtype=np.float16 if dst_t == "f16" else np.float32)
 
 
+def flash_attn_cases():
+    """Decode and a small prefill, GQA, Gemma 3's head size 256, an F16 mask with -inf entries padded
+    to 64 rows. ggml's CPU rounds Q to F16 for its dot products (hexnpu keeps fp32): the matmul bound."""
+    for d, n_q, n_kv, n_head, n_head_kv in ((64, 1, 32, 4, 4), (256, 1, 100, 4, 1), (128, 5, 70, 8, 2)):
+        def build(g, w, a, rng, d=d, n_q=n_q, n_kv=n_kv, n_head=n_head, n_head_kv=n_head_kv):
+            q, k, v = a.tensor("f32", d, n_q, n_head), a.tensor("f16", d, n_kv, n_head_kv), a.tensor("f16", d, n_kv, n_head_kv)
+            m = a.tensor("f16", n_kv, 64)
+            mask = np.where(rng.uniform(size=(64, n_kv)) < 0.2, -np.inf, rand(rng, n_kv, 64)).astype(np.float32)
+            mask[:, 0] = 0.0  # every query sees at least one key
+            fa = g.op("flash_attn_ext", C.c_void_p, C.c_void_p, C.c_void_p, C.c_void_p, F, F, F)
+            return fa(a.ctx, q, k, v, m, 1.0 / np.sqrt(d), 0.0, 0.0), [
+                (q, tensor_bytes(g, "f32", rand(rng, d, n_q, n_head))), (k, tensor_bytes(g, "f16", rand(rng, d, n_kv, n_head_kv))),
+                (v, tensor_bytes(g, "f16", rand(rng, d, n_kv, n_head_kv))), (m, tensor_bytes(g, "f16", mask))]
+        yield Case("FLASH_ATTN_EXT", f"d={d},n_q={n_q},n_kv={n_kv},n_head={n_head},n_head_kv={n_head_kv},mask=f16", MATMUL, build)
+
+
 WEIGHT_TYPES = ["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl", "mxfp4", "q1_0", "q2_0",
                 "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"]
 
@@ -196,7 +212,7 @@ def matmul_cases():
 
 def all_cases():
     for family in (binary_cases, unary_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, set_rows_cases,
-                   matmul_cases):
+                   flash_attn_cases, matmul_cases):
         yield from family()
 
 

@@ -9,6 +9,7 @@ constexpr op_entry BINARY = {op_binary, guard_binary, 2, 1};
 constexpr op_entry UNARY  = {op_unary, guard_unary, 1, 1};
 constexpr op_entry ROPE   = {op_rope, guard_rope, 2, 1};
 constexpr op_entry SET_ROWS  = {op_set_rows, guard_set_rows, 2, 1};
+constexpr op_entry FLASH_ATTN = {op_flash_attn, guard_flash_attn, 3, 1};  // mask, sinks optional
 constexpr op_entry MATMUL    = {op_matmul, guard_matmul, 2, 1};
 constexpr op_entry MATMUL_ID = {op_matmul_id, guard_matmul_id, 3, 1};
 
@@ -34,6 +35,7 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_L2_NORM: return &UNARY;
         case proto::HTP_OP_ROPE: return &ROPE;
         case proto::HTP_OP_SET_ROWS: return &SET_ROWS;
+        case proto::HTP_OP_FLASH_ATTN_EXT: return &FLASH_ATTN;
         case proto::HTP_OP_MUL_MAT: return &MATMUL;
         case proto::HTP_OP_MUL_MAT_ID: return &MATMUL_ID;
         default: return find_test_op(opcode);

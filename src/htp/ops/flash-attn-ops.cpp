@@ -1,0 +1,320 @@
+// FLASH_ATTN_EXT on HVX (proto/htp-flash-attn.h): each thread takes a range of work items (query
+// row, head) and streams every item's keys in blocks of 32 through the spec's DMA pipeline: the
+// block's K rows, V rows, mask entries and the query row land in one of n_slots VTCM slots; HVX
+// computes the block's 32 scores as one vector (fp32 dot products folded by a word-deal tree), then
+// an online softmax over vectors (running max and denominator kept as splats; every lane of a
+// masked key is -inf and its probability exactly 0), then P·V into fp32 accumulators. The item's
+// last block adds the sink logit, normalizes and sends the row to dst by DMA. Numerically: e^(s - m)
+// never exceeds 1 and a fully masked block or item changes nothing (0 probabilities, 0 output),
+// so long contexts and -inf rows stay finite.
+#include "hvx-arith.h"
+#include "hvx-div.h"
+#include "hvx-exp.h"
+#include "hvx-float-dot.h"
+#include "hvx-frexp.h"
+#include "htp-tensor.h"
+#include "hvx-hf-rows.h"
+#include "ops.h"
+#include "stream-pipeline.h"
+#include "trace.h"
+#include "vtcm.h"
+#include "proto/htp-flash-attn.h"
+#include "proto/htp-status.h"
+#include "vnpu/hvx/hvx.h"
+
+namespace hexnpu::htp {
+
+namespace {
+
+using proto::HTP_FA_BLOCK;
+using proto::htp_flash_attn_kparams;
+using proto::htp_tensor;
+
+constexpr uint32_t FA_INPUTS = 4;  // K, V, mask (or a token), the query row
+
+// fp32 bits as signed integers in the floats' order (its own inverse): maxima by integer max.
+HVX_Vector order_key(HVX_Vector v) { return Q6_V_vxor_VV(v, Q6_V_vand_VV(Q6_Vw_vasr_VwR(v, 31), hvx_splat_w(0x7FFFFFFF))); }
+
+// e^x in every lane (0 for -inf).
+HVX_Vector exp_sf(HVX_Vector x) {
+    HVX_Vector       k;
+    const HVX_Vector p = hvx_sf_exp_parts(x, &k);
+    return hvx_sf_ldexp(p, k);
+}
+
+// One thread's VTCM: n_slots slots, then the scratch (proto::htp_fa_scratch_bytes).
+struct fa_memory {
+    uint8_t *    slots;
+    HVX_Vector * q_eo;   // d / 32 vectors: each 64-element chunk's even elements, then its odd ones
+    HVX_Vector * acc;    // d / 32 vectors in the same order
+    HVX_Vector * stats;  // [0] running max, [1] denominator (splats)
+};
+
+struct fa_slot {
+    const HVX_Vector * k;
+    const HVX_Vector * v;
+    const HVX_Vector * mask;
+    const HVX_Vector * q;
+    HVX_Vector *       out;
+};
+
+fa_slot slot_at(const fa_memory & m, const htp_flash_attn_kparams & kp, uint32_t k) {
+    uint8_t * s = m.slots + k * kp.slot_bytes;
+    uint8_t * v = s + HTP_FA_BLOCK * kp.kv_row_stride;
+    uint8_t * mk = v + HTP_FA_BLOCK * kp.kv_row_stride;
+    return {reinterpret_cast<const HVX_Vector *>(s), reinterpret_cast<const HVX_Vector *>(v),
+            reinterpret_cast<const HVX_Vector *>(mk), reinterpret_cast<const HVX_Vector *>(mk + 128),
+            reinterpret_cast<HVX_Vector *>(mk + 128 + kp.d * 4)};
+}
+
+// A new item: the query row in even/odd order, zero accumulators, max -inf, denominator 0.
+__attribute__((noinline)) void fa_begin(const fa_memory & m, const HVX_Vector * q, uint32_t d) {
+    for (uint32_t c = 0; c < d / 64; ++c) {
+        const HVX_VectorPair e = Q6_W_vdeal_VVR(q[2 * c + 1], q[2 * c], -4);  // lo: evens, hi: odds
+        m.q_eo[2 * c]          = Q6_V_lo_W(e);
+        m.q_eo[2 * c + 1]      = Q6_V_hi_W(e);
+        m.acc[2 * c]           = Q6_V_vzero();
+        m.acc[2 * c + 1]       = Q6_V_vzero();
+    }
+    m.stats[0] = hvx_splat_w(int32_t(0xFF800000u));
+    m.stats[1] = Q6_V_vzero();
+}
+
+// Lane j: scale * q·k_j + mask_j for the block's n keys, -inf past them.
+__attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const fa_slot & s, uint32_t n,
+                                               const htp_flash_attn_kparams & kp) {
+    const uint32_t   per_row = kp.kv_row_stride / 128;
+    const uint32_t   chunks  = kp.d / 64;
+    const HVX_Vector * q_eo  = m.q_eo;
+    const HVX_Vector * k     = s.k;
+    HVX_Vector         sc    = hvx_sf_row_sums<HTP_FA_BLOCK>(
+        [&](uint32_t r) { return hvx_sf_dot_16<false>(k + r * per_row, q_eo, chunks); }, 0);
+    sc = hvx_sf_mul(sc, Q6_V_vsplat_R(int32_t(kp.scale)));
+    if (kp.mask == proto::HTP_FA_MASK_F16) {
+        sc = hvx_sf_add(sc, hvx_hf_rows_to_sf(s.mask[0]));
+    } else if (kp.mask == proto::HTP_FA_MASK_F32) {
+        sc = hvx_sf_add(sc, s.mask[0]);
+    }
+    if (n < HTP_FA_BLOCK) {
+        sc = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(4 * n)), sc, hvx_splat_w(int32_t(0xFF800000u)));
+    }
+    return sc;
+}
+
+// The online softmax step for a block's scores sc: new max, probabilities p = e^(s - max),
+// accumulators and denominator rescaled by e^(old max - new max), then acc += sum_j p_j v_j over the
+// block's n value rows. A max of -inf (nothing seen yet) is replaced by 0 in the exponents, so
+// -inf - -inf never occurs.
+__attribute__((noinline)) void fa_accumulate(const fa_memory & m, const fa_slot & s, HVX_Vector sc, uint32_t n,
+                                             const htp_flash_attn_kparams & kp) {
+    const HVX_Vector neg_inf = hvx_splat_w(int32_t(0xFF800000u));
+    HVX_Vector       key     = order_key(sc);
+    for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
+        key = Q6_Vw_vmax_VwVw(key, Q6_V_vror_VR(key, bytes));
+    }
+    const HVX_Vector old_max = m.stats[0];
+    const HVX_Vector new_max = order_key(Q6_Vw_vmax_VwVw(key, order_key(old_max)));
+    const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), Q6_V_vzero(), new_max);
+    const HVX_Vector p       = exp_sf(hvx_sf_sub(sc, safe));
+    const HVX_Vector shrink  = exp_sf(hvx_sf_sub(old_max, safe));
+    m.stats[0]               = new_max;
+    m.stats[1]               = hvx_sf_add(hvx_sf_mul(m.stats[1], shrink), hvx_sf_allsum(p));
+
+    // The probabilities as scalars (a stack copy, not VTCM), broadcast one key at a time.
+    union {
+        HVX_Vector v;
+        int32_t    w[32];
+    } lanes;
+    lanes.v                  = p;
+    const uint32_t per_row = kp.kv_row_stride / 128;
+    for (uint32_t c = 0; c < kp.d / 64; ++c) {
+        HVX_Vector even = hvx_sf_mul(m.acc[2 * c], shrink);
+        HVX_Vector odd  = hvx_sf_mul(m.acc[2 * c + 1], shrink);
+        for (uint32_t j = 0; j < n; ++j) {
+            HVX_Vector ve, vo;
+            hvx_hf_pairs_to_sf(s.v[j * per_row + c], &ve, &vo);
+            const HVX_Vector pj = Q6_V_vsplat_R(lanes.w[j]);
+            even                = hvx_sf_add(even, hvx_sf_mul(ve, pj));
+            odd                 = hvx_sf_add(odd, hvx_sf_mul(vo, pj));
+        }
+        m.acc[2 * c]     = even;
+        m.acc[2 * c + 1] = odd;
+    }
+}
+
+// The item's output row: the sink logit (when there is one) joins the denominator, then acc / l in
+// element order (0 when every key was masked).
+__attribute__((noinline)) void fa_finish(const fa_memory & m, const fa_slot & s, bool has_sink, float sink,
+                                         uint32_t d) {
+    HVX_Vector l = m.stats[1];
+    HVX_Vector shrink = hvx_splat_sf(1.0f);
+    if (has_sink) {
+        const HVX_Vector neg_inf = hvx_splat_w(int32_t(0xFF800000u));
+        const HVX_Vector sk      = hvx_splat_sf(sink);
+        const HVX_Vector old_max = m.stats[0];
+        const HVX_Vector new_max = order_key(Q6_Vw_vmax_VwVw(order_key(sk), order_key(old_max)));
+        const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), Q6_V_vzero(), new_max);
+        shrink                   = exp_sf(hvx_sf_sub(old_max, safe));
+        l                        = hvx_sf_add(hvx_sf_mul(l, shrink), exp_sf(hvx_sf_sub(sk, safe)));
+    }
+    const HVX_Vector zero = Q6_V_vzero();
+    // l > 0 exactly when its bits are positive as integers (l is never negative or NaN).
+    const HVX_Vector inv = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(l, zero), hvx_sf_mul(hvx_sf_div(hvx_splat_sf(1.0f), l), shrink), zero);
+    for (uint32_t c = 0; c < d / 64; ++c) {
+        const HVX_VectorPair o = Q6_W_vshuff_VVR(hvx_sf_mul(m.acc[2 * c + 1], inv), hvx_sf_mul(m.acc[2 * c], inv), -4);
+        s.out[2 * c]           = Q6_V_lo_W(o);
+        s.out[2 * c + 1]       = Q6_V_hi_W(o);
+    }
+}
+
+struct fa_block {
+    uint32_t row;  // the work item (trace info)
+    uint32_t blk;
+    uint32_t n;    // keys in this block
+    uint32_t iq1, iq2;
+};
+
+struct fa_job {
+    const htp_op_context * octx;
+    htp_flash_attn_kparams kp;
+    const htp_tensor *     q;
+    const htp_tensor *     k;
+    const htp_tensor *     v;
+    const htp_tensor *     mask;
+    const htp_tensor *     sinks;
+    const htp_tensor *     dst;
+    uint8_t *              vtcm;
+    uint32_t               thread_bytes;
+};
+
+void fa_thread(uint32_t, uint32_t i, void * data) {
+    const fa_job &                 job = *static_cast<const fa_job *>(data);
+    const htp_flash_attn_kparams & kp  = job.kp;
+    const uint32_t n_items = job.q->ne[1] * job.q->ne[2];
+    const uint32_t it0     = i * kp.items_per_thread;
+    const uint32_t it1     = it0 + kp.items_per_thread < n_items ? it0 + kp.items_per_thread : n_items;
+    if (it0 >= it1) {
+        return;
+    }
+    uint8_t * base = job.vtcm + i * job.thread_bytes;
+    fa_memory mem;
+    mem.slots = base;
+    mem.q_eo  = reinterpret_cast<HVX_Vector *>(base + kp.n_slots * kp.slot_bytes);
+    mem.acc   = mem.q_eo + kp.d / 32;
+    mem.stats = mem.acc + kp.d / 32;
+
+    dma_queue *      q      = &job.octx->dma[i];
+    const platform * plat   = job.octx->plat;
+    const dma_addr_t q_base = htp_tensor_dma_addr(plat, job.q);
+    const dma_addr_t k_base = htp_tensor_dma_addr(plat, job.k);
+    const dma_addr_t v_base = htp_tensor_dma_addr(plat, job.v);
+    const dma_addr_t o_base = htp_tensor_dma_addr(plat, job.dst);
+    const dma_addr_t m_base = job.mask ? htp_tensor_dma_addr(plat, job.mask) : dma_addr_t(0);
+    const uint8_t *  sinks  = job.sinks ? htp_tensor_ptr(plat, job.sinks) : nullptr;
+    const uint32_t   m_elem = kp.mask == proto::HTP_FA_MASK_F16 ? 2 : 4;
+
+    uint32_t item = it0, blk = 0;
+    stream_blocks<proto::HTP_FA_MAX_SLOTS, fa_block>(
+        q, &job.octx->trace[i], kp.n_slots, FA_INPUTS,
+        [&](fa_block & b) {
+            if (item >= it1) {
+                return false;
+            }
+            const uint32_t iq1 = proto::fastdiv(item, kp.div_head);
+            b                  = fa_block{item, blk, 0, iq1, item - iq1 * kp.div_head.d};
+            b.n                = blk + 1 < kp.n_blocks ? HTP_FA_BLOCK : kp.n_kv - blk * HTP_FA_BLOCK;
+            if (++blk == kp.n_blocks) {
+                blk = 0;
+                ++item;
+            }
+            return true;
+        },
+        [&](uint32_t k, const fa_block & b) { dma_queue_push_token(q, slot_at(mem, kp, k).out, trace_info(b.row)); },
+        [&](uint32_t k, const fa_block & b) {
+            const fa_slot  s   = slot_at(mem, kp, k);
+            const uint32_t ik2 = proto::fastdiv(b.iq2, kp.div_group);
+            const uint32_t j0  = b.blk * HTP_FA_BLOCK;
+            const uint16_t tag = trace_info(b.row);
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k), dma_addr_at(k_base, j0 * job.k->nb[1] + ik2 * job.k->nb[2]),
+                                       kp.kv_row_stride, job.k->nb[1], kp.d * 2, b.n, tag);
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v), dma_addr_at(v_base, j0 * job.v->nb[1] + ik2 * job.v->nb[2]),
+                                       kp.kv_row_stride, job.v->nb[1], kp.d * 2, b.n, tag);
+            if (job.mask) {
+                const uint32_t off = b.iq1 * job.mask->nb[1] + proto::fastmodulo(b.iq2, kp.div_mask2) * job.mask->nb[2] +
+                                     j0 * m_elem;
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.mask), dma_addr_at(m_base, off), 128, 128, b.n * m_elem, 1, tag);
+            } else {
+                dma_queue_push_token(q, s.mask, tag);
+            }
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.q), dma_addr_at(q_base, b.iq1 * job.q->nb[1] + b.iq2 * job.q->nb[2]),
+                                       kp.d * 4, kp.d * 4, kp.d * 4, 1, tag);
+        },
+        [&](uint32_t k, const fa_block & b) {
+            const fa_slot s = slot_at(mem, kp, k);
+            if (b.blk == 0) {
+                fa_begin(mem, s.q, kp.d);
+            }
+            fa_accumulate(mem, s, fa_scores(mem, s, b.n, kp), b.n, kp);
+            if (b.blk + 1 == kp.n_blocks) {
+                float sink = 0.0f;
+                if (sinks) {
+                    __builtin_memcpy(&sink, sinks + b.iq2 * 4, 4);  // a small DDR table: a scalar read
+                }
+                fa_finish(mem, s, sinks != nullptr, sink, kp.d);
+            }
+        },
+        [&](uint32_t k, const fa_block & b) -> uint32_t {
+            if (b.blk + 1 != kp.n_blocks) {
+                return 0;
+            }
+            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(o_base, b.iq2 * job.dst->nb[1] + b.iq1 * job.dst->nb[2]),
+                                       dma_addr_of(slot_at(mem, kp, k).out), kp.d * 4, kp.d * 4, kp.d * 4, 1,
+                                       trace_info(b.row));
+            return 1;
+        });
+}
+
+} // namespace
+
+bool guard_flash_attn(const htp_op_context * octx) {
+    htp_flash_attn_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * q    = octx->src[0];
+    const htp_tensor * k    = octx->src[1];
+    const htp_tensor * mask = octx->src[3];
+    const uint32_t     mask_kind = mask == nullptr ? proto::HTP_FA_MASK_NONE
+                                   : mask->type == HTP_TYPE_F16 ? proto::HTP_FA_MASK_F16
+                                                                : proto::HTP_FA_MASK_F32;
+    return proto::htp_fa_layout_valid(*q, *k, *octx->src[2], mask, octx->src[4], *octx->dst[0]) &&
+           kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
+           kp.n_slots <= proto::HTP_FA_MAX_SLOTS && kp.d == q->ne[0] && kp.n_kv == k->ne[1] && kp.n_blocks >= 1 &&
+           (kp.n_blocks - 1) * HTP_FA_BLOCK < kp.n_kv && kp.n_blocks * HTP_FA_BLOCK >= kp.n_kv &&
+           kp.kv_row_stride == (kp.d * 2 + 127) / 128 * 128 && kp.slot_bytes == proto::htp_fa_slot_bytes(kp.d) &&
+           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d) && kp.mask == mask_kind &&
+           kp.has_sinks == (octx->src[4] != nullptr) && kp.div_head.d == q->ne[2] && kp.div_group.d >= 1 &&
+           kp.div_group.d * k->ne[2] == q->ne[2] && (mask == nullptr || kp.div_mask2.d == mask->ne[2]) &&
+           uint64_t(kp.items_per_thread) * kp.n_threads >= uint64_t(q->ne[1]) * q->ne[2];
+}
+
+uint32_t op_flash_attn(htp_op_context * octx) {
+    fa_job job{};
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    job.octx  = octx;
+    job.q     = octx->src[0];
+    job.k     = octx->src[1];
+    job.v     = octx->src[2];
+    job.mask  = octx->src[3];
+    job.sinks = octx->src[4];
+    job.dst   = octx->dst[0];
+    vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
+    job.vtcm = vtcm.take(job.kp.vtcm_size);
+    if (!vtcm.ok()) {
+        return proto::HTP_STATUS_VTCM_TOO_SMALL;
+    }
+    // Each thread's share, from the same sizes the host planned with (no division here).
+    job.thread_bytes = job.kp.n_slots * job.kp.slot_bytes + proto::htp_fa_scratch_bytes(job.kp.d);
+    work_queue_run(octx->work, fa_thread, &job, job.kp.n_threads);
+    return proto::HTP_STATUS_OK;
+}
+
+} // namespace hexnpu::htp

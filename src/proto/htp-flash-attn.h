@@ -1,0 +1,139 @@
+// FLASH_ATTN_EXT's kernel parameters and their planning, shared by the host (supports_op, op
+// preparation) and the NPU (its guard re-checks them). GGML's semantics (src/cpu/cpu-ops-flash-attn.cpp
+// is the reference): for query row iq1 of head iq2, s_j = scale * q·k_j + mask[iq1, j] over the
+// n_kv keys of K/V head iq2 / (n_head / n_head_kv), out = softmax(s) · V (with sinks: one more logit
+// per head, no value), written to dst row (iq2, iq1) of [D, n_head, n_q]. Q F32, K and V F16 of one
+// head size D (a multiple of 64, up to HTP_FA_MAX_D), the mask F16 or F32 broadcast over heads,
+// dims 3 of size 1; no ALiBi (max_bias) and no softcap yet.
+//
+// The NPU streams each work item's (query row, head) keys in blocks of HTP_FA_BLOCK: K rows, V rows,
+// the mask's 32 entries and the query row by DMA into one of n_slots slots, scores by HVX dot
+// products folded into one vector, an online softmax over vectors, P·V into fp32 accumulators.
+#pragma once
+
+#include "fastdiv.h"
+#include "htp-msg.h"
+
+#include <stdint.h>
+
+namespace hexnpu::proto {
+
+inline constexpr uint32_t HTP_FA_BLOCK     = 32;    // keys per block: one score vector
+inline constexpr uint32_t HTP_FA_MAX_D     = 512;
+inline constexpr uint32_t HTP_FA_MAX_SLOTS = 3;
+
+enum htp_fa_mask : uint32_t { HTP_FA_MASK_NONE = 0, HTP_FA_MASK_F16 = 1, HTP_FA_MASK_F32 = 2 };
+
+struct htp_flash_attn_kparams {
+    uint32_t       n_threads;         // threads the work items are split over
+    uint32_t       items_per_thread;  // thread i takes items [i * it, (i + 1) * it) of n_q * n_head
+    uint32_t       n_slots;           // key blocks in flight, 2..HTP_FA_MAX_SLOTS
+    uint32_t       d;                 // head size
+    uint32_t       n_kv;              // keys
+    uint32_t       n_blocks;          // ceil(n_kv / HTP_FA_BLOCK)
+    uint32_t       kv_row_stride;     // VTCM stride of a K or V row: d * 2 rounded up to 128
+    uint32_t       slot_bytes;        // one slot: K block, V block, mask (128), query row (d * 4), out row (d * 4)
+    uint32_t       vtcm_size;         // n_threads * (n_slots * slot_bytes + scratch)
+    uint32_t       scale;             // float bits (GGML op_params 0)
+    uint32_t       mask;              // htp_fa_mask
+    uint32_t       has_sinks;
+    fastdiv_values div_head;    // item -> (iq2 = item % n_head, iq1 = item / n_head)
+    fastdiv_values div_group;   // ik2 = iq2 / (n_head / n_head_kv)
+    fastdiv_values div_mask2;   // the mask's head: iq2 % mask.ne2
+};
+static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
+// Per-thread scratch after the slots: the query in the dot's even/odd order, 32 broadcast
+// probabilities, the accumulators (even/odd halves), the running max and denominator.
+constexpr uint32_t htp_fa_scratch_bytes(uint32_t d) { return d * 4 + HTP_FA_BLOCK * 128 + d * 4 + 2 * 128; }
+constexpr uint32_t htp_fa_slot_bytes(uint32_t d) {
+    const uint32_t kv_stride = (d * 2 + 127) / 128 * 128;
+    return 2 * HTP_FA_BLOCK * kv_stride + 128 + 2 * d * 4;
+}
+constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t d) {
+    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_bytes(d) + htp_fa_scratch_bytes(d));
+}
+
+// Rows of ne0 elements of elem bytes, dims 1..3 anywhere, all inside the tensor's bytes.
+constexpr bool htp_fa_rows_inside(const htp_tensor & t, uint32_t elem) {
+    if (t.nb[0] != elem) {
+        return false;
+    }
+    uint64_t last = uint64_t(t.ne[0]) * elem;
+    for (int i = 1; i < 4; ++i) {
+        if (t.ne[i] == 0) {
+            return false;
+        }
+        last += uint64_t(t.ne[i] - 1) * t.nb[i];
+    }
+    return last <= t.size;
+}
+
+// The layout FLASH_ATTN_EXT runs on (compares only: the NPU's guard checks it too). mask and sinks
+// may be null.
+constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
+                                   const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst) {
+    const uint32_t d = q.ne[0];
+    if (q.type != 0 || k.type != 1 || v.type != 1 || dst.type != 0 || d == 0 || d % 64 != 0 || d > HTP_FA_MAX_D ||
+        k.ne[0] != d || v.ne[0] != d || k.ne[1] == 0 || v.ne[1] != k.ne[1] || v.ne[2] != k.ne[2] || k.ne[2] == 0 ||
+        q.ne[2] < k.ne[2] || q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1 || dst.ne[0] != d || dst.ne[1] != q.ne[2] ||
+        dst.ne[2] != q.ne[1] || dst.ne[3] != 1 || dst.nb[1] < d * 4 || !htp_fa_rows_inside(q, 4) ||
+        !htp_fa_rows_inside(k, 2) || !htp_fa_rows_inside(v, 2) || !htp_fa_rows_inside(dst, 4)) {
+        return false;
+    }
+    if (mask != nullptr) {
+        const uint32_t elem = mask->type == 1 ? 2 : 4;
+        if ((mask->type != 0 && mask->type != 1) || mask->ne[0] < k.ne[1] || mask->ne[1] < q.ne[1] ||
+            mask->ne[2] == 0 || mask->ne[3] != 1 || !htp_fa_rows_inside(*mask, elem)) {
+            return false;
+        }
+    }
+    return sinks == nullptr || (sinks->type == 0 && sinks->nb[0] == 4 && sinks->ne[0] == q.ne[2] &&
+                                uint64_t(sinks->ne[0]) * 4 <= sinks->size);
+}
+
+// params: GGML's op_params (scale 0, max_bias 1, logit_softcap 2).
+inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
+                                       const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst,
+                                       const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads,
+                                       uint32_t vtcm_size, htp_flash_attn_kparams * out) {
+    if (!htp_fa_layout_valid(q, k, v, mask, sinks, dst) || params[1] != 0 || params[2] != 0 ||
+        fastmodulo(q.ne[2], init_fastdiv(k.ne[2])) != 0 ||
+        (mask != nullptr && fastmodulo(q.ne[2], init_fastdiv(mask->ne[2])) != 0) || n_threads == 0) {
+        return false;
+    }
+    htp_flash_attn_kparams kp{};
+    const uint64_t         items = uint64_t(q.ne[1]) * q.ne[2];
+    if (items > UINT32_MAX) {
+        return false;
+    }
+    kp.n_threads        = items < n_threads ? uint32_t(items) : n_threads;
+    kp.items_per_thread = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
+    kp.d                = q.ne[0];
+    kp.n_kv             = k.ne[1];
+    kp.n_blocks         = (kp.n_kv + HTP_FA_BLOCK - 1) / HTP_FA_BLOCK;
+    kp.kv_row_stride    = (kp.d * 2 + 127) / 128 * 128;
+    kp.slot_bytes       = htp_fa_slot_bytes(kp.d);
+    kp.n_slots          = HTP_FA_MAX_SLOTS;
+    while (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d) > vtcm_size) {
+        if (kp.n_slots > 2) {
+            --kp.n_slots;
+        } else if (kp.n_threads > 1) {
+            --kp.n_threads;
+            kp.items_per_thread = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
+        } else {
+            return false;
+        }
+    }
+    kp.vtcm_size = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d));
+    kp.scale     = uint32_t(params[0]);
+    kp.mask      = mask == nullptr ? HTP_FA_MASK_NONE : mask->type == 1 ? HTP_FA_MASK_F16 : HTP_FA_MASK_F32;
+    kp.has_sinks = sinks != nullptr;
+    kp.div_head  = init_fastdiv(q.ne[2]);
+    kp.div_group = init_fastdiv(q.ne[2] / k.ne[2]);
+    kp.div_mask2 = init_fastdiv(mask != nullptr ? mask->ne[2] : 1);
+    *out         = kp;
+    return true;
+}
+
+} // namespace hexnpu::proto
