@@ -42,6 +42,13 @@ uint32_t opcode_of(const ggml_tensor * node) {
                            node->src[1]->type == GGML_TYPE_I32 && node->src[2] == nullptr
                        ? proto::HTP_OP_ROPE
                        : proto::HTP_OP_NONE;
+        case GGML_OP_GET_ROWS:
+            // From activations (F32/F16 rows) into F32; quantized tables (a token embedding in the
+            // file's mapping) stay with the CPU, which reads them in place.
+            return node->type == GGML_TYPE_F32 &&
+                           (node->src[0]->type == GGML_TYPE_F32 || node->src[0]->type == GGML_TYPE_F16)
+                       ? proto::HTP_OP_GET_ROWS
+                       : proto::HTP_OP_NONE;
         case GGML_OP_SET_ROWS:
             // F32 rows into F16 or F32 (the KV cache); types and layout are checked with the kparams.
             return node->src[0]->type == GGML_TYPE_F32 ? proto::HTP_OP_SET_ROWS : proto::HTP_OP_NONE;
@@ -175,6 +182,16 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }
+    if (opcode == proto::HTP_OP_GET_ROWS) {
+        const auto                  ids = static_descriptor(node->src[1]);
+        proto::htp_get_rows_kparams kp{};
+        if (!ids || !proto::prepare_get_rows_kparams(*src0, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
+        op.src[1] = node->src[1];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
     if (opcode == proto::HTP_OP_SET_ROWS) {
         const auto                  ids = static_descriptor(node->src[1]);
         proto::htp_set_rows_kparams kp{};
@@ -215,8 +232,18 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
     if (opcode_of(node) == proto::HTP_OP_NONE) {
         return std::string("no NPU kernel for ") + ggml_op_desc(node);
     }
-    if (node->op != GGML_OP_MUL_MAT && node->op != GGML_OP_MUL_MAT_ID) {
-        return "the NPU kernel takes F32 tensors of one shape (src1 repeated over dims 1-3), rows in order";
+    switch (node->op) {
+        case GGML_OP_MUL_MAT:
+        case GGML_OP_MUL_MAT_ID: break;
+        case GGML_OP_FLASH_ATTN_EXT:
+            return "the NPU kernel takes F32 Q, F16 K/V of one head size (a multiple of 64 up to 512), an F16/F32 "
+                   "mask, no ALiBi or softcap, dims 3 of 1";
+        case GGML_OP_ROPE:
+            return "the NPU kernel takes F32 rows in order, n_dims a multiple of 64, NORMAL/NEOX without YaRN";
+        case GGML_OP_GET_ROWS:
+        case GGML_OP_SET_ROWS:
+            return "the NPU kernel takes F32 or F16 rows with I32/I64 ids, rows in order";
+        default: return "the NPU kernel takes F32 tensors of one shape (src1 repeated over dims 1-3), rows in order";
     }
     const ggml_tensor * w = node->src[0];
     const ggml_tensor * a = node->src[1];

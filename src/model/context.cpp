@@ -84,9 +84,20 @@ void context::eval_ubatch(const int32_t * tokens, int64_t n, int64_t out_first, 
     const model::graph_inputs in = model_.build_graph(ctx, gf, n, n_kv, n_outputs, k_cache_, v_cache_);
     sched_->alloc_graph(gf);
     n_graph_nodes_ = int64_t(gf.nodes.size());
-    if (params_.plan_out && !(n == 1 ? printed_decode_plan_ : printed_prompt_plan_)) {
-        (n == 1 ? printed_decode_plan_ : printed_prompt_plan_) = true;
-        print_plan_summary(gf, n);
+    std::optional<plan_summary> & plan = n == 1 ? decode_plan_ : prompt_plan_;
+    if ((params_.plan_out || params_.record_plans) && !plan) {
+        plan = summarize_plan(gf, n);
+        if (FILE * f = params_.plan_out) {
+            std::fprintf(f, "plan (%lld-token graph): %zu nodes, %d splits, %d copies;", (long long) n, plan->n_nodes,
+                         plan->n_splits, plan->n_copies);
+            for (const auto & [name, count] : plan->per_backend) {
+                std::fprintf(f, " %s %d", name.c_str(), count);
+            }
+            std::fprintf(f, "\n");
+            for (const auto & [what, count] : plan->fallbacks) {
+                std::fprintf(f, "  fell back to %s: %4d x %s\n", params_.backends.back()->name(), count, what.c_str());
+            }
+        }
     }
 
     std::vector<int32_t> pos(static_cast<size_t>(n));
@@ -125,10 +136,10 @@ void context::eval_ubatch(const int32_t * tokens, int64_t n, int64_t out_first, 
     }
 }
 
-void context::print_plan_summary(const ggml_cgraph & gf, int64_t n_tokens) const {
-    FILE *                           out = params_.plan_out;
-    std::map<std::string, int>       per_backend;
-    std::map<std::string, int>       fallbacks;  // "OP (types): reason" -> count
+plan_summary context::summarize_plan(const ggml_cgraph & gf, int64_t n_tokens) const {
+    plan_summary                     s;
+    std::map<std::string, int> &     per_backend = s.per_backend;
+    std::map<std::string, int> &     fallbacks   = s.fallbacks;
     const std::vector<backend *> &   bs       = params_.backends;
     backend *                        fallback = bs.back();
     for (const ggml_tensor * node : gf.nodes) {
@@ -160,15 +171,11 @@ void context::print_plan_summary(const ggml_cgraph & gf, int64_t n_tokens) const
         }
         fallbacks[sig + ": " + why]++;
     }
-    std::fprintf(out, "plan (%lld-token graph): %zu nodes, %d splits, %d copies;", (long long) n_tokens,
-                 gf.nodes.size(), sched_->n_splits(), sched_->n_copies());
-    for (const auto & [name, count] : per_backend) {
-        std::fprintf(out, " %s %d", name.c_str(), count);
-    }
-    std::fprintf(out, "\n");
-    for (const auto & [what, count] : fallbacks) {
-        std::fprintf(out, "  fell back to %s: %4d x %s\n", fallback->name(), count, what.c_str());
-    }
+    s.n_tokens = n_tokens;
+    s.n_nodes  = gf.nodes.size();
+    s.n_splits = sched_->n_splits();
+    s.n_copies = sched_->n_copies();
+    return s;
 }
 
 } // namespace hexnpu::model

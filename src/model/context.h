@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <memory>
 #include <span>
@@ -27,8 +29,19 @@ struct context_params {
     // When set: the plan summary of the first prompt graph and of the first single-token graph
     // (nodes per backend, splits, copies, and each op that fell back to the last backend and why).
     FILE * plan_out = nullptr;
+    // Keep those summaries (context::prompt_plan / decode_plan) even without plan_out.
+    bool record_plans = false;
     // Why a device refuses a node, in the device's words ("" when it does not say); optional.
     std::function<std::string(const backend_device *, const ggml_tensor *)> refusal_reason;
+};
+
+// How the scheduler placed one forward graph.
+struct plan_summary {
+    int64_t                    n_tokens = 0;
+    size_t                     n_nodes  = 0;
+    int                        n_splits = 0, n_copies = 0;
+    std::map<std::string, int> per_backend;  // backend name -> nodes that compute (views skipped)
+    std::map<std::string, int> fallbacks;    // "OP (types -> type): device: reason" -> nodes on the last backend
 };
 
 class context {
@@ -50,11 +63,14 @@ class context {
     const model & get_model() const { return model_; }
 
     int64_t n_graph_nodes() const { return n_graph_nodes_; }
+    // The first prompt graph's and the first single-token graph's plans (plan_out or record_plans).
+    const std::optional<plan_summary> & prompt_plan() const { return prompt_plan_; }
+    const std::optional<plan_summary> & decode_plan() const { return decode_plan_; }
 
   private:
     // Outputs the logits of the ubatch's tokens [out_first, n) into out (none when out_first >= n).
     void eval_ubatch(const int32_t * tokens, int64_t n, int64_t out_first, float * out);
-    void print_plan_summary(const ggml_cgraph & gf, int64_t n_tokens) const;
+    plan_summary summarize_plan(const ggml_cgraph & gf, int64_t n_tokens) const;
 
     const model &                   model_;
     context_params                  params_;
@@ -65,7 +81,7 @@ class context {
     std::vector<float>              logits_;
     int64_t                         n_past_        = 0;
     int64_t                         n_graph_nodes_ = 0;
-    bool                            printed_prompt_plan_ = false, printed_decode_plan_ = false;
+    std::optional<plan_summary>     prompt_plan_, decode_plan_;
 };
 
 } // namespace hexnpu::model

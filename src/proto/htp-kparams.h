@@ -370,6 +370,60 @@ inline bool prepare_set_rows_kparams(const htp_tensor & src0, const htp_tensor &
     return true;
 }
 
+// GET_ROWS from activations (F32 or F16 rows, e.g. the output rows a prompt's last tokens pick):
+// dst row (i1, i2, i3), F32, = src0 row ids[i1, i2, i3] of slice (i2, i3). One row per DMA block
+// (each row comes from wherever its id points); streams: the gathered row, the converted row. Ids
+// are a small DDR table read with scalar loads; one outside [0, src0.ne1) fails the op with
+// INVAL_PARAMS.
+struct htp_get_rows_kparams {
+    htp_eltwise_pipeline pipe;     // over dst's rows: row_size = ne0 * 4, block_rows = 1
+    fastdiv_values       div_ne1;  // flat dst row -> (i1, i2, i3)
+    fastdiv_values       div_ne2;
+    uint32_t             src_row_size;  // ne0 * 4 (F32) or ne0 * 2 (F16)
+    uint32_t             src_f16;
+    uint32_t             ids_i64;
+};
+static_assert(sizeof(htp_get_rows_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
+// The layout GET_ROWS runs on (compares only: the NPU's guard checks it too).
+constexpr bool htp_get_rows_layout_valid(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst) {
+    const uint32_t elem     = src0.type == 1 ? 2 : 4;
+    const uint32_t id_bytes = ids.type == 27 ? 8 : 4;
+    if ((src0.type != 0 && src0.type != 1) || (ids.type != 26 && ids.type != 27) || dst.ne[0] > UINT32_MAX / 4 ||
+        src0.ne[0] != dst.ne[0] || src0.ne[2] != dst.ne[2] || src0.ne[3] != dst.ne[3] || src0.ne[1] == 0 ||
+        src0.nb[0] != elem || ids.ne[0] != dst.ne[1] || ids.ne[1] != dst.ne[2] || ids.ne[2] != dst.ne[3] ||
+        ids.ne[3] != 1 || ids.nb[0] != id_bytes) {
+        return false;
+    }
+    const uint64_t ids_last = uint64_t(ids.ne[0] - 1) * ids.nb[0] + uint64_t(ids.ne[1] - 1) * ids.nb[1] +
+                              uint64_t(ids.ne[2] - 1) * ids.nb[2];
+    const uint64_t src_last = uint64_t(src0.ne[1] - 1) * src0.nb[1] + uint64_t(src0.ne[2] - 1) * src0.nb[2] +
+                              uint64_t(src0.ne[3] - 1) * src0.nb[3];
+    return ids_last + id_bytes <= ids.size && src_last + uint64_t(src0.ne[0]) * elem <= src0.size &&
+           htp_eltwise_rows_valid(dst, dst.ne[0] * 4);
+}
+
+inline bool prepare_get_rows_kparams(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst,
+                                     uint32_t n_threads, uint32_t vtcm_size, htp_get_rows_kparams * out) {
+    if (!htp_get_rows_layout_valid(src0, ids, dst)) {
+        return false;
+    }
+    htp_get_rows_kparams kp{};
+    const uint64_t       total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
+    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
+        return false;
+    }
+    kp.pipe.block_rows   = 1;
+    kp.pipe.vtcm_size    = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
+    kp.div_ne1           = init_fastdiv(dst.ne[1]);
+    kp.div_ne2           = init_fastdiv(dst.ne[2]);
+    kp.src_f16           = src0.type == 1;
+    kp.src_row_size      = dst.ne[0] * (kp.src_f16 ? 2 : 4);
+    kp.ids_i64           = ids.type == 27;
+    *out                 = kp;
+    return true;
+}
+
 // params: the op's GGML op_params (SCALE reads its factor and bias from words 0 and 1).
 inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst,
                                   const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,

@@ -30,6 +30,7 @@ enum htp_op_code : uint32_t {
     HTP_OP_CPY,       // dst = src0, F32 of one shape; src0's rows anywhere (permuted views: CONT)
     HTP_OP_ROPE,      // GGML's ROPE, NORMAL and NEOX modes, src1 the I32 positions (one per i2)
     HTP_OP_SET_ROWS,  // dst rows src1[i1, ..] (I32/I64) = src0 row i1 (F32), as F16 or F32
+    HTP_OP_GET_ROWS,  // dst row (i1, i2, i3) = src0 row src1[i1, i2, i3] of slice (i2, i3), F32/F16 -> F32
     HTP_OP_FLASH_ATTN_EXT,  // GGML's, Q F32, K/V F16, optional F16/F32 mask (src3) and F32 sinks (src4)
     HTP_OP_TEST_STREAM = 1000,  // dst = src0 * kparams scale, streamed DDR -> DMA -> VTCM -> HVX -> DMA -> DDR
     HTP_OP_TEST_FAULT,          // touches an NPU address given in params[0] (fault handling tests)
@@ -60,6 +61,7 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_CPY: return "CPY";
         case HTP_OP_ROPE: return "ROPE";
         case HTP_OP_SET_ROWS: return "SET_ROWS";
+        case HTP_OP_GET_ROWS: return "GET_ROWS";
         case HTP_OP_FLASH_ATTN_EXT: return "FLASH_ATTN_EXT";
         case HTP_OP_TEST_STREAM: return "TEST_STREAM";
         case HTP_OP_TEST_FAULT: return "TEST_FAULT";

@@ -169,6 +169,17 @@ def set_rows_cases():
                    EXACT, build, out_dtype=np.float16 if dst_t == "f16" else np.float32)
 
 
+def get_rows_cases():
+    """Rows of activations picked by id (the output rows of a prompt's last tokens), F32 and F16."""
+    for src_t, ne, n_ids in (("f32", (640, 9, 1, 1), 3), ("f16", (256, 7, 2, 1), 4), ("f32", (33, 10, 1, 1), 10)):
+        def build(g, w, a, rng, src_t=src_t, ne=ne, n_ids=n_ids):
+            src, ids = a.tensor(src_t, *ne), a.tensor("i32", n_ids, ne[2])
+            rows = rng.integers(0, ne[1], size=(ne[2], n_ids)).astype(np.int32)
+            return g.op("get_rows", C.c_void_p, C.c_void_p)(a.ctx, src, ids), [
+                (src, tensor_bytes(g, src_t, rand(rng, *ne))), (ids, tensor_bytes(g, "i32", rows))]
+        yield Case("GET_ROWS", f"type={src_t},ne={dims(ne)},n_ids={n_ids}", EXACT, build)
+
+
 def flash_attn_cases():
     """Decode and a small prefill, GQA, Gemma 3's head size 256, an F16 mask with -inf entries padded
     to 64 rows. ggml's CPU rounds Q to F16 for its dot products (hexnpu keeps fp32): the matmul bound."""
@@ -212,7 +223,7 @@ def matmul_cases():
 
 def all_cases():
     for family in (binary_cases, unary_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, set_rows_cases,
-                   flash_attn_cases, matmul_cases):
+                   get_rows_cases, flash_attn_cases, matmul_cases):
         yield from family()
 
 

@@ -8,6 +8,7 @@ namespace {
 constexpr op_entry BINARY = {op_binary, guard_binary, 2, 1};
 constexpr op_entry UNARY  = {op_unary, guard_unary, 1, 1};
 constexpr op_entry ROPE   = {op_rope, guard_rope, 2, 1};
+constexpr op_entry GET_ROWS  = {op_get_rows, guard_get_rows, 2, 1};
 constexpr op_entry SET_ROWS  = {op_set_rows, guard_set_rows, 2, 1};
 constexpr op_entry FLASH_ATTN = {op_flash_attn, guard_flash_attn, 3, 1};  // mask, sinks optional
 constexpr op_entry MATMUL    = {op_matmul, guard_matmul, 2, 1};
@@ -34,6 +35,7 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_NORM:
         case proto::HTP_OP_L2_NORM: return &UNARY;
         case proto::HTP_OP_ROPE: return &ROPE;
+        case proto::HTP_OP_GET_ROWS: return &GET_ROWS;
         case proto::HTP_OP_SET_ROWS: return &SET_ROWS;
         case proto::HTP_OP_FLASH_ATTN_EXT: return &FLASH_ATTN;
         case proto::HTP_OP_MUL_MAT: return &MATMUL;

@@ -1,8 +1,10 @@
-// SET_ROWS (proto/htp-kparams.h, htp_set_rows_kparams), the KV cache's writes: each thread streams
-// its source rows DDR -> DMA -> VTCM in blocks that never cross an (i2, i3) slice, converts them on
-// HVX (F32 -> F16, or a copy for an F32 destination) into the block's output slot, and sends every
-// row back by its own DMA to the destination row its id names (a scattered writeback: the pipeline
-// pops as many entries as were pushed). The ids are a small DDR table read with scalar loads.
+// The row ops (proto/htp-kparams.h). SET_ROWS (htp_set_rows_kparams), the KV cache's writes: each
+// thread streams its source rows DDR -> DMA -> VTCM in blocks that never cross an (i2, i3) slice,
+// converts them on HVX (F32 -> F16, or a copy for an F32 destination) into the block's output slot,
+// and sends every row back by its own DMA to the destination row its id names (a scattered
+// writeback: the pipeline pops as many entries as were pushed). GET_ROWS (htp_get_rows_kparams)
+// runs the other way: one dst row per block, gathered by DMA from the source row its id names,
+// widened from F16 or copied, written back in order. Ids are small DDR tables read with scalar loads.
 #include "hvx-hf-rows.h"
 #include "ops.h"
 #include "stream-rows.h"
@@ -18,6 +20,24 @@ using proto::htp_set_rows_kparams;
 using proto::htp_tensor;
 
 constexpr uint32_t SET_ROWS_STREAMS = 2;  // src0, converted rows
+constexpr uint32_t GET_ROWS_STREAMS = 2;  // gathered rows, converted rows
+
+// The id at p (I64 or I32); false when outside [0, limit).
+bool read_row_id(const uint8_t * p, bool i64, uint32_t limit, uint32_t * out) {
+    int64_t id;
+    if (i64) {
+        __builtin_memcpy(&id, p, 8);
+    } else {
+        int32_t id32;
+        __builtin_memcpy(&id32, p, 4);
+        id = id32;
+    }
+    if (id < 0 || id >= int64_t(limit)) {
+        return false;
+    }
+    *out = uint32_t(id);
+    return true;
+}
 
 // nrows rows of per_row vectors (the VTCM row stride) from s to d at the same stride: fp32 pairs of
 // vectors narrowed to one fp16 vector each (an odd last vector paired with zeros), or copied.
@@ -60,20 +80,8 @@ struct set_rows_job {
 // Row i1's id for slice (i2, i3): ids[i1, i2 % ids.ne1, i3 % ids.ne2]; false when outside [0, ne1).
 bool destination_row(const set_rows_job & job, const uint8_t * ids, uint32_t i1, uint32_t j2, uint32_t j3,
                      uint32_t * out) {
-    const uint8_t * p = ids + i1 * job.ids->nb[0] + j2 * job.ids->nb[1] + j3 * job.ids->nb[2];
-    int64_t         id;
-    if (job.kp.ids_i64) {
-        __builtin_memcpy(&id, p, 8);
-    } else {
-        int32_t id32;
-        __builtin_memcpy(&id32, p, 4);
-        id = id32;
-    }
-    if (id < 0 || id >= int64_t(job.dst->ne[1])) {
-        return false;
-    }
-    *out = uint32_t(id);
-    return true;
+    return read_row_id(ids + i1 * job.ids->nb[0] + j2 * job.ids->nb[1] + j3 * job.ids->nb[2], job.kp.ids_i64 != 0,
+                       job.dst->ne[1], out);
 }
 
 void set_rows_thread(uint32_t, uint32_t i, void * data) {
@@ -133,7 +141,104 @@ void set_rows_thread(uint32_t, uint32_t i, void * data) {
         });
 }
 
+// ---- GET_ROWS
+
+struct get_rows_job {
+    const htp_op_context * octx;
+    proto::htp_get_rows_kparams kp;
+    const htp_tensor *     src;
+    const htp_tensor *     ids;
+    const htp_tensor *     dst;
+    eltwise_rows           rows_plan;
+    volatile uint32_t      bad_id;
+};
+
+// n fp32 vectors of a row from the gathered row s: F16 widened (two fp32 vectors per fp16 vector)
+// or copied.
+__attribute__((noinline)) void widen_row(HVX_Vector * d, const HVX_Vector * s, uint32_t n, bool from_f16) {
+    if (from_f16) {
+        hvx_hf_row_to_sf(s, d, n);
+        return;
+    }
+    for (uint32_t v = 0; v < n; ++v) {
+        d[v] = s[v];
+    }
+}
+
+void get_rows_thread(uint32_t, uint32_t i, void * data) {
+    get_rows_job &                      job  = *static_cast<get_rows_job *>(data);
+    const proto::htp_get_rows_kparams & kp   = job.kp;
+    const eltwise_rows &                plan = job.rows_plan;
+    uint32_t                            ir0, ir1;
+    if (!plan.thread_range(i, &ir0, &ir1)) {
+        return;
+    }
+    dma_queue *      q        = &job.octx->dma[i];
+    const dma_addr_t src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
+    const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
+    const uint8_t *  ids      = htp_tensor_ptr(job.octx->plat, job.ids);
+    const uint32_t   stride   = kp.pipe.vtcm_row_stride;
+
+    row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
+    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, row_cursor>(
+        q, &job.octx->trace[i], kp.pipe.n_slots, 1,
+        [&](row_cursor & b) {
+            if (next.row >= ir1) {
+                return false;
+            }
+            b = next;
+            row_cursor_advance(next, 1, kp.div_ne1.d, kp.div_ne2.d);
+            return true;
+        },
+        [&](uint32_t k, const row_cursor & b) { dma_queue_push_token(q, plan.slot(i, 1, k), trace_info(b.row)); },
+        [&](uint32_t k, const row_cursor & b) {
+            uint32_t id;
+            if (!read_row_id(ids + b.i1 * job.ids->nb[0] + b.i2 * job.ids->nb[1] + b.i3 * job.ids->nb[2],
+                             kp.ids_i64 != 0, job.src->ne[1], &id)) {
+                job.bad_id = 1;
+                dma_queue_push_token(q, plan.slot(i, 0, k), trace_info(b.row));  // keeps the pops paired
+                return;
+            }
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)),
+                                       dma_addr_at(src_base, row_offset(job.src, id, b.i2, b.i3)), stride,
+                                       kp.src_row_size, kp.src_row_size, 1, trace_info(b.row));
+        },
+        [&](uint32_t k, const row_cursor &) {
+            widen_row(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
+                      reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), stride / 128, kp.src_f16 != 0);
+        },
+        [&](uint32_t k, const row_cursor & b) {
+            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, row_offset(job.dst, b.i1, b.i2, b.i3)),
+                                       dma_addr_of(plan.slot(i, 1, k)), kp.pipe.row_size, stride, kp.pipe.row_size,
+                                       1, trace_info(b.row));
+        });
+}
+
 } // namespace
+
+bool guard_get_rows(const htp_op_context * octx) {
+    proto::htp_get_rows_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * src = octx->src[0];
+    const htp_tensor * ids = octx->src[1];
+    const htp_tensor * dst = octx->dst[0];
+    return eltwise_pipeline_fits(octx, kp.pipe, GET_ROWS_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
+           kp.pipe.block_rows == 1 && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) &&
+           eltwise_rows_fit(dst, kp.pipe.row_size) && kp.pipe.row_size == dst->ne[0] * 4 &&
+           kp.src_f16 == (src->type == HTP_TYPE_F16) && kp.ids_i64 == (ids->type == HTP_TYPE_I64) &&
+           kp.src_row_size == dst->ne[0] * (kp.src_f16 ? 2 : 4) && proto::htp_get_rows_layout_valid(*src, *ids, *dst);
+}
+
+uint32_t op_get_rows(htp_op_context * octx) {
+    get_rows_job job{};
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    job.octx = octx;
+    job.src  = octx->src[0];
+    job.ids  = octx->src[1];
+    job.dst  = octx->dst[0];
+    const uint32_t status = run_eltwise_job(octx, job, GET_ROWS_STREAMS, get_rows_thread);
+    return status == proto::HTP_STATUS_OK && job.bad_id ? proto::HTP_STATUS_INVAL_PARAMS : status;
+}
 
 bool guard_set_rows(const htp_op_context * octx) {
     htp_set_rows_kparams kp;

@@ -1,0 +1,127 @@
+// Whole decoder layers on the virtual NPU through the scheduler: synthesized llama and gemma3 models
+// (attention with the F16 KV cache — SET_ROWS, ROPE, FLASH_ATTN_EXT — norms, the FFN with its GLU,
+// the output head) run with the NPU first and the CPU as fallback. The scheduler's plan must put
+// every computing node on the NPU but the token-embedding lookup (GET_ROWS from the file's mapping,
+// which the CPU reads in place): two splits, prompt and decode alike. The logits must match the CPU
+// backend's for a prompt and for single-token steps.
+#include "model/context.h"
+#include "model/model.h"
+#include "model/synth-model.h"
+
+#include "cpu/cpu-backend.h"
+#include "hexagon/htp-device.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+using namespace hexnpu;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct logits_run {
+    std::vector<float>          prompt, steps;
+    std::optional<model::plan_summary> prompt_plan, decode_plan;
+};
+
+const std::vector<int32_t> kPrompt = {1, 17, 300, 42, 99, 7, 7, 3, 250, 11};
+const std::vector<int32_t> kSteps  = {5, 123, 64};
+
+logits_run run(const std::string & path, backend_device & cpu_dev, backend * npu) {
+    std::unique_ptr<backend> cpu = cpu_dev.init_backend();
+    model::load_options      o;
+    o.host_buft = cpu_dev.buffer_type();
+    model::context_params cp;
+    cp.n_ctx        = 64;
+    cp.n_ubatch     = 16;
+    cp.record_plans = true;
+    cp.backends     = {cpu.get()};
+    if (npu) {
+        backend_device *      dev    = npu->device();
+        backend_buffer_type * repack = dev->extra_buffer_types().at(0);
+        // As `hexnpu run` places them: matmul weights into the REPACK buffers, norm weights into the
+        // NPU's compute buffers, the rest (token_embd) read from the mapping.
+        o.placement = [dev, repack](const ggml_tensor * w, bool is_matmul) -> backend_buffer_type * {
+            return is_matmul ? repack : ggml_n_dims(w) == 1 ? dev->buffer_type() : nullptr;
+        };
+        cp.backends = {npu, cpu.get()};
+        cp.kv_buft  = dev->buffer_type();
+    }
+    auto           m = model::model::load(path, o);
+    model::context ctx(*m, cp);
+    logits_run     r;
+    r.prompt = ctx.decode(kPrompt, true);
+    for (int32_t t : kSteps) {
+        const std::vector<float> & l = ctx.decode(std::vector<int32_t>{t});
+        r.steps.insert(r.steps.end(), l.begin(), l.end());
+    }
+    r.prompt_plan = ctx.prompt_plan();
+    r.decode_plan = ctx.decode_plan();
+    return r;
+}
+
+double nmse(const std::vector<float> & got, const std::vector<float> & want) {
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+        norm += double(want[i]) * want[i];
+    }
+    return err / norm;
+}
+
+void expect_one_npu_split(const model::plan_summary & p, const char * what) {
+    SCOPED_TRACE(what);
+    EXPECT_EQ(p.n_splits, 2);
+    EXPECT_EQ(p.per_backend.at("CPU"), 1);
+    ASSERT_EQ(p.fallbacks.size(), 1u);
+    EXPECT_EQ(p.fallbacks.begin()->first.rfind("GET_ROWS", 0), 0u) << p.fallbacks.begin()->first;
+    EXPECT_GT(p.per_backend.at("HTP0"), 30);
+}
+
+class DecoderOnNpu : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(DecoderOnNpu, RunsAsOneNpuSplitAndMatchesTheCpu) {
+    synth_params p;
+    ASSERT_TRUE(synth_preset(GetParam(), p));
+    p.type                 = GGML_TYPE_F16;
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("hexnpu-test-npu-" + std::to_string(getpid()) + "-" + GetParam() + ".gguf"))
+                                 .string();
+    synth_model(p).writer().write(path);
+
+    hexagon::htp_options ho;
+    ho.devices = {{"HTP0", 0, 0}};
+    ho.n_hvx   = 2;
+    vnpu::rpc::session_options so;
+    so.window_size  = 256 << 20;
+    so.host_threads = 2;
+    so.timeout      = 30s;
+    auto htp_devices = hexagon::make_htp_devices(ho, so);
+    auto cpu_dev     = make_cpu_device();
+    std::unique_ptr<backend> npu = htp_devices[0]->init_backend();
+
+    const logits_run want = run(path, *cpu_dev, nullptr);
+    const logits_run got  = run(path, *cpu_dev, npu.get());
+    std::remove(path.c_str());
+
+    ASSERT_TRUE(got.prompt_plan && got.decode_plan);
+    expect_one_npu_split(*got.prompt_plan, "prompt");
+    expect_one_npu_split(*got.decode_plan, "decode");
+    // F16 weights times fp32 activations on both sides; the NPU's exp/rsqrt/sin helpers are within a
+    // few ulp of the CPU's libm: differences stay near fp32 rounding.
+    ASSERT_EQ(got.prompt.size(), want.prompt.size());
+    ASSERT_EQ(got.steps.size(), want.steps.size());
+    EXPECT_LT(nmse(got.prompt, want.prompt), 1e-8);
+    EXPECT_LT(nmse(got.steps, want.steps), 1e-8);
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, DecoderOnNpu, ::testing::Values("tiny", "gemma3-tiny"),
+                         [](const auto & info) { return std::string(info.param) == "tiny" ? "llama" : "gemma3"; });
+
+} // namespace
