@@ -120,8 +120,10 @@ void add_flash_attn_cases(std::vector<op_case> & cases);
 // Every case of every family, in a fixed order.
 const std::vector<op_case> & op_case_catalog();
 
-// The benchmark cases of `hexnpu bench-ops`: model-sized shapes (MUL_MAT with a 4096 x 4096 weight
-// of every type, 1..8 activation rows); with `large`, weights beyond a server's last-level cache.
+// The benchmark cases of `hexnpu bench-ops` (op-perf-cases.cpp): model-sized shapes (MUL_MAT with a
+// 4096 x 4096 weight of every type, 1..8 activation rows; a transformer layer's other ops at llama
+// and Gemma 3 sizes); with `large`, weights beyond a server's last-level cache.
 std::vector<op_case> op_perf_catalog(bool large);
+void                 add_matmul_perf_cases(std::vector<op_case> & cases, bool large);
 
 } // namespace hexnpu::optest

@@ -46,8 +46,7 @@ void add_mul_mat(std::vector<op_case> & cases, ggml_type wt, ggml_type bt, const
 
 } // namespace
 
-std::vector<op_case> op_perf_catalog(bool large) {
-    std::vector<op_case> cases;
+void add_matmul_perf_cases(std::vector<op_case> & cases, bool large) {
     for (const ggml_type wt : kWeightTypes) {
         for (const int64_t n : {1, 2, 4, 8}) {
             add_mul_mat(cases, wt, GGML_TYPE_F32, {4096, n, 4096, 1, 1, 1, 1, false});
@@ -59,7 +58,6 @@ std::vector<op_case> op_perf_catalog(bool large) {
             add_mul_mat(cases, wt, GGML_TYPE_F32, {65536, 1, 8192, 1, 1, 1, 1, false});
         }
     }
-    return cases;
 }
 
 void add_matmul_cases(std::vector<op_case> & cases) {

@@ -90,6 +90,36 @@ TEST(HvxFloat, ConvertSingleToHalfRoundsToNearestEven) {
     }
 }
 
+// The narrowing's fast path (the host's conversion instruction where it has one) against the
+// scalar definition, bit for bit: random bit patterns (NaN payloads, subnormals, overflow) and ties.
+TEST(HvxFloat, ConvertSingleToHalfMatchesTheScalarDefinitionBitForBit) {
+    std::mt19937 rng(17);
+    for (int c = 0; c < 2000; ++c) {
+        Bytes u, v;
+        for (int i = 0; i < 32; ++i) {
+            uint32_t a = uint32_t(rng()), b = uint32_t(rng());
+            if (c % 4 == 1) {  // exact ties between two fp16 values: 13 dropped bits 1000000000000
+                a = (a & 0xFFFFE000u) | 0x1000u;
+                b = (b & 0x8FFFE000u) | 0x38000000u | 0x1000u;
+            }
+            if (c % 4 == 2) {  // NaNs with any payload
+                a |= 0x7F800001u;
+            }
+            for (int k = 0; k < 4; ++k) {
+                u[size_t(4 * i + k)] = uint8_t(a >> (8 * k));
+                v[size_t(4 * i + k)] = uint8_t(b >> (8 * k));
+            }
+        }
+        const Bytes d = bytes_of(Q6_Vhf_vcvt_VsfVsf(vec_of(u), vec_of(v)));
+        for (int i = 0; i < 32; ++i) {
+            const uint16_t want_u = hexnpu::hvx::intrinsics::detail_float::f32_to_f16(f32(uint32_t(get(u, 4, false, i))));
+            const uint16_t want_v = hexnpu::hvx::intrinsics::detail_float::f32_to_f16(f32(uint32_t(get(v, 4, false, i))));
+            ASSERT_EQ(uint16_t(get(d, 2, false, 2 * i)), want_u) << c << " " << i;
+            ASSERT_EQ(uint16_t(get(d, 2, false, 2 * i + 1)), want_v) << c << " " << i;
+        }
+    }
+}
+
 TEST(HvxFloat, SingleArithmeticIsIeee) {
     std::mt19937 rng(9);
     for (int c = 0; c < 200; ++c) {

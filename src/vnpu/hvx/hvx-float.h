@@ -129,8 +129,24 @@ inline HVX_Vector Q6_Vhf_vabs_Vhf(HVX_Vector u) { return u & int32_t(0x7FFF7FFF)
 inline HVX_Vector Q6_Vsf_vfneg_Vsf(HVX_Vector u) { return u ^ int32_t(0x80000000u); }
 inline HVX_Vector Q6_Vhf_vfneg_Vhf(HVX_Vector u) { return u ^ int32_t(0x80008000u); }
 
-// sf -> hf narrowing: hf lane 2i from Vu.sf[i], lane 2i+1 from Vv.sf[i].
+// sf -> hf narrowing: hf lane 2i from Vu.sf[i], lane 2i+1 from Vv.sf[i]; rounded to nearest even,
+// overflow to infinity, NaNs quieted with their top payload bits (detail_float::f32_to_f16).
 inline HVX_Vector Q6_Vhf_vcvt_VsfVsf(HVX_Vector u, HVX_Vector v) {
+#if defined(__AVX512F__) && defined(__F16C__) && !defined(__hexagon__)
+    // The host's conversion instruction (the same rounding and NaN rule), 16 lanes at a time, the two
+    // results interleaved by halfword: word i = hf(v[i]) << 16 | hf(u[i]).
+    HVX_Vector out;
+    for (int half = 0; half < 2; ++half) {
+        __m512 a, b;
+        std::memcpy(&a, reinterpret_cast<const char *>(&u) + 64 * half, 64);
+        std::memcpy(&b, reinterpret_cast<const char *>(&v) + 64 * half, 64);
+        const __m512i ha = _mm512_cvtepu16_epi32(_mm512_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        const __m512i hb = _mm512_cvtepu16_epi32(_mm512_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        const __m512i w  = _mm512_or_si512(ha, _mm512_slli_epi32(hb, 16));
+        std::memcpy(reinterpret_cast<char *>(&out) + 64 * half, &w, 64);
+    }
+    return out;
+#endif
     const Lanes<uint32_t> x = lanes<uint32_t>(u), y = lanes<uint32_t>(v);
     Lanes<uint16_t> d;
     for (int i = 0; i < 32; ++i) {

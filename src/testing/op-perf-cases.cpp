@@ -1,0 +1,71 @@
+// The benchmark cases of `hexnpu bench-ops`: the matmuls (op-cases-matmul.cpp), then the rest of a
+// transformer layer at model sizes — llama-7B-like rows (4096 wide, 32 heads of 128, 8 KV heads)
+// for a 512-token prompt, and Gemma 3 270M's attention (4 heads of 256, one KV head) for decode
+// against 4096 cached positions.
+#include "op-case.h"
+
+#include <cmath>
+
+namespace hexnpu::optest {
+namespace {
+
+constexpr tolerance kAny{1.0, 1.0};  // benchmarks time, test-ops checks
+
+void add(std::vector<op_case> & cases, std::string params, std::function<ggml_tensor *(case_graph &)> build) {
+    cases.push_back({std::move(params), kAny, std::move(build)});
+}
+
+void add_flash_attn(std::vector<op_case> & cases, int64_t d, int64_t n_q, int64_t n_kv, int64_t n_head,
+                    int64_t n_head_kv) {
+    add(cases, "d=" + std::to_string(d) + ",n_q=" + std::to_string(n_q) + ",n_kv=" + std::to_string(n_kv) +
+                   ",n_head=" + std::to_string(n_head) + ",n_head_kv=" + std::to_string(n_head_kv) + ",type_kv=f16",
+        [=](case_graph & g) {
+            ggml_tensor * q    = g.input(GGML_TYPE_F32, {d, n_q, n_head, 1});
+            ggml_tensor * k    = g.input(GGML_TYPE_F16, {d, n_kv, n_head_kv, 1});
+            ggml_tensor * v    = g.input(GGML_TYPE_F16, {d, n_kv, n_head_kv, 1});
+            ggml_tensor * mask = g.input(GGML_TYPE_F16, {n_kv, n_q, 1, 1}, mask_fill());
+            return ggml_flash_attn_ext(g.ctx(), q, k, v, mask, 1.0f / std::sqrt(float(d)), 0.0f, 0.0f);
+        });
+}
+
+} // namespace
+
+std::vector<op_case> op_perf_catalog(bool large) {
+    std::vector<op_case> cases;
+    add_matmul_perf_cases(cases, large);
+    add(cases, "ne=[4096,512,1,1]", [](case_graph & g) {
+        return ggml_rms_norm(g.ctx(), g.input(GGML_TYPE_F32, {4096, 512, 1, 1}), 1e-6f);
+    });
+    add(cases, "ne=[128,32,512,1],n_dims=128,mode=neox", [](case_graph & g) {
+        ggml_tensor * x   = g.input(GGML_TYPE_F32, {128, 32, 512, 1});
+        ggml_tensor * pos = g.input(GGML_TYPE_I32, {512, 1, 1, 1}, indices(4096));
+        return ggml_rope_ext(g.ctx(), x, pos, nullptr, 128, 2, 4096, 10000.0f, 1.0f, 0.0f, 1.0f, 32.0f, 1.0f);
+    });
+    add(cases, "ne=[512,512,32,1],mask=f32", [](case_graph & g) {
+        ggml_tensor * x    = g.input(GGML_TYPE_F32, {512, 512, 32, 1});
+        ggml_tensor * mask = g.input(GGML_TYPE_F32, {512, 512, 1, 1}, mask_fill());
+        return ggml_soft_max_ext(g.ctx(), x, mask, 0.088f, 0.0f);
+    });
+    add_flash_attn(cases, 128, 1, 4096, 32, 8);   // llama decode
+    add_flash_attn(cases, 256, 1, 4096, 4, 1);    // Gemma 3 decode
+    add_flash_attn(cases, 128, 512, 512, 8, 8);   // prefill
+    add(cases, "type=f32,ne=[4096,512,1,1],n_ids=256", [](case_graph & g) {
+        ggml_tensor * src = g.input(GGML_TYPE_F32, {4096, 512, 1, 1});
+        return ggml_get_rows(g.ctx(), src, g.input(GGML_TYPE_I32, {256, 1, 1, 1}, indices(512)));
+    });
+    add(cases, "type=f16,ne=[1024,4096,1,1],n_rows=512", [](case_graph & g) {  // a KV-cache write
+        ggml_tensor * cache = g.input(GGML_TYPE_F16, {1024, 4096, 1, 1});
+        ggml_tensor * src   = g.input(GGML_TYPE_F32, {1024, 512, 1, 1});
+        return ggml_set_rows(g.ctx(), cache, src, g.input(GGML_TYPE_I64, {512, 1, 1, 1}, distinct_indices(4096)));
+    });
+    add(cases, "ne=[128,512,32,1],permute=[0,2,1,3]", [](case_graph & g) {  // heads merged after attention
+        return ggml_cont(g.ctx(), g.permuted_input(GGML_TYPE_F32, {128, 512, 32, 1}, {0, 2, 1, 3}));
+    });
+    add(cases, "ne=[11008,64,1,1],split", [](case_graph & g) {
+        return ggml_glu(g.ctx(), g.input(GGML_TYPE_F32, {11008, 64, 1, 1}), g.input(GGML_TYPE_F32, {11008, 64, 1, 1}),
+                        GGML_GLU_OP_SWIGLU, false);
+    });
+    return cases;
+}
+
+} // namespace hexnpu::optest
