@@ -20,7 +20,8 @@ namespace {
 const char * kUsage =
     "usage: hexnpu bench-ops [-o OP] [-b BACKEND] [-t TYPE] [--large] [--flat] [--json]\n"
     "  Times the benchmark cases (MUL_MAT with a 4096 x 4096 weight of every type and 1, 2, 4, 8\n"
-    "  activation rows) on BACKEND (default HTP0): us per run, GFLOP/s, GB/s of weights read.\n"
+    "  activation rows; RMS_NORM, ROPE, SOFT_MAX, FLASH_ATTN_EXT, GET_ROWS, SET_ROWS, CONT and GLU at\n"
+    "  model sizes) on BACKEND (default HTP0): us per run, GFLOP/s, GB/s of weights read.\n"
     "  -o OP, -t TYPE  only the cases of this op / with a tensor of this type\n"
     "  --large         also a 65536 x 8192 weight per type (beyond the last-level cache)\n"
     "  --flat          keep matmul weights flat (default: in the device's REPACK buffer, tiled)\n"
