@@ -21,6 +21,9 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_SCALE: return proto::HTP_OP_SCALE;
         case GGML_OP_SQR: return proto::HTP_OP_SQR;
         case GGML_OP_SQRT: return proto::HTP_OP_SQRT;
+        case GGML_OP_SIN: return proto::HTP_OP_SIN;
+        case GGML_OP_COS: return proto::HTP_OP_COS;
+        case GGML_OP_CLAMP: return proto::HTP_OP_CLAMP;
         case GGML_OP_MUL_MAT: return proto::HTP_OP_MUL_MAT;
         case GGML_OP_MUL_MAT_ID: return proto::HTP_OP_MUL_MAT_ID;
         case GGML_OP_RMS_NORM: return proto::HTP_OP_RMS_NORM;
@@ -72,6 +75,12 @@ uint32_t opcode_of(const ggml_tensor * node) {
             switch (ggml_get_op_param<int32_t>(node, 0)) {
                 case GGML_UNARY_OP_NEG: return proto::HTP_OP_NEG;
                 case GGML_UNARY_OP_SILU: return proto::HTP_OP_SILU;
+                case GGML_UNARY_OP_RELU: return proto::HTP_OP_RELU;
+                case GGML_UNARY_OP_ABS: return proto::HTP_OP_ABS;
+                case GGML_UNARY_OP_EXP: return proto::HTP_OP_EXP;
+                case GGML_UNARY_OP_SIGMOID: return proto::HTP_OP_SIGMOID;
+                case GGML_UNARY_OP_GELU: return proto::HTP_OP_GELU;
+                case GGML_UNARY_OP_GELU_QUICK: return proto::HTP_OP_GELU_QUICK;
                 default: return proto::HTP_OP_NONE;
             }
         default: return proto::HTP_OP_NONE;

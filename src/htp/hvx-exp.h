@@ -42,4 +42,11 @@ inline HVX_Vector hvx_sf_exp_parts(HVX_Vector x, HVX_Vector * k) {
     return hvx_sf_add(hvx_sf_mul(p, r), hvx_splat_sf(1.0f));
 }
 
+// e^x in every lane: hvx_sf_ldexp of the parts (0 for -inf, +inf past ~88.72).
+inline HVX_Vector hvx_sf_exp(HVX_Vector x) {
+    HVX_Vector       k;
+    const HVX_Vector p = hvx_sf_exp_parts(x, &k);
+    return hvx_sf_ldexp(p, k);
+}
+
 } // namespace hexnpu::htp

@@ -42,4 +42,15 @@ inline HVX_Vector hvx_sf_silu(HVX_Vector x) {
     return Q6_V_vmux_QVV(vanishing, hvx_sf_mul(x, Q6_V_vzero()), silu);
 }
 
+// GGML's tanh GELU, 0.5 x (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3), as the equal
+// x sigmoid(2u) (GEGLU's gelu too). The error is the sigmoid's plus the rounding of u.
+inline HVX_Vector hvx_sf_gelu(HVX_Vector x) {
+    const HVX_Vector x3 = hvx_sf_mul(hvx_sf_mul(x, x), x);
+    const HVX_Vector u2 = hvx_sf_mul(hvx_splat_sf(2.0f * 0.7978845608f), hvx_sf_add(x, hvx_sf_mul(hvx_splat_sf(0.044715f), x3)));
+    return hvx_sf_mul(x, hvx_sf_sigmoid(u2));
+}
+
+// GGML's GELU_QUICK: x sigmoid(1.702 x).
+inline HVX_Vector hvx_sf_gelu_quick(HVX_Vector x) { return hvx_sf_mul(x, hvx_sf_sigmoid(hvx_sf_mul(hvx_splat_sf(1.702f), x))); }
+
 } // namespace hexnpu::htp

@@ -53,7 +53,8 @@ struct htp_binary_kparams {
 
 struct htp_unary_kparams {
     htp_eltwise_pipeline pipe;
-    uint32_t             scale;  // SCALE: float bits of the factor and of the bias (GGML op_params 0, 1);
+    uint32_t             scale;  // SCALE: float bits of the factor and of the bias (GGML op_params 0, 1),
+                                 // CLAMP: of the minimum and the maximum (op_params 0, 1);
     uint32_t             bias;   // RMS_NORM, NORM, L2_NORM: of eps (op_params 0) and of 1 / ne0
     fastdiv_values       div_ne1;  // flat row -> (i1, i2, i3)
     fastdiv_values       div_ne2;
@@ -127,7 +128,9 @@ constexpr bool htp_is_binary_op(uint32_t opcode) {
 constexpr bool htp_is_unary_op(uint32_t opcode) {
     return opcode == HTP_OP_SCALE || opcode == HTP_OP_SQR || opcode == HTP_OP_SQRT || opcode == HTP_OP_NEG ||
            opcode == HTP_OP_SILU || opcode == HTP_OP_RMS_NORM || opcode == HTP_OP_NORM || opcode == HTP_OP_L2_NORM ||
-           opcode == HTP_OP_CPY;
+           opcode == HTP_OP_CPY || opcode == HTP_OP_RELU || opcode == HTP_OP_ABS || opcode == HTP_OP_EXP ||
+           opcode == HTP_OP_SIGMOID || opcode == HTP_OP_GELU || opcode == HTP_OP_GELU_QUICK || opcode == HTP_OP_SIN ||
+           opcode == HTP_OP_COS || opcode == HTP_OP_CLAMP;
 }
 
 constexpr uint32_t htp_vtcm_row_stride(uint32_t row_size) {
@@ -436,7 +439,7 @@ inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, cons
     if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
         return false;
     }
-    if (opcode == HTP_OP_SCALE) {
+    if (opcode == HTP_OP_SCALE || opcode == HTP_OP_CLAMP) {
         kp.scale = uint32_t(params[0]);
         kp.bias  = uint32_t(params[1]);
     } else if (opcode == HTP_OP_RMS_NORM || opcode == HTP_OP_NORM || opcode == HTP_OP_L2_NORM) {

@@ -32,6 +32,15 @@ enum htp_op_code : uint32_t {
     HTP_OP_SET_ROWS,  // dst rows src1[i1, ..] (I32/I64) = src0 row i1 (F32), as F16 or F32
     HTP_OP_GET_ROWS,  // dst row (i1, i2, i3) = src0 row src1[i1, i2, i3] of slice (i2, i3), F32/F16 -> F32
     HTP_OP_FLASH_ATTN_EXT,  // GGML's, Q F32, K/V F16, optional F16/F32 mask (src3) and F32 sinks (src4)
+    HTP_OP_RELU,
+    HTP_OP_ABS,
+    HTP_OP_EXP,
+    HTP_OP_SIGMOID,
+    HTP_OP_GELU,        // GGML's tanh approximation
+    HTP_OP_GELU_QUICK,  // x sigmoid(1.702 x)
+    HTP_OP_SIN,
+    HTP_OP_COS,
+    HTP_OP_CLAMP,       // min(max(x, lo), hi), lo and hi from GGML op_params 0 and 1
     HTP_OP_TEST_STREAM = 1000,  // dst = src0 * kparams scale, streamed DDR -> DMA -> VTCM -> HVX -> DMA -> DDR
     HTP_OP_TEST_FAULT,          // touches an NPU address given in params[0] (fault handling tests)
     HTP_OP_TEST_HANG,           // never returns (deadline tests)
@@ -63,6 +72,15 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_SET_ROWS: return "SET_ROWS";
         case HTP_OP_GET_ROWS: return "GET_ROWS";
         case HTP_OP_FLASH_ATTN_EXT: return "FLASH_ATTN_EXT";
+        case HTP_OP_RELU: return "RELU";
+        case HTP_OP_ABS: return "ABS";
+        case HTP_OP_EXP: return "EXP";
+        case HTP_OP_SIGMOID: return "SIGMOID";
+        case HTP_OP_GELU: return "GELU";
+        case HTP_OP_GELU_QUICK: return "GELU_QUICK";
+        case HTP_OP_SIN: return "SIN";
+        case HTP_OP_COS: return "COS";
+        case HTP_OP_CLAMP: return "CLAMP";
         case HTP_OP_TEST_STREAM: return "TEST_STREAM";
         case HTP_OP_TEST_FAULT: return "TEST_FAULT";
         case HTP_OP_TEST_HANG: return "TEST_HANG";

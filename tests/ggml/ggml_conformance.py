@@ -65,7 +65,10 @@ def binary_cases():
 
 
 def unary_cases():
-    specs = [("sqr", EXACT, -1.0), ("sqrt", MATH, 0.0), ("neg", EXACT, -1.0), ("silu", MATH, -4.0)]
+    # ggml's CPU GELU reads a table indexed by fp16(x) (GGML_GELU_FP16): fp16 rounding of x, ~1e-7 NMSE.
+    specs = [("sqr", EXACT, -1.0), ("sqrt", MATH, 0.0), ("neg", EXACT, -1.0), ("silu", MATH, -4.0),
+             ("relu", EXACT, -4.0), ("abs", EXACT, -4.0), ("exp", MATH, -4.0), ("sigmoid", MATH, -4.0),
+             ("gelu", MATMUL, -4.0), ("gelu_quick", MATH, -4.0), ("sin", MATH, -4.0), ("cos", MATH, -4.0)]
     for name, tol, lo in specs:
         for ne in ((128, 2, 2, 2), (7, 3, 5, 2)):
             def build(g, w, a, rng, name=name, ne=ne, lo=lo):
@@ -77,6 +80,10 @@ def unary_cases():
             x = a.tensor("f32", 64, 5, 3)
             return g.op("scale_bias", C.c_void_p, F, F)(a.ctx, x, s, b), [(x, tensor_bytes(g, "f32", rand(rng, 64, 5, 3)))]
         yield Case("SCALE", f"ne=[64,5,3],s={s},b={b}", EXACT, build)
+    def clamp(g, w, a, rng):
+        x = a.tensor("f32", 33, 7, 2)
+        return g.op("clamp", C.c_void_p, F, F)(a.ctx, x, -0.5, 0.75), [(x, tensor_bytes(g, "f32", rand(rng, 33, 7, 2)))]
+    yield Case("CLAMP", "ne=[33,7,2],min=-0.5,max=0.75", EXACT, clamp)
 
 
 def norm_cases():

@@ -48,11 +48,7 @@ void binary_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uin
 
 // GGML's tanh GELU, 0.5 x (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3), as the identical
 // x sigmoid(2u), times the gate.
-HVX_Vector geglu(HVX_Vector x, HVX_Vector g) {
-    const HVX_Vector x3 = hvx_sf_mul(hvx_sf_mul(x, x), x);
-    const HVX_Vector u2 = hvx_sf_mul(hvx_splat_sf(2.0f * 0.7978845608f), hvx_sf_add(x, hvx_sf_mul(hvx_splat_sf(0.044715f), x3)));
-    return hvx_sf_mul(hvx_sf_mul(x, hvx_sf_sigmoid(u2)), g);
-}
+HVX_Vector geglu(HVX_Vector x, HVX_Vector g) { return hvx_sf_mul(hvx_sf_gelu(x), g); }
 HVX_Vector swiglu(HVX_Vector x, HVX_Vector g) { return hvx_sf_mul(hvx_sf_silu(x), g); }
 
 // fp32 bits as signed integers in the floats' order (negative values' magnitude bits flipped; its

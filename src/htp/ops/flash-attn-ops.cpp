@@ -35,13 +35,6 @@ constexpr uint32_t FA_INPUTS = 4;  // K, V, mask (or a token), the query row
 // fp32 bits as signed integers in the floats' order (its own inverse): maxima by integer max.
 HVX_Vector order_key(HVX_Vector v) { return Q6_V_vxor_VV(v, Q6_V_vand_VV(Q6_Vw_vasr_VwR(v, 31), hvx_splat_w(0x7FFFFFFF))); }
 
-// e^x in every lane (0 for -inf).
-HVX_Vector exp_sf(HVX_Vector x) {
-    HVX_Vector       k;
-    const HVX_Vector p = hvx_sf_exp_parts(x, &k);
-    return hvx_sf_ldexp(p, k);
-}
-
 // One thread's VTCM: n_slots slots, then the scratch (proto::htp_fa_scratch_bytes).
 struct fa_memory {
     uint8_t *    slots;
@@ -115,8 +108,8 @@ __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const fa_slot 
     const HVX_Vector old_max = m.stats[0];
     const HVX_Vector new_max = order_key(Q6_Vw_vmax_VwVw(key, order_key(old_max)));
     const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), Q6_V_vzero(), new_max);
-    const HVX_Vector p       = exp_sf(hvx_sf_sub(sc, safe));
-    const HVX_Vector shrink  = exp_sf(hvx_sf_sub(old_max, safe));
+    const HVX_Vector p       = hvx_sf_exp(hvx_sf_sub(sc, safe));
+    const HVX_Vector shrink  = hvx_sf_exp(hvx_sf_sub(old_max, safe));
     m.stats[0]               = new_max;
     m.stats[1]               = hvx_sf_add(hvx_sf_mul(m.stats[1], shrink), hvx_sf_allsum(p));
 
@@ -154,8 +147,8 @@ __attribute__((noinline)) void fa_finish(const fa_memory & m, const fa_slot & s,
         const HVX_Vector old_max = m.stats[0];
         const HVX_Vector new_max = order_key(Q6_Vw_vmax_VwVw(order_key(sk), order_key(old_max)));
         const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), Q6_V_vzero(), new_max);
-        shrink                   = exp_sf(hvx_sf_sub(old_max, safe));
-        l                        = hvx_sf_add(hvx_sf_mul(l, shrink), exp_sf(hvx_sf_sub(sk, safe)));
+        shrink                   = hvx_sf_exp(hvx_sf_sub(old_max, safe));
+        l                        = hvx_sf_add(hvx_sf_mul(l, shrink), hvx_sf_exp(hvx_sf_sub(sk, safe)));
     }
     const HVX_Vector zero = Q6_V_vzero();
     // l > 0 exactly when its bits are positive as integers (l is never negative or NaN).

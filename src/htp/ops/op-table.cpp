@@ -33,7 +33,16 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_CPY:
         case proto::HTP_OP_RMS_NORM:
         case proto::HTP_OP_NORM:
-        case proto::HTP_OP_L2_NORM: return &UNARY;
+        case proto::HTP_OP_L2_NORM:
+        case proto::HTP_OP_RELU:
+        case proto::HTP_OP_ABS:
+        case proto::HTP_OP_EXP:
+        case proto::HTP_OP_SIGMOID:
+        case proto::HTP_OP_GELU:
+        case proto::HTP_OP_GELU_QUICK:
+        case proto::HTP_OP_SIN:
+        case proto::HTP_OP_COS:
+        case proto::HTP_OP_CLAMP: return &UNARY;
         case proto::HTP_OP_ROPE: return &ROPE;
         case proto::HTP_OP_GET_ROWS: return &GET_ROWS;
         case proto::HTP_OP_SET_ROWS: return &SET_ROWS;

@@ -1,11 +1,14 @@
-// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, CPY, RMS_NORM, NORM and L2_NORM on F32 (proto/htp-kparams.h). Each
+// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, CPY, RMS_NORM, NORM and L2_NORM, RELU, ABS, EXP,
+// SIGMOID, GELU (tanh), GELU_QUICK, SIN, COS and CLAMP on F32 (proto/htp-kparams.h). Each
 // thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per
 // stream.
 #include "eltwise-rows.h"
 #include "htp-tensor.h"
 #include "hvx-arith.h"
 #include "hvx-div.h"
+#include "hvx-exp.h"
 #include "hvx-sigmoid.h"
+#include "hvx-sincos.h"
 #include "hvx-sqrt.h"
 #include "ops.h"
 #include "stream-rows.h"
@@ -38,6 +41,35 @@ void unary_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, con
 HVX_Vector sqr(HVX_Vector x) { return hvx_sf_mul(x, x); }
 HVX_Vector copy(HVX_Vector x) { return x; }
 HVX_Vector neg(HVX_Vector x) { return Q6_V_vxor_VV(x, hvx_splat_w(int32_t(0x80000000u))); }
+HVX_Vector abs_sf(HVX_Vector x) { return Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF)); }
+// GGML's x > 0 ? x : 0: on the bits, x > 0 exactly when 0 < bits <= +inf's (NaN, -0 and negatives give 0).
+HVX_Vector relu(HVX_Vector x) {
+    const HVX_VectorPred positive = Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(x, Q6_V_vzero()),
+                                                Q6_Q_vcmp_gt_VwVw(hvx_splat_w(0x7F800001), x));
+    return Q6_V_vmux_QVV(positive, x, Q6_V_vzero());
+}
+HVX_Vector sin_sf(HVX_Vector x) {
+    HVX_Vector s, c;
+    hvx_sf_sincos(x, &s, &c);
+    return s;
+}
+HVX_Vector cos_sf(HVX_Vector x) {
+    HVX_Vector s, c;
+    hvx_sf_sincos(x, &s, &c);
+    return c;
+}
+
+// fp32 bits as signed integers in the floats' order (its own inverse): min/max by integer compares.
+HVX_Vector order_key(HVX_Vector v) { return Q6_V_vxor_VV(v, Q6_V_vand_VV(Q6_Vw_vasr_VwR(v, 31), hvx_splat_w(0x7FFFFFFF))); }
+
+// GGML's MAX(MIN(x, hi), lo), on order keys.
+void clamp_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
+    const HVX_Vector lo = order_key(Q6_V_vsplat_R(int32_t(kp.scale)));
+    const HVX_Vector hi = order_key(Q6_V_vsplat_R(int32_t(kp.bias)));
+    for (uint32_t j = 0; j < n_vectors; ++j) {
+        d[j] = order_key(Q6_Vw_vmax_VwVw(Q6_Vw_vmin_VwVw(order_key(s[j]), hi), lo));
+    }
+}
 
 // GGML multiplies only when the bias is zero: x * s keeps the sign of a zero product, x * s + 0
 // would not.
@@ -131,6 +163,15 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
         case proto::HTP_OP_RMS_NORM: return norm_vectors<proto::HTP_OP_RMS_NORM>;
         case proto::HTP_OP_NORM: return norm_vectors<proto::HTP_OP_NORM>;
         case proto::HTP_OP_L2_NORM: return norm_vectors<proto::HTP_OP_L2_NORM>;
+        case proto::HTP_OP_RELU: return unary_vectors<relu>;
+        case proto::HTP_OP_ABS: return unary_vectors<abs_sf>;
+        case proto::HTP_OP_EXP: return unary_vectors<hvx_sf_exp>;
+        case proto::HTP_OP_SIGMOID: return unary_vectors<hvx_sf_sigmoid>;
+        case proto::HTP_OP_GELU: return unary_vectors<hvx_sf_gelu>;
+        case proto::HTP_OP_GELU_QUICK: return unary_vectors<hvx_sf_gelu_quick>;
+        case proto::HTP_OP_SIN: return unary_vectors<sin_sf>;
+        case proto::HTP_OP_COS: return unary_vectors<cos_sf>;
+        case proto::HTP_OP_CLAMP: return clamp_vectors;
         default: return unary_vectors<hvx_sf_silu>;
     }
 }
