@@ -56,11 +56,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
             // F32 rows into F16 or F32 (the KV cache); types and layout are checked with the kparams.
             return node->src[0]->type == GGML_TYPE_F32 ? proto::HTP_OP_SET_ROWS : proto::HTP_OP_NONE;
         case GGML_OP_FLASH_ATTN_EXT: return proto::HTP_OP_FLASH_ATTN_EXT;  // types and shapes: the kparams
-        case GGML_OP_SOFT_MAX:
-            // With an F32 mask and no sinks (ALiBi is refused with the kparams).
-            return node->src[1] != nullptr && node->src[1]->type == GGML_TYPE_F32 && node->src[2] == nullptr
-                       ? proto::HTP_OP_SOFT_MAX
-                       : proto::HTP_OP_NONE;
+        case GGML_OP_SOFT_MAX: return proto::HTP_OP_SOFT_MAX;  // mask, ALiBi and sinks: the kparams
         case GGML_OP_GLU:
             // The separate-gate form only (a fused [x | g] row is two half rows of one tensor).
             if (node->src[1] == nullptr || ggml_get_op_param<int32_t>(node, 1) != 0) {
@@ -211,14 +207,25 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }
+    if (opcode == proto::HTP_OP_SOFT_MAX) {
+        const auto                mask  = node->src[1] ? static_descriptor(node->src[1]) : std::nullopt;
+        const auto                sinks = node->src[2] ? static_descriptor(node->src[2]) : std::nullopt;
+        proto::htp_binary_kparams kp{};
+        if ((node->src[1] && !mask) || (node->src[2] && !sinks) ||
+            !proto::prepare_softmax_kparams(*src0, mask ? &*mask : nullptr, sinks ? &*sinks : nullptr, *dst,
+                                            op.desc.params, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
+        op.src[1] = node->src[1];
+        op.src[2] = node->src[2];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
     if (proto::htp_is_binary_op(opcode)) {
         const auto src1 = static_descriptor(node->src[1]);
         proto::htp_binary_kparams kp{};
-        const bool ok = src1 && (opcode == proto::HTP_OP_SOFT_MAX
-                                     ? proto::prepare_softmax_kparams(*src0, *src1, *dst, op.desc.params,
-                                                                      target.n_threads, target.vtcm_size, &kp)
-                                     : proto::prepare_binary_kparams(opcode, *src0, *src1, *dst, target.n_threads,
-                                                                     target.vtcm_size, &kp));
+        const bool ok = src1 && proto::prepare_binary_kparams(opcode, *src0, *src1, *dst, target.n_threads,
+                                                              target.vtcm_size, &kp);
         if (!ok) {
             return std::nullopt;
         }

@@ -49,7 +49,14 @@ struct htp_binary_kparams {
     fastdiv_values       div_ne12;  //   (SOFT_MAX: ne1 in div_ne11, the mask's first ne1 rows)
     fastdiv_values       div_ne13;
     uint32_t             scale;     // SOFT_MAX: float bits of the logit scale (GGML op_params 0)
+    uint32_t             src1_row_size;  // bytes each src1 row DMA moves: row_size; SOFT_MAX: the mask's
+                                         // (ne0 * 2 for F16), 0 without a mask
+    uint32_t             softmax_flags;  // SOFT_MAX: HTP_SOFTMAX_* bits, ALiBi's n_head_log2 in bits 16..31
+    uint32_t             alibi_c0;       // SOFT_MAX with ALiBi: float bits of log2(m0), log2(m1): head h's
+    uint32_t             alibi_c1;       //   slope 2^(c0 (h + 1)) below n_head_log2, else 2^(c1 (2 (h - n_head_log2) + 1))
 };
+inline constexpr uint32_t HTP_SOFTMAX_MASK_F16 = 1;
+inline constexpr uint32_t HTP_SOFTMAX_SINKS    = 2;
 
 struct htp_unary_kparams {
     htp_eltwise_pipeline pipe;
@@ -243,6 +250,7 @@ inline bool htp_binary_plan(const htp_tensor & dst, uint32_t src1_rows, const ht
     kp.div_ne11 = init_fastdiv(src1_rows);
     kp.div_ne12 = init_fastdiv(src1.ne[2]);
     kp.div_ne13 = init_fastdiv(src1.ne[3]);
+    kp.src1_row_size = kp.pipe.row_size;
     *out        = kp;
     return true;
 }
@@ -256,33 +264,72 @@ inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, con
     return htp_binary_plan(dst, src1.ne[1], src1, n_threads, vtcm_size, out);
 }
 
-// GGML's SOFT_MAX with an F32 mask: the mask's rows as long as dst's, at least ne1 of them per
-// slice, dims 2-3 repeated; no ALiBi (max_bias, op_params 1, must be 0) and no sinks (the host
-// checks that there is no src2).
-constexpr bool htp_softmax_shapes_supported(const htp_tensor & src0, const htp_tensor & mask, const htp_tensor & dst) {
-    if (dst.ne[0] > UINT32_MAX / 4 || !htp_same_shape(src0, dst) || mask.ne[0] != dst.ne[0] || mask.ne[1] < dst.ne[1]) {
+// GGML's SOFT_MAX: w = x * scale + slope * mask, softmax per row. The mask (optional) F16 or F32,
+// rows as long as dst's, at least ne1 of them per slice, dims 2-3 repeated; ALiBi (max_bias, op_params
+// 1) slopes per head (dim 2) when there is a mask; sinks (an F32 logit per head, src2) join the
+// maximum and the denominator. mask and sinks may be null.
+constexpr bool htp_softmax_shapes_supported(const htp_tensor & src0, const htp_tensor * mask, const htp_tensor * sinks,
+                                            const htp_tensor & dst) {
+    if (dst.ne[0] > UINT32_MAX / 4 || !htp_same_shape(src0, dst)) {
         return false;
     }
-    for (int d = 2; d < 4; ++d) {
-        if (mask.ne[d] == 0 || fastmodulo(dst.ne[d], init_fastdiv(mask.ne[d])) != 0) {
+    const uint32_t row_size = dst.ne[0] * 4;
+    if (mask != nullptr) {
+        const uint32_t elem = mask->type == 1 ? 2 : 4;
+        if ((mask->type != 0 && mask->type != 1) || mask->ne[0] != dst.ne[0] || mask->ne[1] < dst.ne[1] ||
+            mask->nb[0] != elem || mask->nb[1] < mask->ne[0] * elem) {
+            return false;
+        }
+        for (int d = 2; d < 4; ++d) {
+            if (mask->ne[d] == 0 || fastmodulo(dst.ne[d], init_fastdiv(mask->ne[d])) != 0) {
+                return false;
+            }
+        }
+        uint64_t last = uint64_t(mask->ne[0]) * elem;
+        for (int d = 1; d < 4; ++d) {
+            last += uint64_t(mask->ne[d] - 1) * mask->nb[d];
+        }
+        if (last > mask->size) {
             return false;
         }
     }
-    const uint32_t row_size = dst.ne[0] * 4;
-    return htp_eltwise_rows_valid(src0, row_size) && htp_eltwise_rows_valid(mask, row_size) &&
-           htp_eltwise_rows_valid(dst, row_size);
+    if (sinks != nullptr && (sinks->type != 0 || sinks->nb[0] != 4 || sinks->ne[0] != dst.ne[2] ||
+                             uint64_t(sinks->ne[0]) * 4 > sinks->size)) {
+        return false;
+    }
+    return htp_eltwise_rows_valid(src0, row_size) && htp_eltwise_rows_valid(dst, row_size);
 }
 
-inline bool prepare_softmax_kparams(const htp_tensor & src0, const htp_tensor & mask, const htp_tensor & dst,
-                                    const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
-                                    htp_binary_kparams * out) {
-    if (params[1] != 0 || !htp_softmax_shapes_supported(src0, mask, dst)) {
+inline bool prepare_softmax_kparams(const htp_tensor & src0, const htp_tensor * mask, const htp_tensor * sinks,
+                                    const htp_tensor & dst, const int32_t params[HTP_OP_MAX_PARAMS],
+                                    uint32_t n_threads, uint32_t vtcm_size, htp_binary_kparams * out) {
+    const float max_bias = __builtin_bit_cast(float, params[1]);
+    if (!(max_bias >= 0.0f) || (max_bias > 0.0f && mask == nullptr) ||
+        !htp_softmax_shapes_supported(src0, mask, sinks, dst)) {
         return false;
     }
-    if (!htp_binary_plan(dst, dst.ne[1], mask, n_threads, vtcm_size, out)) {
+    const htp_tensor ones{};  // without a mask: one row per slice, nothing repeated
+    htp_tensor       shape = mask != nullptr ? *mask : ones;
+    if (mask == nullptr) {
+        shape.ne[1] = shape.ne[2] = shape.ne[3] = 1;
+    }
+    if (!htp_binary_plan(dst, dst.ne[1], shape, n_threads, vtcm_size, out)) {
         return false;
     }
-    out->scale = uint32_t(params[0]);
+    out->scale         = uint32_t(params[0]);
+    out->src1_row_size = mask == nullptr ? 0 : dst.ne[0] * (mask->type == 1 ? 2 : 4);
+    out->softmax_flags = (mask != nullptr && mask->type == 1 ? HTP_SOFTMAX_MASK_F16 : 0) |
+                         (sinks != nullptr ? HTP_SOFTMAX_SINKS : 0);
+    if (max_bias > 0.0f) {
+        // GGML: n_head_log2 = 2^floor(log2(n_head)), m0 = 2^(-max_bias / n_head_log2), m1 = 2^(-max_bias / 2 / n_head_log2).
+        uint32_t n_head_log2 = 1;
+        while (n_head_log2 * 2 <= dst.ne[2]) {
+            n_head_log2 *= 2;
+        }
+        out->softmax_flags |= n_head_log2 << 16;
+        out->alibi_c0 = __builtin_bit_cast(uint32_t, -max_bias / float(n_head_log2));
+        out->alibi_c1 = __builtin_bit_cast(uint32_t, -max_bias / 2.0f / float(n_head_log2));
+    }
     return true;
 }
 

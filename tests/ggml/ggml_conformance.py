@@ -117,6 +117,20 @@ def softmax_cases():
             return g.op("soft_max_ext", C.c_void_p, C.c_void_p, F, F)(a.ctx, x, m, scale, 0.0), [
                 (x, tensor_bytes(g, "f32", rand(rng, *ne, lo=-4.0, hi=4.0))), (m, tensor_bytes(g, "f32", mask))]
         yield Case("SOFT_MAX", f"ne={dims(ne)},mask=f32,ne_mask={dims(mne)},scale={scale}", MATH, build)
+    # An F16 mask (llama.cpp's with flash attention off, in some versions), ALiBi slopes over 8 and 6
+    # heads, no mask at all.
+    for ne, mtype, max_bias in (((64, 5, 8, 1), "f16", 0.0), ((64, 5, 8, 1), "f16", 8.0), ((33, 4, 6, 1), "f32", 8.0),
+                                ((100, 3, 2, 1), None, 0.0)):
+        def build(g, w, a, rng, ne=ne, mtype=mtype, max_bias=max_bias):
+            x = a.tensor("f32", *ne)
+            inputs = [(x, tensor_bytes(g, "f32", rand(rng, *ne, lo=-4.0, hi=4.0)))]
+            m = None
+            if mtype:
+                m = a.tensor(mtype, ne[0], ne[1])
+                mask = np.where(rng.uniform(size=(ne[1], ne[0])) < 0.2, -np.inf, rand(rng, ne[0], ne[1])).astype(np.float32)
+                inputs.append((m, tensor_bytes(g, mtype, mask)))
+            return g.op("soft_max_ext", C.c_void_p, C.c_void_p, F, F)(a.ctx, x, m, 0.5, max_bias), inputs
+        yield Case("SOFT_MAX", f"ne={dims(ne)},mask={mtype or 'none'},max_bias={max_bias}", MATH, build)
 
 
 def copy_cases():

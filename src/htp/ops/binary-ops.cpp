@@ -1,6 +1,7 @@
 // ADD, SUB, MUL, DIV on F32: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-kparams.h);
-// GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1; SOFT_MAX with
-// an F32 mask: dst = softmax(src0 * scale + src1) per row.
+// GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1; SOFT_MAX:
+// dst = softmax(src0 * scale + slope * mask) per row, the mask (src1) F32, F16 or absent, ALiBi
+// slopes per head, attention sinks (src2) in the maximum and the denominator.
 // Each thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots
 // slots per stream: a block's src0 and src1 rows come in while earlier blocks compute and go out.
 #include "dma-queue.h"
@@ -10,6 +11,7 @@
 #include "hvx-div.h"
 #include "hvx-exp.h"
 #include "hvx-frexp.h"
+#include "hvx-hf-rows.h"
 #include "hvx-sigmoid.h"
 #include "ops.h"
 #include "row-walk.h"
@@ -65,18 +67,43 @@ HVX_Vector w_allmax(HVX_Vector v) {
     return v;
 }
 
-// GGML's soft_max: w = a * scale + mask, then e^(w - max w) / sum. The lanes past the row's
-// row_size bytes are set to -inf (e^-inf = 0), so stale VTCM takes no part; -inf mask entries
-// give 0. w goes to d first, then d is overwritten with the normalized values. Not inlined: the
-// row loop's constants are reloaded around it anyway.
+// What a SOFT_MAX block's rows share: one head (blocks never cross a slice). Scalars: vectors held
+// across the pipeline's calls would be spilled.
+struct softmax_head {
+    float ln_slope;  // ALiBi's factor on the mask is e^ln_slope (0: no ALiBi)
+    float sink;      // the head's sink logit (-inf without sinks)
+    bool  has_mask;
+    bool  mask_f16;  // the mask row holds halfwords: vector j's 32 are half j % 2 of vector j / 2
+};
+
+// Vector j of the mask row b, as fp32.
+inline HVX_Vector mask_vector(const HVX_Vector * b, uint32_t j, bool f16) {
+    if (!f16) {
+        return b[j];
+    }
+    HVX_Vector first, second;
+    hvx_hf_halves_to_sf(b[j / 2], &first, &second);
+    return j % 2 ? second : first;
+}
+
+// GGML's soft_max: w = a * scale + slope * mask, then e^(w - max) / sum, the sink (when there is
+// one) taking part in max and sum. The lanes past the row's row_size bytes are set to -inf
+// (e^-inf = 0), so stale VTCM takes no part; -inf mask entries give 0. w goes to d first, then d
+// is overwritten with the normalized values. Not inlined: the row loop's constants are reloaded
+// around it anyway.
 __attribute__((noinline)) void softmax_row(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b,
-                                           uint32_t n_vectors, const htp_binary_kparams & kp) {
+                                           uint32_t n_vectors, const htp_binary_kparams & kp, const softmax_head & h) {
     const HVX_Vector scale   = Q6_V_vsplat_R(int32_t(kp.scale));
     const HVX_Vector neg_inf = hvx_splat_w(int32_t(0xFF800000u));
+    const HVX_Vector slope   = h.ln_slope != 0.0f ? hvx_sf_exp(hvx_splat_sf(h.ln_slope)) : hvx_splat_sf(1.0f);
+    const HVX_Vector sink    = hvx_splat_sf(h.sink);
     const uint32_t   full = kp.pipe.row_size / 128, tail = kp.pipe.row_size % 128;
-    HVX_Vector       mx   = sf_order_key(neg_inf);
+    HVX_Vector       mx   = sf_order_key(sink);
     for (uint32_t j = 0; j < n_vectors; ++j) {
-        HVX_Vector w = hvx_sf_add(hvx_sf_mul(a[j], scale), b[j]);
+        HVX_Vector w = hvx_sf_mul(a[j], scale);
+        if (h.has_mask) {
+            w = hvx_sf_add(w, hvx_sf_mul(slope, mask_vector(b, j, h.mask_f16)));
+        }
         if (j >= full) {
             w = j == full && tail != 0 ? Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(tail)), w, neg_inf) : neg_inf;
         }
@@ -86,11 +113,11 @@ __attribute__((noinline)) void softmax_row(HVX_Vector * d, const HVX_Vector * a,
     mx             = sf_order_key(w_allmax(mx));
     HVX_Vector sum = Q6_V_vzero();
     for (uint32_t j = 0; j < n_vectors; ++j) {
-        HVX_Vector       k;
-        const HVX_Vector p = hvx_sf_exp_parts(hvx_sf_sub(d[j], mx), &k);
-        d[j]               = hvx_sf_ldexp(p, k);
-        sum                = hvx_sf_add(sum, d[j]);
+        d[j] = hvx_sf_exp(hvx_sf_sub(d[j], mx));
+        sum  = hvx_sf_add(sum, d[j]);
     }
+    // The sink's e^(sink - max) in lane 0 only (0 without a sink: e^-inf).
+    sum = hvx_sf_add(sum, Q6_V_vmux_QVV(Q6_Q_vsetq_R(4), hvx_sf_exp(hvx_sf_sub(sink, mx)), Q6_V_vzero()));
     const HVX_Vector inv = hvx_sf_div(hvx_splat_sf(1.0f), hvx_sf_allsum(sum));
     for (uint32_t j = 0; j < n_vectors; ++j) {
         d[j] = hvx_sf_mul(d[j], inv);
@@ -98,18 +125,36 @@ __attribute__((noinline)) void softmax_row(HVX_Vector * d, const HVX_Vector * a,
 }
 
 void softmax_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uint32_t nrows, uint32_t n_vectors,
-                  uint32_t b_step, const htp_binary_kparams & kp) {
+                  uint32_t b_step, const htp_binary_kparams & kp, const softmax_head & h) {
     for (uint32_t r = 0; r < nrows; ++r) {
-        softmax_row(d, a, b, n_vectors, kp);
+        softmax_row(d, a, b, n_vectors, kp, h);
         d += n_vectors;
         a += n_vectors;
         b += b_step;
     }
 }
 
+// Head h's ALiBi slope (GGML: m0^(h + 1) below n_head_log2, m1^(2 (h - n_head_log2) + 1) above, as
+// powers of two) and sink logit.
+softmax_head softmax_head_of(const htp_binary_kparams & kp, uint32_t h, const uint8_t * sinks) {
+    softmax_head   s;
+    const uint32_t n_head_log2 = kp.softmax_flags >> 16;
+    s.ln_slope                 = 0.0f;
+    if (n_head_log2 != 0) {
+        const float c = __builtin_bit_cast(float, h < n_head_log2 ? kp.alibi_c0 : kp.alibi_c1);
+        s.ln_slope    = c * float(h < n_head_log2 ? h + 1 : 2 * (h - n_head_log2) + 1) * 0.693147181f;
+    }
+    s.sink = -__builtin_inff();
+    if (kp.softmax_flags & proto::HTP_SOFTMAX_SINKS) {
+        __builtin_memcpy(&s.sink, sinks + h * 4, 4);  // a small DDR table: a scalar read
+    }
+    s.has_mask = kp.src1_row_size != 0;
+    s.mask_f16 = (kp.softmax_flags & proto::HTP_SOFTMAX_MASK_F16) != 0;
+    return s;
+}
+
 binary_rows_fn rows_fn_of(uint32_t opcode) {
     switch (opcode) {
-        case proto::HTP_OP_SOFT_MAX: return softmax_rows;
         case proto::HTP_OP_GEGLU: return binary_rows<geglu>;
         case proto::HTP_OP_SWIGLU: return binary_rows<swiglu>;
         case proto::HTP_OP_ADD: return binary_rows<hvx_sf_add>;
@@ -132,6 +177,7 @@ struct binary_block {
     uint32_t src1_offset;
     uint32_t src1_rows;  // 1 when src1 has a single row per slice, else nrows
     uint32_t dst_offset;
+    uint32_t i2;
 };
 
 struct binary_job {
@@ -139,9 +185,11 @@ struct binary_job {
     htp_binary_kparams     kp;
     binary_rows_fn         rows;
     const htp_tensor *     src0;
-    const htp_tensor *     src1;
+    const htp_tensor *     src1;  // null for a SOFT_MAX without a mask
+    const htp_tensor *     sinks;
     const htp_tensor *     dst;
     eltwise_rows           rows_plan;
+    bool                   softmax;
 };
 
 repeat_cursor repeat_at(const row_cursor & c, const htp_binary_kparams & kp) {
@@ -160,9 +208,10 @@ binary_block take_block(row_cursor & c, repeat_cursor & r, uint32_t end, const b
     const binary_block b{c.row,
                          n,
                          row_offset(job.src0, c.i1, c.i2, c.i3),
-                         row_offset(job.src1, r.i11, r.i12, r.i13),
+                         job.src1 ? row_offset(job.src1, r.i11, r.i12, r.i13) : 0,
                          ne11 > 1 ? n : 1,
-                         row_offset(job.dst, c.i1, c.i2, c.i3)};
+                         row_offset(job.dst, c.i1, c.i2, c.i3),
+                         c.i2};
     if (ne11 > 1 && (r.i11 += n) == ne11) {
         r.i11 = 0;
     }
@@ -182,8 +231,12 @@ void push_sources(dma_queue * q, uint8_t * s0, uint8_t * s1, dma_addr_t src0_bas
     const uint32_t size   = job.kp.pipe.row_size;
     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s0), dma_addr_at(src0_base, b.src0_offset), stride, job.src0->nb[1],
                                size, b.nrows, trace_info(b.row));
+    if (job.kp.src1_row_size == 0) {
+        dma_queue_push_token(q, s1, trace_info(b.row));  // no mask: the stream keeps its pops paired
+        return;
+    }
     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s1), dma_addr_at(src1_base, b.src1_offset), stride, job.src1->nb[1],
-                               size, b.src1_rows, trace_info(b.row));
+                               job.kp.src1_row_size, b.src1_rows, trace_info(b.row));
 }
 
 void binary_thread(uint32_t, uint32_t i, void * data) {
@@ -196,7 +249,8 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
     dma_queue *          q         = &job.octx->dma[i];
     const eltwise_rows & plan      = job.rows_plan;
     const dma_addr_t     src0_base = htp_tensor_dma_addr(job.octx->plat, job.src0);
-    const dma_addr_t     src1_base = htp_tensor_dma_addr(job.octx->plat, job.src1);
+    const dma_addr_t     src1_base = job.src1 ? htp_tensor_dma_addr(job.octx->plat, job.src1) : dma_addr_t(0);
+    const uint8_t *      sinks     = job.sinks ? htp_tensor_ptr(job.octx->plat, job.sinks) : nullptr;
     const dma_addr_t     dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t       n_vectors = pipe.vtcm_row_stride / 128;
 
@@ -216,10 +270,15 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
             push_sources(q, plan.slot(i, 0, k), plan.slot(i, 1, k), src0_base, src1_base, b, job);
         },
         [&](uint32_t k, const binary_block & b) {
-            job.rows(reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k)),
-                     reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)),
-                     reinterpret_cast<const HVX_Vector *>(plan.slot(i, 1, k)), b.nrows, n_vectors,
-                     b.src1_rows > 1 ? n_vectors : 0, job.kp);
+            HVX_Vector *       d  = reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k));
+            const HVX_Vector * s0 = reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k));
+            const HVX_Vector * s1 = reinterpret_cast<const HVX_Vector *>(plan.slot(i, 1, k));
+            const uint32_t     b_step = b.src1_rows > 1 ? n_vectors : 0;
+            if (job.softmax) {
+                softmax_rows(d, s0, s1, b.nrows, n_vectors, b_step, job.kp, softmax_head_of(job.kp, b.i2, sinks));
+            } else {
+                job.rows(d, s0, s1, b.nrows, n_vectors, b_step, job.kp);
+            }
         },
         [&](uint32_t k, const binary_block & b) {
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(plan.slot(i, 2, k)),
@@ -229,20 +288,40 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
 
 } // namespace
 
+// src1's rows (of src1_row_size bytes) all inside its bytes.
+inline bool src1_rows_fit(const htp_tensor * t, uint32_t row_size) {
+    const uint64_t last = uint64_t(t->ne[1] - 1) * t->nb[1] + uint64_t(t->ne[2] - 1) * t->nb[2] +
+                          uint64_t(t->ne[3] - 1) * t->nb[3];
+    return last + row_size <= t->size;
+}
+
 bool guard_binary(const htp_op_context * octx) {
     htp_binary_kparams kp;
     __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
     const htp_tensor * src1 = octx->src[1];
     const htp_tensor * dst  = octx->dst[0];
-    // SOFT_MAX reads the mask's first ne1 rows of each slice; the other ops all of src1's rows.
-    const bool src1_rows_fit = octx->op->opcode == proto::HTP_OP_SOFT_MAX
-                                   ? kp.div_ne11.d == dst->ne[1] && src1->ne[1] >= dst->ne[1]
-                                   : kp.div_ne11.d == src1->ne[1];
+    bool               src1_ok;
+    if (octx->op->opcode == proto::HTP_OP_SOFT_MAX) {
+        // The mask's first ne1 rows of each slice; without a mask nothing is read.
+        const bool     f16   = (kp.softmax_flags & proto::HTP_SOFTMAX_MASK_F16) != 0;
+        const bool     sinks = (kp.softmax_flags & proto::HTP_SOFTMAX_SINKS) != 0;
+        const htp_tensor * s = octx->src[2];
+        src1_ok = kp.div_ne11.d == dst->ne[1] && (sinks == (s != nullptr)) &&
+                  (!sinks || (s->type == HTP_TYPE_F32 && s->ne[0] == dst->ne[2] && uint64_t(s->ne[0]) * 4 <= s->size)) &&
+                  (src1 == nullptr ? kp.src1_row_size == 0 && !f16 && kp.div_ne12.d == 1 && kp.div_ne13.d == 1
+                                   : src1->ne[1] >= dst->ne[1] && src1->ne[0] == dst->ne[0] &&
+                                         src1->type == (f16 ? HTP_TYPE_F16 : HTP_TYPE_F32) &&
+                                         kp.src1_row_size == dst->ne[0] * (f16 ? 2 : 4) &&
+                                         kp.div_ne12.d == src1->ne[2] && kp.div_ne13.d == src1->ne[3] &&
+                                         src1_rows_fit(src1, kp.src1_row_size));
+    } else {
+        src1_ok = src1 != nullptr && kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] &&
+                  kp.div_ne13.d == src1->ne[3] && kp.src1_row_size == kp.pipe.row_size &&
+                  eltwise_rows_fit(src1, kp.pipe.row_size);
+    }
     return eltwise_pipeline_fits(octx, kp.pipe, BINARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
-           same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && src1_rows_fit &&
-           kp.div_ne12.d == src1->ne[2] && kp.div_ne13.d == src1->ne[3] &&
-           eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(src1, kp.pipe.row_size) &&
-           eltwise_rows_fit(dst, kp.pipe.row_size);
+           same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && src1_ok &&
+           eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size);
 }
 
 uint32_t op_binary(htp_op_context * octx) {
@@ -251,8 +330,10 @@ uint32_t op_binary(htp_op_context * octx) {
     job.octx = octx;
     job.rows = rows_fn_of(octx->op->opcode);
     job.src0 = octx->src[0];
-    job.src1 = octx->src[1];
-    job.dst  = octx->dst[0];
+    job.src1    = octx->src[1];
+    job.sinks   = octx->op->opcode == proto::HTP_OP_SOFT_MAX ? octx->src[2] : nullptr;
+    job.dst     = octx->dst[0];
+    job.softmax = octx->op->opcode == proto::HTP_OP_SOFT_MAX;
 
     return run_eltwise_job(octx, job, BINARY_STREAMS, binary_thread);
 }

@@ -6,6 +6,7 @@ namespace hexnpu::htp {
 namespace {
 
 constexpr op_entry BINARY = {op_binary, guard_binary, 2, 1};
+constexpr op_entry SOFT_MAX = {op_binary, guard_binary, 1, 1};  // the mask and the sinks optional
 constexpr op_entry UNARY  = {op_unary, guard_unary, 1, 1};
 constexpr op_entry ROPE   = {op_rope, guard_rope, 2, 1};
 constexpr op_entry GET_ROWS  = {op_get_rows, guard_get_rows, 2, 1};
@@ -23,8 +24,8 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_MUL:
         case proto::HTP_OP_DIV:
         case proto::HTP_OP_GEGLU:
-        case proto::HTP_OP_SWIGLU:
-        case proto::HTP_OP_SOFT_MAX: return &BINARY;
+        case proto::HTP_OP_SWIGLU: return &BINARY;
+        case proto::HTP_OP_SOFT_MAX: return &SOFT_MAX;
         case proto::HTP_OP_SCALE:
         case proto::HTP_OP_SQR:
         case proto::HTP_OP_SQRT:
