@@ -77,6 +77,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
                 case GGML_UNARY_OP_SIGMOID: return proto::HTP_OP_SIGMOID;
                 case GGML_UNARY_OP_GELU: return proto::HTP_OP_GELU;
                 case GGML_UNARY_OP_GELU_QUICK: return proto::HTP_OP_GELU_QUICK;
+                case GGML_UNARY_OP_TANH: return proto::HTP_OP_TANH;
                 default: return proto::HTP_OP_NONE;
             }
         default: return proto::HTP_OP_NONE;
@@ -253,7 +254,7 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
         case GGML_OP_MUL_MAT_ID: break;
         case GGML_OP_FLASH_ATTN_EXT:
             return "the NPU kernel takes F32 Q, F16 K/V of one head size (a multiple of 64 up to 512), an F16/F32 "
-                   "mask, no ALiBi or softcap, dims 3 of 1";
+                   "mask, dims 3 of 1";
         case GGML_OP_ROPE:
             return "the NPU kernel takes F32 rows in order, n_dims a multiple of 64, NORMAL/NEOX without YaRN";
         case GGML_OP_GET_ROWS:

@@ -53,4 +53,16 @@ inline HVX_Vector hvx_sf_gelu(HVX_Vector x) {
 // GGML's GELU_QUICK: x sigmoid(1.702 x).
 inline HVX_Vector hvx_sf_gelu_quick(HVX_Vector x) { return hvx_sf_mul(x, hvx_sf_sigmoid(hvx_sf_mul(hvx_splat_sf(1.702f), x))); }
 
+// tanh x = sign(x) (1 - e) / (1 + e), e = e^(-2|x|) in (0, 1]: nothing overflows; for small |x| the
+// difference 1 - e loses relative precision (absolute error stays ~1e-7). tanh(+-inf) = +-1, NaN
+// stays NaN.
+inline HVX_Vector hvx_sf_tanh(HVX_Vector x) {
+    const HVX_Vector sign = Q6_V_vand_VV(x, hvx_splat_w(int32_t(0x80000000u)));
+    const HVX_Vector ax   = Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF));
+    const HVX_Vector e    = hvx_sf_exp(hvx_sf_mul(ax, hvx_splat_sf(-2.0f)));
+    const HVX_Vector one  = hvx_splat_sf(1.0f);
+    const HVX_Vector t    = hvx_sf_mul(hvx_sf_sub(one, e), hvx_sf_recip_1_2(hvx_sf_add(one, e)));
+    return Q6_V_vor_VV(t, sign);
+}
+
 } // namespace hexnpu::htp

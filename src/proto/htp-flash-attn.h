@@ -4,7 +4,8 @@
 // n_kv keys of K/V head iq2 / (n_head / n_head_kv), out = softmax(s) · V (with sinks: one more logit
 // per head, no value), written to dst row (iq2, iq1) of [D, n_head, n_q]. Q F32, K and V F16 of one
 // head size D (a multiple of 64, up to HTP_FA_MAX_D), the mask F16 or F32 broadcast over heads,
-// dims 3 of size 1; no ALiBi (max_bias) and no softcap yet.
+// dims 3 of size 1; ALiBi slopes on the mask (max_bias) and the logit softcap
+// (s = softcap * tanh(s / softcap), before the mask) as GGML applies them.
 //
 // The NPU streams each work item's (query row, head) keys in blocks of HTP_FA_BLOCK: K rows, V rows,
 // the mask's 32 entries and the query row by DMA into one of n_slots slots, scores by HVX dot
@@ -40,6 +41,10 @@ struct htp_flash_attn_kparams {
     fastdiv_values div_head;    // item -> (iq2 = item % n_head, iq1 = item / n_head)
     fastdiv_values div_group;   // ik2 = iq2 / (n_head / n_head_kv)
     fastdiv_values div_mask2;   // the mask's head: iq2 % mask.ne2
+    uint32_t       softcap;      // float bits (GGML op_params 2), 0: none
+    uint32_t       n_head_log2;  // ALiBi (0: none): head h's slope 2^(c0 (h + 1)) below n_head_log2,
+    uint32_t       alibi_c0;     //   else 2^(c1 (2 (h - n_head_log2) + 1)); c0, c1 float bits of
+    uint32_t       alibi_c1;     //   -max_bias / n_head_log2 and half of it
 };
 static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -97,7 +102,10 @@ inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & 
                                        const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst,
                                        const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads,
                                        uint32_t vtcm_size, htp_flash_attn_kparams * out) {
-    if (!htp_fa_layout_valid(q, k, v, mask, sinks, dst) || params[1] != 0 || params[2] != 0 ||
+    const float max_bias = __builtin_bit_cast(float, params[1]);
+    const float softcap  = __builtin_bit_cast(float, params[2]);
+    if (!htp_fa_layout_valid(q, k, v, mask, sinks, dst) || !(max_bias >= 0.0f) || !(softcap >= 0.0f) ||
+        (max_bias > 0.0f && mask == nullptr) ||
         fastmodulo(q.ne[2], init_fastdiv(k.ne[2])) != 0 ||
         (mask != nullptr && fastmodulo(q.ne[2], init_fastdiv(mask->ne[2])) != 0) || n_threads == 0) {
         return false;
@@ -132,6 +140,16 @@ inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & 
     kp.div_head  = init_fastdiv(q.ne[2]);
     kp.div_group = init_fastdiv(q.ne[2] / k.ne[2]);
     kp.div_mask2 = init_fastdiv(mask != nullptr ? mask->ne[2] : 1);
+    kp.softcap   = uint32_t(params[2]);
+    if (max_bias > 0.0f) {
+        uint32_t n_head_log2 = 1;
+        while (n_head_log2 * 2 <= q.ne[2]) {
+            n_head_log2 *= 2;
+        }
+        kp.n_head_log2 = n_head_log2;
+        kp.alibi_c0    = __builtin_bit_cast(uint32_t, -max_bias / float(n_head_log2));
+        kp.alibi_c1    = __builtin_bit_cast(uint32_t, -max_bias / 2.0f / float(n_head_log2));
+    }
     *out         = kp;
     return true;
 }

@@ -137,7 +137,7 @@ constexpr bool htp_is_unary_op(uint32_t opcode) {
            opcode == HTP_OP_SILU || opcode == HTP_OP_RMS_NORM || opcode == HTP_OP_NORM || opcode == HTP_OP_L2_NORM ||
            opcode == HTP_OP_CPY || opcode == HTP_OP_RELU || opcode == HTP_OP_ABS || opcode == HTP_OP_EXP ||
            opcode == HTP_OP_SIGMOID || opcode == HTP_OP_GELU || opcode == HTP_OP_GELU_QUICK || opcode == HTP_OP_SIN ||
-           opcode == HTP_OP_COS || opcode == HTP_OP_CLAMP;
+           opcode == HTP_OP_COS || opcode == HTP_OP_CLAMP || opcode == HTP_OP_TANH;
 }
 
 constexpr uint32_t htp_vtcm_row_stride(uint32_t row_size) {

@@ -68,7 +68,8 @@ def unary_cases():
     # ggml's CPU GELU reads a table indexed by fp16(x) (GGML_GELU_FP16): fp16 rounding of x, ~1e-7 NMSE.
     specs = [("sqr", EXACT, -1.0), ("sqrt", MATH, 0.0), ("neg", EXACT, -1.0), ("silu", MATH, -4.0),
              ("relu", EXACT, -4.0), ("abs", EXACT, -4.0), ("exp", MATH, -4.0), ("sigmoid", MATH, -4.0),
-             ("gelu", MATMUL, -4.0), ("gelu_quick", MATH, -4.0), ("sin", MATH, -4.0), ("cos", MATH, -4.0)]
+             ("gelu", MATMUL, -4.0), ("gelu_quick", MATH, -4.0), ("sin", MATH, -4.0), ("cos", MATH, -4.0),
+             ("tanh", MATH, -4.0)]
     for name, tol, lo in specs:
         for ne in ((128, 2, 2, 2), (7, 3, 5, 2)):
             def build(g, w, a, rng, name=name, ne=ne, lo=lo):
@@ -204,17 +205,20 @@ def get_rows_cases():
 def flash_attn_cases():
     """Decode and a small prefill, GQA, Gemma 3's head size 256, an F16 mask with -inf entries padded
     to 64 rows. ggml's CPU rounds Q to F16 for its dot products (hexnpu keeps fp32): the matmul bound."""
-    for d, n_q, n_kv, n_head, n_head_kv in ((64, 1, 32, 4, 4), (256, 1, 100, 4, 1), (128, 5, 70, 8, 2)):
-        def build(g, w, a, rng, d=d, n_q=n_q, n_kv=n_kv, n_head=n_head, n_head_kv=n_head_kv):
+    for d, n_q, n_kv, n_head, n_head_kv, max_bias, softcap in ((64, 1, 32, 4, 4, 0.0, 0.0), (256, 1, 100, 4, 1, 0.0, 0.0),
+                                                              (128, 5, 70, 8, 2, 0.0, 0.0), (64, 3, 50, 8, 4, 8.0, 20.0)):
+        def build(g, w, a, rng, d=d, n_q=n_q, n_kv=n_kv, n_head=n_head, n_head_kv=n_head_kv, max_bias=max_bias,
+                  softcap=softcap):
             q, k, v = a.tensor("f32", d, n_q, n_head), a.tensor("f16", d, n_kv, n_head_kv), a.tensor("f16", d, n_kv, n_head_kv)
             m = a.tensor("f16", n_kv, 64)
             mask = np.where(rng.uniform(size=(64, n_kv)) < 0.2, -np.inf, rand(rng, n_kv, 64)).astype(np.float32)
             mask[:, 0] = 0.0  # every query sees at least one key
             fa = g.op("flash_attn_ext", C.c_void_p, C.c_void_p, C.c_void_p, C.c_void_p, F, F, F)
-            return fa(a.ctx, q, k, v, m, 1.0 / np.sqrt(d), 0.0, 0.0), [
+            return fa(a.ctx, q, k, v, m, 1.0 / np.sqrt(d), max_bias, softcap), [
                 (q, tensor_bytes(g, "f32", rand(rng, d, n_q, n_head))), (k, tensor_bytes(g, "f16", rand(rng, d, n_kv, n_head_kv))),
                 (v, tensor_bytes(g, "f16", rand(rng, d, n_kv, n_head_kv))), (m, tensor_bytes(g, "f16", mask))]
-        yield Case("FLASH_ATTN_EXT", f"d={d},n_q={n_q},n_kv={n_kv},n_head={n_head},n_head_kv={n_head_kv},mask=f16", MATMUL, build)
+        yield Case("FLASH_ATTN_EXT", f"d={d},n_q={n_q},n_kv={n_kv},n_head={n_head},n_head_kv={n_head_kv},mask=f16"
+                   + (f",max_bias={max_bias},softcap={softcap}" if max_bias or softcap else ""), MATMUL, build)
 
 
 WEIGHT_TYPES = ["f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl", "mxfp4", "q1_0", "q2_0",

@@ -162,7 +162,7 @@ TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     ggml_tensor * h   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F16, 64, 8);
     EXPECT_TRUE(dev.supports_op(ggml_add(&ctx, a, row))) << "src1 rows broadcast";
     EXPECT_FALSE(dev.supports_op(ggml_add(&ctx, h, h))) << "F32 only";
-    EXPECT_FALSE(dev.supports_op(ggml_unary(&ctx, a, GGML_UNARY_OP_TANH))) << "no kernel";
+    EXPECT_FALSE(dev.supports_op(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU_ERF))) << "no kernel";
     EXPECT_TRUE(dev.supports_op(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU)));
     EXPECT_FALSE(dev.supports_op(ggml_sqrt(&ctx, ggml_transpose(&ctx, a)))) << "permuted rows";
     // A row of 16 Ki floats, double buffered over three streams, needs more than 64 KiB of VTCM.

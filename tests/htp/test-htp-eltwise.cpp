@@ -129,6 +129,25 @@ TEST(HtpEltwiseMath, ExpWithinTwoUlp) {
     EXPECT_LE(w.ulp, 2) << "at " << w.at;
 }
 
+// tanh (TANH, FLASH_ATTN_EXT's softcap): absolute error against fp64 within 2e-7 over every exponent
+// (the 1 - e^(-2|x|) difference bounds it near 0), exact +-1 far out and at the infinities.
+TEST(HtpEltwiseMath, TanhWithinTwoTenMillionthsAbsolute) {
+    std::vector<float> x = spread_inputs();
+    x.erase(std::remove_if(x.begin(), x.end(), [](float f) { return std::isnan(f); }), x.end());
+    while (x.size() % 32 != 0) {
+        x.push_back(0.5f);
+    }
+    const std::vector<float> got = apply(x, x, [](HVX_Vector v, HVX_Vector) { return htp::hvx_sf_tanh(v); });
+    double                   worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        worst = std::max(worst, std::fabs(double(got[i]) - std::tanh(double(x[i]))));
+    }
+    EXPECT_LE(worst, 2e-7);
+    const std::vector<float> ends = apply(std::vector<float>(32, INFINITY), std::vector<float>(32, 0.0f),
+                                          [](HVX_Vector v, HVX_Vector) { return htp::hvx_sf_tanh(v); });
+    EXPECT_EQ(ends[0], 1.0f);
+}
+
 // RoPE's angles: |x| <= 8192 every 1/64 (and their negatives), absolute error against fp64.
 TEST(HtpEltwiseMath, SinCosWithinTwoTenMillionthsUpTo8192) {
     std::vector<float> x;

@@ -14,6 +14,7 @@
 #include "hvx-frexp.h"
 #include "htp-tensor.h"
 #include "hvx-hf-rows.h"
+#include "hvx-sigmoid.h"
 #include "ops.h"
 #include "stream-pipeline.h"
 #include "trace.h"
@@ -73,9 +74,10 @@ __attribute__((noinline)) void fa_begin(const fa_memory & m, const HVX_Vector * 
     m.stats[1] = Q6_V_vzero();
 }
 
-// Lane j: scale * q·k_j + mask_j for the block's n keys, -inf past them.
+// Lane j: scale * q·k_j (softcapped: softcap * tanh(. / softcap)) + slope * mask_j for the block's n
+// keys, -inf past them; the ALiBi slope is e^ln_slope (ln_slope 0: 1).
 __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const fa_slot & s, uint32_t n,
-                                               const htp_flash_attn_kparams & kp) {
+                                               const htp_flash_attn_kparams & kp, float ln_slope) {
     const uint32_t   per_row = kp.kv_row_stride / 128;
     const uint32_t   chunks  = kp.d / 64;
     const HVX_Vector * q_eo  = m.q_eo;
@@ -83,10 +85,16 @@ __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const fa_slo
     HVX_Vector         sc    = hvx_sf_row_sums<HTP_FA_BLOCK>(
         [&](uint32_t r) { return hvx_sf_dot_16<false>(k + r * per_row, q_eo, chunks); }, 0);
     sc = hvx_sf_mul(sc, Q6_V_vsplat_R(int32_t(kp.scale)));
-    if (kp.mask == proto::HTP_FA_MASK_F16) {
-        sc = hvx_sf_add(sc, hvx_hf_rows_to_sf(s.mask[0]));
-    } else if (kp.mask == proto::HTP_FA_MASK_F32) {
-        sc = hvx_sf_add(sc, s.mask[0]);
+    if (kp.softcap != 0) {
+        const HVX_Vector cap = Q6_V_vsplat_R(int32_t(kp.softcap));
+        sc                   = hvx_sf_mul(cap, hvx_sf_tanh(hvx_sf_div(sc, cap)));
+    }
+    if (kp.mask != proto::HTP_FA_MASK_NONE) {
+        HVX_Vector mk = kp.mask == proto::HTP_FA_MASK_F16 ? hvx_hf_rows_to_sf(s.mask[0]) : s.mask[0];
+        if (ln_slope != 0.0f) {
+            mk = hvx_sf_mul(hvx_sf_exp(hvx_splat_sf(ln_slope)), mk);
+        }
+        sc = hvx_sf_add(sc, mk);
     }
     if (n < HTP_FA_BLOCK) {
         sc = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(4 * n)), sc, hvx_splat_w(int32_t(0xFF800000u)));
@@ -247,7 +255,13 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             if (b.blk == 0) {
                 fa_begin(mem, s.q, kp.d);
             }
-            fa_accumulate(mem, s, fa_scores(mem, s, b.n, kp), b.n, kp);
+            float ln_slope = 0.0f;  // ALiBi: GGML's per-head powers of m0 and m1, as e^(ln 2 * c * power)
+            if (kp.n_head_log2 != 0) {
+                const bool  low = b.iq2 < kp.n_head_log2;
+                const float c   = __builtin_bit_cast(float, low ? kp.alibi_c0 : kp.alibi_c1);
+                ln_slope = c * float(low ? b.iq2 + 1 : 2 * (b.iq2 - kp.n_head_log2) + 1) * 0.693147181f;
+            }
+            fa_accumulate(mem, s, fa_scores(mem, s, b.n, kp, ln_slope), b.n, kp);
             if (b.blk + 1 == kp.n_blocks) {
                 float sink = 0.0f;
                 if (sinks) {

@@ -1,5 +1,5 @@
 // SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, CPY, RMS_NORM, NORM and L2_NORM, RELU, ABS, EXP,
-// SIGMOID, GELU (tanh), GELU_QUICK, SIN, COS and CLAMP on F32 (proto/htp-kparams.h). Each
+// SIGMOID, GELU (tanh), GELU_QUICK, SIN, COS, CLAMP and TANH on F32 (proto/htp-kparams.h). Each
 // thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per
 // stream.
 #include "eltwise-rows.h"
@@ -172,6 +172,7 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
         case proto::HTP_OP_SIN: return unary_vectors<sin_sf>;
         case proto::HTP_OP_COS: return unary_vectors<cos_sf>;
         case proto::HTP_OP_CLAMP: return clamp_vectors;
+        case proto::HTP_OP_TANH: return unary_vectors<hvx_sf_tanh>;
         default: return unary_vectors<hvx_sf_silu>;
     }
 }
