@@ -32,9 +32,10 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_CONT:
         case GGML_OP_DUP:
         case GGML_OP_CPY:
-            // F32 to F32 of one shape, or into a contiguous destination of another shape (a CPY
-            // node is the view of its destination src[1]).
-            return node->type == GGML_TYPE_F32 && node->src[0]->type == GGML_TYPE_F32 &&
+            // F32, F16, BF16 (to or from F32, or the same type) of one shape, or into a contiguous
+            // destination of another shape (a CPY node is the view of its destination src[1]).
+            return proto::htp_cpy_elem_size(uint32_t(node->type)) != 0 &&
+                           proto::htp_cpy_elem_size(uint32_t(node->src[0]->type)) != 0 &&
                            (ggml_are_same_shape(node, node->src[0]) ||
                             (ggml_is_contiguous(node) && ggml_nelements(node) == ggml_nelements(node->src[0])))
                        ? proto::HTP_OP_CPY

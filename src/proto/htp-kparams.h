@@ -65,6 +65,10 @@ struct htp_unary_kparams {
     uint32_t             bias;   // RMS_NORM, NORM, L2_NORM: of eps (op_params 0) and of 1 / ne0
     fastdiv_values       div_ne1;  // flat row -> (i1, i2, i3)
     fastdiv_values       div_ne2;
+    uint32_t             src_type;      // CPY: F32, F16 or BF16 rows in, any of them out (one side F32,
+    uint32_t             dst_type;      //   or both the same); the other ops F32 (0) both
+    uint32_t             src_row_size;  // bytes each row DMA moves in and out: ne0 * element size
+    uint32_t             dst_row_size;
 };
 
 // ROPE (GGML's, without YaRN): row (i1, i2, i3) rotated by the angles p * freq_scale *
@@ -198,10 +202,34 @@ constexpr bool htp_binary_shapes_supported(const htp_tensor & src0, const htp_te
            htp_eltwise_rows_valid(dst, row_size);
 }
 
+// Bytes of one element of the row types CPY converts between (F32 0, F16 1, BF16 30); 0 for others.
+constexpr uint32_t htp_cpy_elem_size(uint32_t type) { return type == 0 ? 4 : type == 1 || type == 30 ? 2 : 0; }
+
+// CPY between F32, F16 and BF16 (to or from F32, or a same-type copy): elements in order in each
+// row, source rows anywhere, destination rows apart, both inside their bytes.
+constexpr bool htp_cpy_shapes_supported(const htp_tensor & src0, const htp_tensor & dst) {
+    const uint32_t se = htp_cpy_elem_size(src0.type), de = htp_cpy_elem_size(dst.type);
+    if (se == 0 || de == 0 || (src0.type != dst.type && src0.type != 0 && dst.type != 0) ||
+        dst.ne[0] > UINT32_MAX / 4 || !htp_same_shape(src0, dst) || src0.nb[0] != se || dst.nb[0] != de) {
+        return false;
+    }
+    uint64_t s_last = uint64_t(src0.ne[0]) * se, d_last = uint64_t(dst.ne[0]) * de;
+    for (int d = 1; d < 4; ++d) {
+        if (src0.ne[d] == 0) {
+            return false;
+        }
+        s_last += uint64_t(src0.ne[d] - 1) * src0.nb[d];
+        d_last += uint64_t(dst.ne[d] - 1) * dst.nb[d];
+    }
+    return s_last <= src0.size && d_last <= dst.size && dst.nb[1] >= uint64_t(dst.ne[0]) * de &&
+           dst.nb[2] >= uint64_t(dst.ne[1]) * dst.nb[1] && dst.nb[3] >= uint64_t(dst.ne[2]) * dst.nb[2];
+}
+
 constexpr bool htp_unary_shapes_supported(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst) {
-    const bool source_ok = opcode == HTP_OP_CPY ? htp_eltwise_source_rows_valid(src0)
-                                                : htp_eltwise_rows_valid(src0, dst.ne[0] * 4);
-    return dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) && source_ok &&
+    if (opcode == HTP_OP_CPY) {
+        return htp_cpy_shapes_supported(src0, dst);
+    }
+    return dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) && htp_eltwise_rows_valid(src0, dst.ne[0] * 4) &&
            htp_eltwise_rows_valid(dst, dst.ne[0] * 4);
 }
 
@@ -493,9 +521,13 @@ inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, cons
         kp.scale = uint32_t(params[0]);
         kp.bias  = __builtin_bit_cast(uint32_t, 1.0f / float(dst.ne[0]));  // the mean without an NPU division
     }
-    kp.div_ne1 = init_fastdiv(dst.ne[1]);
-    kp.div_ne2 = init_fastdiv(dst.ne[2]);
-    *out       = kp;
+    kp.div_ne1      = init_fastdiv(dst.ne[1]);
+    kp.div_ne2      = init_fastdiv(dst.ne[2]);
+    kp.src_type     = opcode == HTP_OP_CPY ? src0.type : 0;
+    kp.dst_type     = opcode == HTP_OP_CPY ? dst.type : 0;
+    kp.src_row_size = dst.ne[0] * (opcode == HTP_OP_CPY ? htp_cpy_elem_size(src0.type) : 4);
+    kp.dst_row_size = dst.ne[0] * (opcode == HTP_OP_CPY ? htp_cpy_elem_size(dst.type) : 4);
+    *out            = kp;
     return true;
 }
 

@@ -156,6 +156,13 @@ def copy_cases():
         x, y = a.tensor("f32", 256, 3, 2), a.tensor("f32", 256, 3, 2)
         return g.op("cpy", C.c_void_p, C.c_void_p)(a.ctx, x, y), [(x, tensor_bytes(g, "f32", rand(rng, 256, 3, 2)))]
     yield Case("CPY", "f32->f32,ne=[256,3,2]", EXACT, cpy)
+    for src_t, dst_t in (("f32", "f16"), ("f16", "f32"), ("f32", "bf16")):
+        def convert(g, w, a, rng, src_t=src_t, dst_t=dst_t):
+            x, y = a.tensor(src_t, 96, 5, 2), a.tensor(dst_t, 96, 5, 2)
+            return g.op("cpy", C.c_void_p, C.c_void_p)(a.ctx, x, y), [(x, tensor_bytes(g, src_t, rand(rng, 96, 5, 2)))]
+        # bf16 output read back as the top halves of fp32 words
+        yield Case("CPY", f"{src_t}->{dst_t},ne=[96,5,2]", EXACT, convert,
+                   out_dtype={"f16": np.float16, "f32": np.float32, "bf16": "bf16"}[dst_t])
 
 
 def rope_cases():
@@ -278,6 +285,9 @@ def run(g, case, target, seed):
         size = g.nbytes(out)
         buf = C.create_string_buffer(size)
         g.tensor_get(out, buf, 0, size)
+        if case.out_dtype == "bf16":
+            half = np.frombuffer(buf.raw, dtype=np.uint16).astype(np.uint32) << 16
+            return half.view(np.float32).astype(np.float64)
         return np.frombuffer(buf.raw, dtype=case.out_dtype).astype(np.float64)
     finally:
         a.close()

@@ -97,7 +97,8 @@ void rope_thread(uint32_t, uint32_t i, void * data) {
     const rope_job &     job      = *static_cast<const rope_job *>(data);
     const eltwise_rows & plan     = job.rows_plan;
     const dma_addr_t     pos_base = htp_tensor_dma_addr(job.octx->plat, job.pos);
-    stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst, 1,
+    stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst,
+                job.kp.pipe.row_size, job.kp.pipe.row_size, 1,
                 [&](dma_queue * q, uint32_t k, const row_block & b) {
                     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k)), dma_addr_at(pos_base, b.i2 * 4), 4,
                                                4, 4, 1, trace_info(b.row));

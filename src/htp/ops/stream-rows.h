@@ -26,13 +26,15 @@ struct row_block {
 
 // Thread i's rows of dst (plan and pipe from the host's kparams): push_extra(k, b) pushes
 // n_extra more transfers per block (none: a no-op), compute(k, b) fills slot k of the last
-// stream from the others'. Rows are computed whole, pad lanes included: only row_size bytes of
-// each go back out.
+// stream from the others'. Source rows bring src_row_size bytes each and dst rows take
+// dst_row_size (the pipe's row_size unless the op converts types; slots are laid out for the
+// pipe's F32 rows). Rows are computed whole, pad lanes included: only those bytes go out.
 template <class PushExtra, class Compute>
 void stream_rows(const htp_op_context * octx, uint32_t i, const proto::htp_eltwise_pipeline & pipe,
                  const proto::fastdiv_values & div_ne1, const proto::fastdiv_values & div_ne2,
                  const eltwise_rows & plan, const proto::htp_tensor * src, const proto::htp_tensor * dst,
-                 uint32_t n_extra, PushExtra push_extra, Compute compute) {
+                 uint32_t src_row_size, uint32_t dst_row_size, uint32_t n_extra, PushExtra push_extra,
+                 Compute compute) {
     uint32_t ir0, ir1;
     if (!plan.thread_range(i, &ir0, &ir1)) {
         return;
@@ -59,13 +61,13 @@ void stream_rows(const htp_op_context * octx, uint32_t i, const proto::htp_eltwi
         [&](uint32_t k, const row_block & b) { dma_queue_push_token(q, plan.slot(i, out, k), trace_info(b.row)); },
         [&](uint32_t k, const row_block & b) {
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)), dma_addr_at(src_base, b.src_offset), stride,
-                                       src->nb[1], pipe.row_size, b.nrows, trace_info(b.row));
+                                       src->nb[1], src_row_size, b.nrows, trace_info(b.row));
             push_extra(q, k, b);
         },
         compute,
         [&](uint32_t k, const row_block & b) {
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(plan.slot(i, out, k)),
-                                       dst->nb[1], stride, pipe.row_size, b.nrows, trace_info(b.row));
+                                       dst->nb[1], stride, dst_row_size, b.nrows, trace_info(b.row));
         });
 }
 

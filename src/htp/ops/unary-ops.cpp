@@ -7,6 +7,8 @@
 #include "hvx-arith.h"
 #include "hvx-div.h"
 #include "hvx-exp.h"
+#include "hvx-float-dot.h"
+#include "hvx-hf-rows.h"
 #include "hvx-sigmoid.h"
 #include "hvx-sincos.h"
 #include "hvx-sqrt.h"
@@ -153,13 +155,70 @@ void norm_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, cons
     }
 }
 
+// CPY's conversions, n_vectors fp32 vectors' worth of rows at a time (rows are vtcm_row_stride
+// apart on both sides, laid out for F32): 16-bit rows hold their elements in the first half of
+// that. F32 <-> F16 as SET_ROWS/GET_ROWS convert, BF16 -> F32 exact, F32 -> BF16 as GGML rounds
+// (nearest even; a NaN keeps its top bits and is made quiet).
+// GGML's fp32 -> bf16 on 32 words: the result in each word's high halfword.
+HVX_Vector bf16_round(HVX_Vector u) {
+    const HVX_VectorPred nan = Q6_Q_vcmp_gt_VwVw(Q6_V_vand_VV(u, hvx_splat_w(0x7FFFFFFF)), hvx_splat_w(0x7F800000));
+    const HVX_Vector     odd = Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(u, 16), hvx_splat_w(1));
+    const HVX_Vector     rnd = Q6_Vw_vadd_VwVw(u, Q6_Vw_vadd_VwVw(odd, hvx_splat_w(0x7FFF)));
+    return Q6_V_vmux_QVV(nan, Q6_V_vor_VV(u, hvx_splat_w(0x00400000)), rnd);
+}
+
+// One row of per_row fp32 vectors' worth, converted.
+__attribute__((noinline)) void hf_to_sf_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
+    hvx_hf_row_to_sf(s, d, per_row);
+}
+__attribute__((noinline)) void sf_to_hf_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
+    for (uint32_t v = 0; v < per_row; v += 2) {
+        d[v / 2] = hvx_sf_pair_to_hf(s[v], v + 1 < per_row ? s[v + 1] : Q6_V_vzero());
+    }
+}
+__attribute__((noinline)) void bf16_to_sf_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
+    for (uint32_t v = 0; v < per_row; v += 2) {
+        HVX_Vector even, odd;
+        hvx_bf16_pairs_to_sf(s[v / 2], &even, &odd);
+        const HVX_VectorPair o = Q6_W_vshuff_VVR(odd, even, -4);  // element order again
+        d[v]                   = Q6_V_lo_W(o);
+        if (v + 1 < per_row) {
+            d[v + 1] = Q6_V_hi_W(o);
+        }
+    }
+}
+__attribute__((noinline)) void sf_to_bf16_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
+    for (uint32_t v = 0; v < per_row; v += 2) {
+        const HVX_VectorPair e = Q6_W_vdeal_VVR(v + 1 < per_row ? s[v + 1] : Q6_V_vzero(), s[v], -4);
+        d[v / 2] = Q6_Vh_vshuffo_VhVh(bf16_round(Q6_V_hi_W(e)), bf16_round(Q6_V_lo_W(e)));  // evens, odds
+    }
+}
+
+template <void (*convert_row)(HVX_Vector *, const HVX_Vector *, uint32_t)>
+void convert_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
+    const uint32_t per_row = kp.pipe.vtcm_row_stride / 128;
+    for (uint32_t row = 0; row < n_vectors; row += per_row) {
+        convert_row(d + row, s + row, per_row);
+    }
+}
+
+unary_vectors_fn cpy_fn_of(const htp_unary_kparams & kp) {
+    if (kp.src_type == kp.dst_type) {
+        return unary_vectors<copy>;
+    }
+    if (kp.dst_type == HTP_TYPE_F32) {
+        return kp.src_type == HTP_TYPE_F16 ? convert_vectors<hf_to_sf_row> : convert_vectors<bf16_to_sf_row>;
+    }
+    return kp.dst_type == HTP_TYPE_F16 ? convert_vectors<sf_to_hf_row> : convert_vectors<sf_to_bf16_row>;
+}
+
 unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
     switch (opcode) {
         case proto::HTP_OP_SCALE: return (kp.bias & 0x7FFFFFFF) == 0 ? scale_vectors : scale_bias_vectors;
         case proto::HTP_OP_SQR: return unary_vectors<sqr>;
         case proto::HTP_OP_SQRT: return unary_vectors<hvx_sf_sqrt>;
         case proto::HTP_OP_NEG: return unary_vectors<neg>;
-        case proto::HTP_OP_CPY: return unary_vectors<copy>;
+        case proto::HTP_OP_CPY: return cpy_fn_of(kp);
         case proto::HTP_OP_RMS_NORM: return norm_vectors<proto::HTP_OP_RMS_NORM>;
         case proto::HTP_OP_NORM: return norm_vectors<proto::HTP_OP_NORM>;
         case proto::HTP_OP_L2_NORM: return norm_vectors<proto::HTP_OP_L2_NORM>;
@@ -189,7 +248,8 @@ struct unary_job {
 void unary_thread(uint32_t, uint32_t i, void * data) {
     const unary_job &    job  = *static_cast<const unary_job *>(data);
     const eltwise_rows & plan = job.rows_plan;
-    stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst, 0,
+    stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst,
+                job.kp.src_row_size, job.kp.dst_row_size, 0,
                 [](dma_queue *, uint32_t, const row_block &) {},
                 [&](uint32_t k, const row_block & b) {
                     job.vectors(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
@@ -203,10 +263,18 @@ void unary_thread(uint32_t, uint32_t i, void * data) {
 bool guard_unary(const htp_op_context * octx) {
     htp_unary_kparams kp;
     __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * src = octx->src[0];
     const htp_tensor * dst = octx->dst[0];
-    return eltwise_pipeline_fits(octx, kp.pipe, UNARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
-           same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) &&
-           eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size);
+    const bool         cpy = octx->op->opcode == proto::HTP_OP_CPY;
+    // CPY converts between its rows' types (the sizes follow them); the other ops stay in F32.
+    const bool types_ok = cpy ? proto::htp_cpy_shapes_supported(*src, *dst) && kp.src_type == src->type &&
+                                    kp.dst_type == dst->type &&
+                                    kp.src_row_size == dst->ne[0] * proto::htp_cpy_elem_size(src->type) &&
+                                    kp.dst_row_size == dst->ne[0] * proto::htp_cpy_elem_size(dst->type)
+                              : eltwise_rows_fit(src, kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size) &&
+                                    kp.src_row_size == kp.pipe.row_size && kp.dst_row_size == kp.pipe.row_size;
+    return eltwise_pipeline_fits(octx, kp.pipe, UNARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) && same_dims(src, dst) &&
+           eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == dst->ne[0] * 4 && types_ok;
 }
 
 uint32_t op_unary(htp_op_context * octx) {
