@@ -21,6 +21,9 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_SCALE: return proto::HTP_OP_SCALE;
         case GGML_OP_SQR: return proto::HTP_OP_SQR;
         case GGML_OP_SQRT: return proto::HTP_OP_SQRT;
+        case GGML_OP_SUM_ROWS: return proto::HTP_OP_SUM_ROWS;
+        case GGML_OP_MEAN: return proto::HTP_OP_MEAN;
+        case GGML_OP_CUMSUM: return proto::HTP_OP_CUMSUM;
         case GGML_OP_SIN: return proto::HTP_OP_SIN;
         case GGML_OP_COS: return proto::HTP_OP_COS;
         case GGML_OP_CLAMP: return proto::HTP_OP_CLAMP;

@@ -141,7 +141,8 @@ constexpr bool htp_is_unary_op(uint32_t opcode) {
            opcode == HTP_OP_SILU || opcode == HTP_OP_RMS_NORM || opcode == HTP_OP_NORM || opcode == HTP_OP_L2_NORM ||
            opcode == HTP_OP_CPY || opcode == HTP_OP_RELU || opcode == HTP_OP_ABS || opcode == HTP_OP_EXP ||
            opcode == HTP_OP_SIGMOID || opcode == HTP_OP_GELU || opcode == HTP_OP_GELU_QUICK || opcode == HTP_OP_SIN ||
-           opcode == HTP_OP_COS || opcode == HTP_OP_CLAMP || opcode == HTP_OP_TANH;
+           opcode == HTP_OP_COS || opcode == HTP_OP_CLAMP || opcode == HTP_OP_TANH || opcode == HTP_OP_SUM_ROWS ||
+           opcode == HTP_OP_MEAN || opcode == HTP_OP_CUMSUM;
 }
 
 constexpr uint32_t htp_vtcm_row_stride(uint32_t row_size) {
@@ -225,9 +226,19 @@ constexpr bool htp_cpy_shapes_supported(const htp_tensor & src0, const htp_tenso
            dst.nb[2] >= uint64_t(dst.ne[1]) * dst.nb[1] && dst.nb[3] >= uint64_t(dst.ne[2]) * dst.nb[2];
 }
 
+// SUM_ROWS and MEAN reduce each row to one element: dst [1, ne1, ne2, ne3].
+constexpr bool htp_is_row_reduction(uint32_t opcode) { return opcode == HTP_OP_SUM_ROWS || opcode == HTP_OP_MEAN; }
+
 constexpr bool htp_unary_shapes_supported(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst) {
     if (opcode == HTP_OP_CPY) {
         return htp_cpy_shapes_supported(src0, dst);
+    }
+    if (htp_is_row_reduction(opcode) || opcode == HTP_OP_CUMSUM) {
+        // Read-only sources: rows anywhere (permuted views too).
+        const uint32_t out_ne0 = opcode == HTP_OP_CUMSUM ? src0.ne[0] : 1;
+        return src0.ne[0] <= UINT32_MAX / 4 && dst.ne[0] == out_ne0 && dst.ne[1] == src0.ne[1] &&
+               dst.ne[2] == src0.ne[2] && dst.ne[3] == src0.ne[3] && htp_eltwise_source_rows_valid(src0) &&
+               htp_eltwise_rows_valid(dst, out_ne0 * 4);
     }
     return dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) && htp_eltwise_rows_valid(src0, dst.ne[0] * 4) &&
            htp_eltwise_rows_valid(dst, dst.ne[0] * 4);
@@ -511,12 +522,14 @@ inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, cons
     }
     htp_unary_kparams kp{};
     const uint64_t    total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
+    if (!htp_eltwise_plan(total_rows, src0.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
         return false;
     }
     if (opcode == HTP_OP_SCALE || opcode == HTP_OP_CLAMP) {
         kp.scale = uint32_t(params[0]);
         kp.bias  = uint32_t(params[1]);
+    } else if (opcode == HTP_OP_MEAN) {
+        kp.bias = __builtin_bit_cast(uint32_t, 1.0f / float(src0.ne[0]));
     } else if (opcode == HTP_OP_RMS_NORM || opcode == HTP_OP_NORM || opcode == HTP_OP_L2_NORM) {
         kp.scale = uint32_t(params[0]);
         kp.bias  = __builtin_bit_cast(uint32_t, 1.0f / float(dst.ne[0]));  // the mean without an NPU division
@@ -525,7 +538,7 @@ inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, cons
     kp.div_ne2      = init_fastdiv(dst.ne[2]);
     kp.src_type     = opcode == HTP_OP_CPY ? src0.type : 0;
     kp.dst_type     = opcode == HTP_OP_CPY ? dst.type : 0;
-    kp.src_row_size = dst.ne[0] * (opcode == HTP_OP_CPY ? htp_cpy_elem_size(src0.type) : 4);
+    kp.src_row_size = src0.ne[0] * (opcode == HTP_OP_CPY ? htp_cpy_elem_size(src0.type) : 4);
     kp.dst_row_size = dst.ne[0] * (opcode == HTP_OP_CPY ? htp_cpy_elem_size(dst.type) : 4);
     *out            = kp;
     return true;

@@ -87,6 +87,16 @@ def unary_cases():
     yield Case("CLAMP", "ne=[33,7,2],min=-0.5,max=0.75", EXACT, clamp)
 
 
+def reduce_cases():
+    """Row sums, means and inclusive prefix sums (fp32 sums in another order: the math bound)."""
+    for name in ("sum_rows", "mean", "cumsum"):
+        for ne in ((10, 5, 4, 3), (4096, 3, 1, 1), (33, 1, 1, 1)):
+            def build(g, w, a, rng, name=name, ne=ne):
+                x = a.tensor("f32", *ne)
+                return g.op(name, C.c_void_p)(a.ctx, x), [(x, tensor_bytes(g, "f32", rand(rng, *ne)))]
+            yield Case(name.upper(), f"ne={dims(ne)}", MATH, build)
+
+
 def norm_cases():
     for name in ("rms_norm", "norm", "l2_norm"):
         for ne, eps in (((64, 5, 3), 1e-6), ((33, 7), 1e-5), ((640, 4), 1e-6)):
@@ -254,7 +264,7 @@ def matmul_cases():
 
 
 def all_cases():
-    for family in (binary_cases, unary_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, set_rows_cases,
+    for family in (binary_cases, unary_cases, reduce_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, set_rows_cases,
                    get_rows_cases, flash_attn_cases, matmul_cases):
         yield from family()
 

@@ -1,7 +1,7 @@
-// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, CPY, RMS_NORM, NORM and L2_NORM, RELU, ABS, EXP,
-// SIGMOID, GELU (tanh), GELU_QUICK, SIN, COS, CLAMP and TANH on F32 (proto/htp-kparams.h). Each
-// thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per
-// stream.
+// SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, RELU, ABS, EXP, SIGMOID, GELU (tanh),
+// GELU_QUICK, SIN, COS, CLAMP, TANH; CPY between F32, F16 and BF16; the row norms RMS_NORM, NORM and
+// L2_NORM; SUM_ROWS, MEAN and CUMSUM (proto/htp-kparams.h). Each thread streams its rows DDR -> DMA
+// -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per stream.
 #include "eltwise-rows.h"
 #include "htp-tensor.h"
 #include "hvx-arith.h"
@@ -202,6 +202,33 @@ void convert_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, c
     }
 }
 
+// SUM_ROWS and MEAN: each row's sum (times 1/ne0 for the mean, in kp.bias) in lane 0 of its output
+// row, the only element that goes out.
+template <bool Mean>
+void reduce_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
+    const uint32_t per_row = kp.pipe.vtcm_row_stride / 128;
+    for (uint32_t row = 0; row < n_vectors; row += per_row) {
+        const HVX_Vector sum = row_sum(s + row, kp, [](HVX_Vector v) { return v; });
+        d[row]               = Mean ? hvx_sf_mul(sum, Q6_V_vsplat_R(int32_t(kp.bias))) : sum;
+    }
+}
+
+// CUMSUM: each vector's inclusive prefix sum (shifts up by 4, 8, .. 64 bytes) plus the running
+// total, which then becomes the vector's last lane (rotated to lane 0 and spread by adding zeros:
+// exact). Lanes past the row come last, so they never reach a valid one.
+__attribute__((noinline)) void cumsum_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
+    HVX_Vector carry = Q6_V_vzero();
+    for (uint32_t j = 0; j < per_row; ++j) {
+        HVX_Vector v = s[j];
+        for (int32_t bytes = 4; bytes <= 64; bytes *= 2) {
+            v = hvx_sf_add(v, Q6_V_vlalign_VVR(v, Q6_V_vzero(), bytes));
+        }
+        v     = hvx_sf_add(v, carry);
+        d[j]  = v;
+        carry = hvx_sf_allsum(Q6_V_vmux_QVV(Q6_Q_vsetq_R(4), Q6_V_vror_VR(v, 124), Q6_V_vzero()));
+    }
+}
+
 unary_vectors_fn cpy_fn_of(const htp_unary_kparams & kp) {
     if (kp.src_type == kp.dst_type) {
         return unary_vectors<copy>;
@@ -232,6 +259,9 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
         case proto::HTP_OP_COS: return unary_vectors<cos_sf>;
         case proto::HTP_OP_CLAMP: return clamp_vectors;
         case proto::HTP_OP_TANH: return unary_vectors<hvx_sf_tanh>;
+        case proto::HTP_OP_SUM_ROWS: return reduce_vectors<false>;
+        case proto::HTP_OP_MEAN: return reduce_vectors<true>;
+        case proto::HTP_OP_CUMSUM: return convert_vectors<cumsum_row>;
         default: return unary_vectors<hvx_sf_silu>;
     }
 }
@@ -265,16 +295,25 @@ bool guard_unary(const htp_op_context * octx) {
     __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
     const htp_tensor * src = octx->src[0];
     const htp_tensor * dst = octx->dst[0];
-    const bool         cpy = octx->op->opcode == proto::HTP_OP_CPY;
-    // CPY converts between its rows' types (the sizes follow them); the other ops stay in F32.
-    const bool types_ok = cpy ? proto::htp_cpy_shapes_supported(*src, *dst) && kp.src_type == src->type &&
-                                    kp.dst_type == dst->type &&
-                                    kp.src_row_size == dst->ne[0] * proto::htp_cpy_elem_size(src->type) &&
-                                    kp.dst_row_size == dst->ne[0] * proto::htp_cpy_elem_size(dst->type)
-                              : eltwise_rows_fit(src, kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size) &&
-                                    kp.src_row_size == kp.pipe.row_size && kp.dst_row_size == kp.pipe.row_size;
-    return eltwise_pipeline_fits(octx, kp.pipe, UNARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) && same_dims(src, dst) &&
-           eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == dst->ne[0] * 4 && types_ok;
+    const uint32_t     op  = octx->op->opcode;
+    // CPY converts between its rows' types (the sizes follow them); SUM_ROWS and MEAN write one
+    // element per row; the other ops stay in F32 of one shape.
+    bool layout_ok;
+    if (op == proto::HTP_OP_CPY) {
+        layout_ok = proto::htp_cpy_shapes_supported(*src, *dst) && kp.src_type == src->type && kp.dst_type == dst->type &&
+                    kp.src_row_size == dst->ne[0] * proto::htp_cpy_elem_size(src->type) &&
+                    kp.dst_row_size == dst->ne[0] * proto::htp_cpy_elem_size(dst->type);
+    } else if (proto::htp_is_row_reduction(op) || op == proto::HTP_OP_CUMSUM) {
+        layout_ok = proto::htp_unary_shapes_supported(op, *src, *dst) && kp.src_row_size == kp.pipe.row_size &&
+                    kp.dst_row_size == dst->ne[0] * 4;
+    } else {
+        layout_ok = same_dims(src, dst) && eltwise_rows_fit(src, kp.pipe.row_size) &&
+                    eltwise_rows_fit(dst, kp.pipe.row_size) && kp.src_row_size == kp.pipe.row_size &&
+                    kp.dst_row_size == kp.pipe.row_size;
+    }
+    return eltwise_pipeline_fits(octx, kp.pipe, UNARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
+           eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == src->ne[0] * 4 &&
+           src->ne[1] == dst->ne[1] && src->ne[2] == dst->ne[2] && src->ne[3] == dst->ne[3] && layout_ok;
 }
 
 uint32_t op_unary(htp_op_context * octx) {
