@@ -15,6 +15,7 @@ namespace hexnpu::htp {
 inline constexpr uint32_t HTP_TYPE_F32         = 0;
 inline constexpr uint32_t HTP_TYPE_F16         = 1;
 inline constexpr uint32_t HTP_TYPE_I32         = 26;
+inline constexpr uint32_t HTP_TYPE_BF16        = 30;
 inline constexpr uint32_t HTP_TYPE_I64         = 27;
 inline constexpr uint32_t HTP_TYPE_COUNT       = 43;  // GGML type ids a descriptor may carry
 inline constexpr uint32_t HTP_L2_LINE_SIZE     = 128;

@@ -3,7 +3,8 @@
 // interleaved (D, M) pairs that is already D and M in row order; plain row scales get one halfword
 // shuffle first. Exact (every fp16 is an fp32), zeros, subnormals, infinities and NaNs included.
 // fp32 -> fp16 (SET_ROWS into an F16 KV cache): rounded to nearest even, overflow to infinity, as
-// GGML's conversion; on v73/v75 through qf32 (see hvx-arith.h's deviation note).
+// GGML's conversion; on v73/v75 through qf32 (see hvx-arith.h's deviation note). bf16 <-> fp32 on
+// the bits: widening exact, narrowing as GGML rounds (nearest even; a NaN made quiet, top bits kept).
 #pragma once
 
 #include "vnpu/hvx/hvx.h"
@@ -64,6 +65,55 @@ inline HVX_Vector hvx_sf_pair_to_hf(HVX_Vector x0, HVX_Vector x1) {
 #else
     return Q6_Vhf_vcvt_VsfVsf(Q6_V_lo_W(d), Q6_V_hi_W(d));
 #endif
+}
+
+// The 64 bf16 of h as fp32 in element order: *first = elements 0..31, *second = 32..63.
+inline void hvx_bf16_halves_to_sf(HVX_Vector h, HVX_Vector * first, HVX_Vector * second) {
+    const HVX_Vector     even = Q6_Vw_vasl_VwR(h, 16);                             // halfwords 0, 2, ..
+    const HVX_Vector     odd  = Q6_V_vand_VV(h, Q6_V_vsplat_R(int32_t(0xFFFF0000u)));  // halfwords 1, 3, ..
+    const HVX_VectorPair o    = Q6_W_vshuff_VVR(odd, even, -4);
+    *first                    = Q6_V_lo_W(o);
+    *second                   = Q6_V_hi_W(o);
+}
+
+// GGML's fp32 -> bf16 on 32 words: the result in each word's high halfword.
+inline HVX_Vector hvx_sf_bf16_round(HVX_Vector u) {
+    const HVX_VectorPred nan = Q6_Q_vcmp_gt_VwVw(Q6_V_vand_VV(u, Q6_V_vsplat_R(0x7FFFFFFF)), Q6_V_vsplat_R(0x7F800000));
+    const HVX_Vector     odd = Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(u, 16), Q6_V_vsplat_R(1));
+    const HVX_Vector     rnd = Q6_Vw_vadd_VwVw(u, Q6_Vw_vadd_VwVw(odd, Q6_V_vsplat_R(0x7FFF)));
+    return Q6_V_vmux_QVV(nan, Q6_V_vor_VV(u, Q6_V_vsplat_R(0x00400000)), rnd);
+}
+
+// 64 consecutive fp32 (x0: elements 0..31, x1: 32..63) as 64 consecutive bf16.
+inline HVX_Vector hvx_sf_pair_to_bf16(HVX_Vector x0, HVX_Vector x1) {
+    const HVX_VectorPair e = Q6_W_vdeal_VVR(x1, x0, -4);  // lo: even elements, hi: odd elements
+    return Q6_Vh_vshuffo_VhVh(hvx_sf_bf16_round(Q6_V_hi_W(e)), hvx_sf_bf16_round(Q6_V_lo_W(e)));
+}
+
+// A row of n fp32 vectors' worth held as 16-bit values (F16, or BF16 when bf16) in its first
+// half, widened in place: from the top down, so that no 16-bit vector is overwritten before it
+// is read. Not inlined: its own loop keeps the conversion constants in registers.
+__attribute__((noinline)) inline void hvx_16_row_to_sf_in_place(HVX_Vector * row, uint32_t n, bool bf16) {
+    for (uint32_t k = (n + 1) / 2; k-- > 0;) {
+        HVX_Vector first, second;
+        if (bf16) {
+            hvx_bf16_halves_to_sf(row[k], &first, &second);
+        } else {
+            hvx_hf_halves_to_sf(row[k], &first, &second);
+        }
+        row[2 * k] = first;
+        if (2 * k + 1 < n) {
+            row[2 * k + 1] = second;
+        }
+    }
+}
+
+// The reverse: n fp32 vectors narrowed in place to the row's first half, from the bottom up.
+__attribute__((noinline)) inline void hvx_sf_row_to_16_in_place(HVX_Vector * row, uint32_t n, bool bf16) {
+    for (uint32_t v = 0; v < n; v += 2) {
+        const HVX_Vector hi = v + 1 < n ? row[v + 1] : Q6_V_vzero();
+        row[v / 2]          = bf16 ? hvx_sf_pair_to_bf16(row[v], hi) : hvx_sf_pair_to_hf(row[v], hi);
+    }
 }
 
 } // namespace hexnpu::htp

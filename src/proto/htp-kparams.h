@@ -51,7 +51,8 @@ struct htp_binary_kparams {
     uint32_t             scale;     // SOFT_MAX: float bits of the logit scale (GGML op_params 0)
     uint32_t             src1_row_size;  // bytes each src1 row DMA moves: row_size; SOFT_MAX: the mask's
                                          // (ne0 * 2 for F16), 0 without a mask
-    uint32_t             softmax_flags;  // SOFT_MAX: HTP_SOFTMAX_* bits, ALiBi's n_head_log2 in bits 16..31
+    uint32_t             flags;          // SOFT_MAX: HTP_SOFTMAX_* bits, ALiBi's n_head_log2 in bits 16..31;
+                                         // ADD/SUB/MUL/DIV: the row types (htp_binary_types)
     uint32_t             alibi_c0;       // SOFT_MAX with ALiBi: float bits of log2(m0), log2(m1): head h's
     uint32_t             alibi_c1;       //   slope 2^(c0 (h + 1)) below n_head_log2, else 2^(c1 (2 (h - n_head_log2) + 1))
 };
@@ -186,9 +187,43 @@ constexpr bool htp_same_shape(const htp_tensor & a, const htp_tensor & b) {
 }
 
 // The shapes a binary op runs on (both sides check them).
+// Bytes of one element of the float row types the streaming ops convert (F32 0, F16 1, BF16 30);
+// 0 for others.
+constexpr uint32_t htp_cpy_elem_size(uint32_t type) { return type == 0 ? 4 : type == 1 || type == 30 ? 2 : 0; }
+
+// ADD/SUB/MUL/DIV's row types in kparams.flags: src0 | src1 << 8 | dst << 16 (GGML ids; dst is src0's).
+constexpr uint32_t htp_binary_types(uint32_t src0, uint32_t src1, uint32_t dst) { return src0 | src1 << 8 | dst << 16; }
+
+// Rows of ne0 elements of elem bytes in order, inside the bytes and apart (as a tensor the
+// kernels may write must be).
+constexpr bool htp_typed_rows_valid(const htp_tensor & t, uint32_t elem) {
+    if (t.nb[0] != elem || t.nb[1] < uint64_t(t.ne[0]) * elem || t.nb[2] < uint64_t(t.ne[1]) * t.nb[1] ||
+        t.nb[3] < uint64_t(t.ne[2]) * t.nb[2]) {
+        return false;
+    }
+    uint64_t last = uint64_t(t.ne[0]) * elem;
+    for (int d = 1; d < 4; ++d) {
+        if (t.ne[d] == 0) {
+            return false;
+        }
+        last += uint64_t(t.ne[d] - 1) * t.nb[d];
+    }
+    return last <= t.size;
+}
+
+// F32, F16 or BF16 rows on each side, dst of src0's type, all in order and inside their bytes
+// (compares only: the NPU's guard checks it too).
+constexpr bool htp_binary_shapes_layout(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
+    const uint32_t e0 = htp_cpy_elem_size(src0.type), e1 = htp_cpy_elem_size(src1.type);
+    return e0 != 0 && e1 != 0 && dst.type == src0.type && dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) &&
+           src1.ne[0] == dst.ne[0] && htp_typed_rows_valid(src0, e0) && htp_typed_rows_valid(src1, e1) &&
+           htp_typed_rows_valid(dst, e0);
+}
+
+// ... and src1 repeating evenly over dst's dims 1-3 (host only: fastmodulo needs the magic).
 constexpr bool htp_binary_shapes_supported(const htp_tensor & src0, const htp_tensor & src1,
                                            const htp_tensor & dst) {
-    if (dst.ne[0] > UINT32_MAX / 4 || !htp_same_shape(src0, dst) || src1.ne[0] != dst.ne[0]) {
+    if (!htp_binary_shapes_layout(src0, src1, dst)) {
         return false;
     }
     // The remainder by fastdiv: Hexagon has no divide instruction, and the NPU library does not
@@ -198,13 +233,9 @@ constexpr bool htp_binary_shapes_supported(const htp_tensor & src0, const htp_te
             return false;
         }
     }
-    const uint32_t row_size = dst.ne[0] * 4;
-    return htp_eltwise_rows_valid(src0, row_size) && htp_eltwise_rows_valid(src1, row_size) &&
-           htp_eltwise_rows_valid(dst, row_size);
+    return true;
 }
 
-// Bytes of one element of the row types CPY converts between (F32 0, F16 1, BF16 30); 0 for others.
-constexpr uint32_t htp_cpy_elem_size(uint32_t type) { return type == 0 ? 4 : type == 1 || type == 30 ? 2 : 0; }
 
 // CPY between F32, F16 and BF16 (to or from F32, or a same-type copy): elements in order in each
 // row, source rows anywhere, destination rows apart, both inside their bytes.
@@ -300,7 +331,16 @@ inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, con
     if (!htp_is_binary_op(opcode) || opcode == HTP_OP_SOFT_MAX || !htp_binary_shapes_supported(src0, src1, dst)) {
         return false;
     }
-    return htp_binary_plan(dst, src1.ne[1], src1, n_threads, vtcm_size, out);
+    const bool arith = opcode == HTP_OP_ADD || opcode == HTP_OP_SUB || opcode == HTP_OP_MUL || opcode == HTP_OP_DIV;
+    if (!arith && (src0.type != 0 || src1.type != 0)) {
+        return false;  // GEGLU, SWIGLU: F32
+    }
+    if (!htp_binary_plan(dst, src1.ne[1], src1, n_threads, vtcm_size, out)) {
+        return false;
+    }
+    out->src1_row_size = dst.ne[0] * htp_cpy_elem_size(src1.type);
+    out->flags         = htp_binary_types(src0.type, src1.type, dst.type);
+    return true;
 }
 
 // GGML's SOFT_MAX: w = x * scale + slope * mask, softmax per row. The mask (optional) F16 or F32,
@@ -357,7 +397,7 @@ inline bool prepare_softmax_kparams(const htp_tensor & src0, const htp_tensor * 
     }
     out->scale         = uint32_t(params[0]);
     out->src1_row_size = mask == nullptr ? 0 : dst.ne[0] * (mask->type == 1 ? 2 : 4);
-    out->softmax_flags = (mask != nullptr && mask->type == 1 ? HTP_SOFTMAX_MASK_F16 : 0) |
+    out->flags = (mask != nullptr && mask->type == 1 ? HTP_SOFTMAX_MASK_F16 : 0) |
                          (sinks != nullptr ? HTP_SOFTMAX_SINKS : 0);
     if (max_bias > 0.0f) {
         // GGML: n_head_log2 = 2^floor(log2(n_head)), m0 = 2^(-max_bias / n_head_log2), m1 = 2^(-max_bias / 2 / n_head_log2).
@@ -365,7 +405,7 @@ inline bool prepare_softmax_kparams(const htp_tensor & src0, const htp_tensor * 
         while (n_head_log2 * 2 <= dst.ne[2]) {
             n_head_log2 *= 2;
         }
-        out->softmax_flags |= n_head_log2 << 16;
+        out->flags |= n_head_log2 << 16;
         out->alibi_c0 = __builtin_bit_cast(uint32_t, -max_bias / float(n_head_log2));
         out->alibi_c1 = __builtin_bit_cast(uint32_t, -max_bias / 2.0f / float(n_head_log2));
     }

@@ -62,6 +62,15 @@ def binary_cases():
                 return g.op(name, C.c_void_p, C.c_void_p)(a.ctx, x, y), [
                     (x, tensor_bytes(g, "f32", rand(rng, *na))), (y, tensor_bytes(g, "f32", rand(rng, *nb, lo=lo)))]
             yield Case(name.upper(), f"ne_a={dims(na)},ne_b={dims(nb)}", EXACT, build)
+        # 16-bit rows (dst of a's type), computed in fp32 and rounded once.
+        for ta, tb in (("f16", "f16"), ("f16", "f32"), ("bf16", "bf16")):
+            def build(g, w, a, rng, name=name, ta=ta, tb=tb):
+                x, y = a.tensor(ta, 33, 7, 2), a.tensor(tb, 33, 1, 2)
+                lo = 0.5 if name == "div" else -1.0
+                return g.op(name, C.c_void_p, C.c_void_p)(a.ctx, x, y), [
+                    (x, tensor_bytes(g, ta, rand(rng, 33, 7, 2))), (y, tensor_bytes(g, tb, rand(rng, 33, 1, 2, lo=lo)))]
+            yield Case(name.upper(), f"type_a={ta},type_b={tb},ne_a=[33,7,2],ne_b=[33,1,2]", EXACT, build,
+                       out_dtype=np.float16 if ta == "f16" else "bf16")
 
 
 def unary_cases():

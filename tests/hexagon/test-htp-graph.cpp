@@ -161,7 +161,9 @@ TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     ggml_tensor * row = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 1);
     ggml_tensor * h   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F16, 64, 8);
     EXPECT_TRUE(dev.supports_op(ggml_add(&ctx, a, row))) << "src1 rows broadcast";
-    EXPECT_FALSE(dev.supports_op(ggml_add(&ctx, h, h))) << "F32 only";
+    EXPECT_TRUE(dev.supports_op(ggml_add(&ctx, h, h))) << "F16 rows";
+    ggml_tensor * q = ggml_new_tensor_2d(&ctx, GGML_TYPE_Q8_0, 64, 8);
+    EXPECT_FALSE(dev.supports_op(ggml_add(&ctx, q, q))) << "F32, F16, BF16 only";
     EXPECT_FALSE(dev.supports_op(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU_ERF))) << "no kernel";
     EXPECT_TRUE(dev.supports_op(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU)));
     EXPECT_FALSE(dev.supports_op(ggml_sqrt(&ctx, ggml_transpose(&ctx, a)))) << "permuted rows";

@@ -1,4 +1,5 @@
-// ADD, SUB, MUL, DIV on F32: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-kparams.h);
+// ADD, SUB, MUL, DIV: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-kparams.h), rows
+// of F32, F16 or BF16 (dst of src0's type), 16-bit rows widened in their slots and computed in fp32;
 // GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1; SOFT_MAX:
 // dst = softmax(src0 * scale + slope * mask) per row, the mask (src1) F32, F16 or absent, ALiBi
 // slopes per head, attention sinks (src2) in the maximum and the denominator.
@@ -138,18 +139,18 @@ void softmax_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, ui
 // powers of two) and sink logit.
 softmax_head softmax_head_of(const htp_binary_kparams & kp, uint32_t h, const uint8_t * sinks) {
     softmax_head   s;
-    const uint32_t n_head_log2 = kp.softmax_flags >> 16;
+    const uint32_t n_head_log2 = kp.flags >> 16;
     s.ln_slope                 = 0.0f;
     if (n_head_log2 != 0) {
         const float c = __builtin_bit_cast(float, h < n_head_log2 ? kp.alibi_c0 : kp.alibi_c1);
         s.ln_slope    = c * float(h < n_head_log2 ? h + 1 : 2 * (h - n_head_log2) + 1) * 0.693147181f;
     }
     s.sink = -__builtin_inff();
-    if (kp.softmax_flags & proto::HTP_SOFTMAX_SINKS) {
+    if (kp.flags & proto::HTP_SOFTMAX_SINKS) {
         __builtin_memcpy(&s.sink, sinks + h * 4, 4);  // a small DDR table: a scalar read
     }
     s.has_mask = kp.src1_row_size != 0;
-    s.mask_f16 = (kp.softmax_flags & proto::HTP_SOFTMAX_MASK_F16) != 0;
+    s.mask_f16 = (kp.flags & proto::HTP_SOFTMAX_MASK_F16) != 0;
     return s;
 }
 
@@ -225,10 +226,21 @@ binary_block take_block(row_cursor & c, repeat_cursor & r, uint32_t end, const b
     return b;
 }
 
+// The row types of ADD/SUB/MUL/DIV (kparams.flags); F32 for the others.
+struct row_types {
+    uint32_t src0, src1, dst;
+};
+row_types row_types_of(const binary_job & job) {
+    if (job.softmax) {
+        return {HTP_TYPE_F32, HTP_TYPE_F32, HTP_TYPE_F32};
+    }
+    return {job.kp.flags & 0xFF, (job.kp.flags >> 8) & 0xFF, (job.kp.flags >> 16) & 0xFF};
+}
+
 void push_sources(dma_queue * q, uint8_t * s0, uint8_t * s1, dma_addr_t src0_base, dma_addr_t src1_base,
                   const binary_block & b, const binary_job & job) {
     const uint32_t stride = job.kp.pipe.vtcm_row_stride;
-    const uint32_t size   = job.kp.pipe.row_size;
+    const uint32_t size   = job.dst->ne[0] * proto::htp_cpy_elem_size(row_types_of(job).src0);
     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s0), dma_addr_at(src0_base, b.src0_offset), stride, job.src0->nb[1],
                                size, b.nrows, trace_info(b.row));
     if (job.kp.src1_row_size == 0) {
@@ -274,15 +286,30 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
             const HVX_Vector * s0 = reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k));
             const HVX_Vector * s1 = reinterpret_cast<const HVX_Vector *>(plan.slot(i, 1, k));
             const uint32_t     b_step = b.src1_rows > 1 ? n_vectors : 0;
+            const row_types    types  = row_types_of(job);
+            // 16-bit rows become fp32 in their own slots first (the slots are laid out for F32).
+            for (uint32_t r = 0; types.src0 != HTP_TYPE_F32 && r < b.nrows; ++r) {
+                hvx_16_row_to_sf_in_place(reinterpret_cast<HVX_Vector *>(plan.slot(i, 0, k)) + r * n_vectors, n_vectors,
+                                          types.src0 == HTP_TYPE_BF16);
+            }
+            for (uint32_t r = 0; types.src1 != HTP_TYPE_F32 && r < b.src1_rows; ++r) {
+                hvx_16_row_to_sf_in_place(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)) + r * n_vectors, n_vectors,
+                                          types.src1 == HTP_TYPE_BF16);
+            }
             if (job.softmax) {
                 softmax_rows(d, s0, s1, b.nrows, n_vectors, b_step, job.kp, softmax_head_of(job.kp, b.i2, sinks));
             } else {
                 job.rows(d, s0, s1, b.nrows, n_vectors, b_step, job.kp);
             }
+            for (uint32_t r = 0; types.dst != HTP_TYPE_F32 && r < b.nrows; ++r) {
+                hvx_sf_row_to_16_in_place(d + r * n_vectors, n_vectors, types.dst == HTP_TYPE_BF16);
+            }
         },
         [&](uint32_t k, const binary_block & b) {
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(plan.slot(i, 2, k)),
-                                       job.dst->nb[1], pipe.vtcm_row_stride, pipe.row_size, b.nrows, trace_info(b.row));
+                                       job.dst->nb[1], pipe.vtcm_row_stride,
+                                       job.dst->ne[0] * proto::htp_cpy_elem_size(row_types_of(job).dst), b.nrows,
+                                       trace_info(b.row));
         });
 }
 
@@ -303,8 +330,8 @@ bool guard_binary(const htp_op_context * octx) {
     bool               src1_ok;
     if (octx->op->opcode == proto::HTP_OP_SOFT_MAX) {
         // The mask's first ne1 rows of each slice; without a mask nothing is read.
-        const bool     f16   = (kp.softmax_flags & proto::HTP_SOFTMAX_MASK_F16) != 0;
-        const bool     sinks = (kp.softmax_flags & proto::HTP_SOFTMAX_SINKS) != 0;
+        const bool     f16   = (kp.flags & proto::HTP_SOFTMAX_MASK_F16) != 0;
+        const bool     sinks = (kp.flags & proto::HTP_SOFTMAX_SINKS) != 0;
         const htp_tensor * s = octx->src[2];
         src1_ok = kp.div_ne11.d == dst->ne[1] && (sinks == (s != nullptr)) &&
                   (!sinks || (s->type == HTP_TYPE_F32 && s->ne[0] == dst->ne[2] && uint64_t(s->ne[0]) * 4 <= s->size)) &&
@@ -314,14 +341,21 @@ bool guard_binary(const htp_op_context * octx) {
                                          kp.src1_row_size == dst->ne[0] * (f16 ? 2 : 4) &&
                                          kp.div_ne12.d == src1->ne[2] && kp.div_ne13.d == src1->ne[3] &&
                                          src1_rows_fit(src1, kp.src1_row_size));
-    } else {
-        src1_ok = src1 != nullptr && kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] &&
-                  kp.div_ne13.d == src1->ne[3] && kp.src1_row_size == kp.pipe.row_size &&
-                  eltwise_rows_fit(src1, kp.pipe.row_size);
+        return eltwise_pipeline_fits(octx, kp.pipe, BINARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
+               same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && src1_ok &&
+               eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size);
     }
+    // ADD/SUB/MUL/DIV (F32, F16, BF16 rows; dst of src0's type), GEGLU/SWIGLU (F32).
+    const htp_tensor * src0 = octx->src[0];
+    const bool         arith = octx->op->opcode == proto::HTP_OP_ADD || octx->op->opcode == proto::HTP_OP_SUB ||
+                       octx->op->opcode == proto::HTP_OP_MUL || octx->op->opcode == proto::HTP_OP_DIV;
+    src1_ok = src1 != nullptr && kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] &&
+              kp.div_ne13.d == src1->ne[3] && kp.flags == proto::htp_binary_types(src0->type, src1->type, dst->type) &&
+              (arith || (src0->type == HTP_TYPE_F32 && src1->type == HTP_TYPE_F32)) &&
+              proto::htp_binary_shapes_layout(*src0, *src1, *dst) &&
+              kp.src1_row_size == dst->ne[0] * proto::htp_cpy_elem_size(src1->type);
     return eltwise_pipeline_fits(octx, kp.pipe, BINARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
-           same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && src1_ok &&
-           eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size);
+           eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == dst->ne[0] * 4 && src1_ok;
 }
 
 uint32_t op_binary(htp_op_context * octx) {

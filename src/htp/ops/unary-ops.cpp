@@ -7,7 +7,6 @@
 #include "hvx-arith.h"
 #include "hvx-div.h"
 #include "hvx-exp.h"
-#include "hvx-float-dot.h"
 #include "hvx-hf-rows.h"
 #include "hvx-sigmoid.h"
 #include "hvx-sincos.h"
@@ -158,16 +157,8 @@ void norm_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, cons
 // CPY's conversions, n_vectors fp32 vectors' worth of rows at a time (rows are vtcm_row_stride
 // apart on both sides, laid out for F32): 16-bit rows hold their elements in the first half of
 // that. F32 <-> F16 as SET_ROWS/GET_ROWS convert, BF16 -> F32 exact, F32 -> BF16 as GGML rounds
-// (nearest even; a NaN keeps its top bits and is made quiet).
-// GGML's fp32 -> bf16 on 32 words: the result in each word's high halfword.
-HVX_Vector bf16_round(HVX_Vector u) {
-    const HVX_VectorPred nan = Q6_Q_vcmp_gt_VwVw(Q6_V_vand_VV(u, hvx_splat_w(0x7FFFFFFF)), hvx_splat_w(0x7F800000));
-    const HVX_Vector     odd = Q6_V_vand_VV(Q6_Vuw_vlsr_VuwR(u, 16), hvx_splat_w(1));
-    const HVX_Vector     rnd = Q6_Vw_vadd_VwVw(u, Q6_Vw_vadd_VwVw(odd, hvx_splat_w(0x7FFF)));
-    return Q6_V_vmux_QVV(nan, Q6_V_vor_VV(u, hvx_splat_w(0x00400000)), rnd);
-}
-
-// One row of per_row fp32 vectors' worth, converted.
+// (nearest even; a NaN keeps its top bits and is made quiet). One row of per_row fp32 vectors'
+// worth at a time.
 __attribute__((noinline)) void hf_to_sf_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
     hvx_hf_row_to_sf(s, d, per_row);
 }
@@ -178,19 +169,17 @@ __attribute__((noinline)) void sf_to_hf_row(HVX_Vector * d, const HVX_Vector * s
 }
 __attribute__((noinline)) void bf16_to_sf_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
     for (uint32_t v = 0; v < per_row; v += 2) {
-        HVX_Vector even, odd;
-        hvx_bf16_pairs_to_sf(s[v / 2], &even, &odd);
-        const HVX_VectorPair o = Q6_W_vshuff_VVR(odd, even, -4);  // element order again
-        d[v]                   = Q6_V_lo_W(o);
+        HVX_Vector first, second;
+        hvx_bf16_halves_to_sf(s[v / 2], &first, &second);
+        d[v] = first;
         if (v + 1 < per_row) {
-            d[v + 1] = Q6_V_hi_W(o);
+            d[v + 1] = second;
         }
     }
 }
 __attribute__((noinline)) void sf_to_bf16_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
     for (uint32_t v = 0; v < per_row; v += 2) {
-        const HVX_VectorPair e = Q6_W_vdeal_VVR(v + 1 < per_row ? s[v + 1] : Q6_V_vzero(), s[v], -4);
-        d[v / 2] = Q6_Vh_vshuffo_VhVh(bf16_round(Q6_V_hi_W(e)), bf16_round(Q6_V_lo_W(e)));  // evens, odds
+        d[v / 2] = hvx_sf_pair_to_bf16(s[v], v + 1 < per_row ? s[v + 1] : Q6_V_vzero());
     }
 }
 
