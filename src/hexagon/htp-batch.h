@@ -29,6 +29,9 @@ struct htp_op {
     // When the NPU writes the node through another shape (a CPY into a contiguous destination of
     // another shape: the destination seen with the source's shape), that view; dst[0] points at it.
     std::shared_ptr<const ggml_tensor> dst_view;
+    // When the NPU reads a source through views of it (a fused GLU's [x | gate] rows as two half
+    // rows), those views; src[0] and src[1] point at them.
+    std::array<std::shared_ptr<const ggml_tensor>, 2> src_views;
 };
 
 // "ADD 'ffn_out-3'" (the GGML op description and node name, if it has one), or the NPU op name

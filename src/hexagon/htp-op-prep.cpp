@@ -62,10 +62,8 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_FLASH_ATTN_EXT: return proto::HTP_OP_FLASH_ATTN_EXT;  // types and shapes: the kparams
         case GGML_OP_SOFT_MAX: return proto::HTP_OP_SOFT_MAX;  // mask, ALiBi and sinks: the kparams
         case GGML_OP_GLU:
-            // The separate-gate form only (a fused [x | g] row is two half rows of one tensor).
-            if (node->src[1] == nullptr || ggml_get_op_param<int32_t>(node, 1) != 0) {
-                return proto::HTP_OP_NONE;
-            }
+            // A separate gate, or the fused form: [x | gate] rows (swapped: [gate | x]) read as two
+            // half-row views of src0.
             switch (ggml_get_op_param<int32_t>(node, 0)) {
                 case GGML_GLU_OP_GEGLU: return proto::HTP_OP_GEGLU;
                 case GGML_GLU_OP_SWIGLU: return proto::HTP_OP_SWIGLU;
@@ -104,6 +102,16 @@ std::optional<proto::htp_tensor> static_descriptor(const ggml_tensor * t) {
     return d;
 }
 
+// Half of each row of a fused GLU's src0: elements [first, first + n).
+std::shared_ptr<const ggml_tensor> half_rows(const ggml_tensor * src, int64_t first, int64_t n) {
+    auto view   = std::make_shared<ggml_tensor>(*src);
+    view->ne[0] = n;
+    if (src->data != nullptr) {
+        view->data = static_cast<uint8_t *>(src->data) + first * int64_t(src->nb[0]);
+    }
+    return view;
+}
+
 // A contiguous destination seen with the source's shape: the same bytes in the same order.
 std::shared_ptr<const ggml_tensor> reshaped_destination(const ggml_tensor * dst, const ggml_tensor * src) {
     auto view = std::make_shared<ggml_tensor>(*dst);
@@ -135,12 +143,22 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         op.dst_view = reshaped_destination(node, node->src[0]);
         op.dst[0]   = op.dst_view.get();
     }
+    op.src[0] = node->src[0];
+    if (node->op == GGML_OP_GLU && node->src[1] == nullptr) {
+        const int64_t n       = node->ne[0];
+        const bool    swapped = ggml_get_op_param<int32_t>(node, 1) != 0;
+        if (node->src[0]->ne[0] != 2 * n) {
+            return std::nullopt;
+        }
+        op.src_views = {half_rows(node->src[0], swapped ? n : 0, n), half_rows(node->src[0], swapped ? 0 : n, n)};
+        op.src[0]    = op.src_views[0].get();
+        op.src[1]    = op.src_views[1].get();
+    }
     const auto dst  = static_descriptor(op.dst[0]);
-    const auto src0 = static_descriptor(node->src[0]);
+    const auto src0 = static_descriptor(op.src[0]);
     if (!dst || !src0) {
         return std::nullopt;
     }
-    op.src[0] = node->src[0];
     if (opcode == proto::HTP_OP_MUL_MAT) {
         const auto                src1 = static_descriptor(node->src[1]);
         proto::htp_matmul_kparams kp{};
@@ -227,14 +245,15 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         return op;
     }
     if (proto::htp_is_binary_op(opcode)) {
-        const auto src1 = static_descriptor(node->src[1]);
+        const ggml_tensor * b    = op.src[1] ? op.src[1] : node->src[1];
+        const auto          src1 = static_descriptor(b);
         proto::htp_binary_kparams kp{};
         const bool ok = src1 && proto::prepare_binary_kparams(opcode, *src0, *src1, *dst, target.n_threads,
                                                               target.vtcm_size, &kp);
         if (!ok) {
             return std::nullopt;
         }
-        op.src[1] = node->src[1];
+        op.src[1] = b;
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }

@@ -124,6 +124,13 @@ def glu_cases():
                     (x, tensor_bytes(g, "f32", rand(rng, *ne, lo=-4.0, hi=4.0))),
                     (gate, tensor_bytes(g, "f32", rand(rng, *ne, lo=-4.0, hi=4.0)))]
             yield Case(name.split("_")[0].upper(), f"split,ne={dims(ne)}", MATH, build)
+    # The fused form: [x | gate] rows ([gate | x] swapped), read by the NPU as two half-row views.
+    for name in ("geglu", "swiglu", "geglu_swapped", "swiglu_swapped"):
+        def build(g, w, a, rng, name=name):
+            x = a.tensor("f32", 256, 3, 2)
+            return g.op(name, C.c_void_p)(a.ctx, x), [(x, tensor_bytes(g, "f32", rand(rng, 256, 3, 2, lo=-4.0, hi=4.0)))]
+        yield Case(name.split("_")[0].upper(), f"fused{',swapped' if 'swapped' in name else ''},ne=[256,3,2]",
+                   MATH, build)
 
 
 def softmax_cases():
