@@ -24,6 +24,8 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_SUM_ROWS: return proto::HTP_OP_SUM_ROWS;
         case GGML_OP_MEAN: return proto::HTP_OP_MEAN;
         case GGML_OP_CUMSUM: return proto::HTP_OP_CUMSUM;
+        case GGML_OP_LOG: return proto::HTP_OP_LOG;
+        case GGML_OP_FILL: return proto::HTP_OP_FILL;
         case GGML_OP_SIN: return proto::HTP_OP_SIN;
         case GGML_OP_COS: return proto::HTP_OP_COS;
         case GGML_OP_CLAMP: return proto::HTP_OP_CLAMP;
@@ -80,6 +82,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
                 case GGML_UNARY_OP_GELU: return proto::HTP_OP_GELU;
                 case GGML_UNARY_OP_GELU_QUICK: return proto::HTP_OP_GELU_QUICK;
                 case GGML_UNARY_OP_TANH: return proto::HTP_OP_TANH;
+                case GGML_UNARY_OP_SOFTPLUS: return proto::HTP_OP_SOFTPLUS;
                 default: return proto::HTP_OP_NONE;
             }
         default: return proto::HTP_OP_NONE;

@@ -143,7 +143,8 @@ constexpr bool htp_is_unary_op(uint32_t opcode) {
            opcode == HTP_OP_CPY || opcode == HTP_OP_RELU || opcode == HTP_OP_ABS || opcode == HTP_OP_EXP ||
            opcode == HTP_OP_SIGMOID || opcode == HTP_OP_GELU || opcode == HTP_OP_GELU_QUICK || opcode == HTP_OP_SIN ||
            opcode == HTP_OP_COS || opcode == HTP_OP_CLAMP || opcode == HTP_OP_TANH || opcode == HTP_OP_SUM_ROWS ||
-           opcode == HTP_OP_MEAN || opcode == HTP_OP_CUMSUM;
+           opcode == HTP_OP_MEAN || opcode == HTP_OP_CUMSUM || opcode == HTP_OP_LOG || opcode == HTP_OP_SOFTPLUS ||
+           opcode == HTP_OP_FILL;
 }
 
 constexpr uint32_t htp_vtcm_row_stride(uint32_t row_size) {
@@ -263,6 +264,9 @@ constexpr bool htp_is_row_reduction(uint32_t opcode) { return opcode == HTP_OP_S
 constexpr bool htp_unary_shapes_supported(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst) {
     if (opcode == HTP_OP_CPY) {
         return htp_cpy_shapes_supported(src0, dst);
+    }
+    if (opcode == HTP_OP_FILL) {  // F32 or F16 rows of one type (the source's rows are not used)
+        return (dst.type == 0 || dst.type == 1) && src0.type == dst.type && htp_cpy_shapes_supported(src0, dst);
     }
     if (htp_is_row_reduction(opcode) || opcode == HTP_OP_CUMSUM) {
         // Read-only sources: rows anywhere (permuted views too).
@@ -565,7 +569,7 @@ inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, cons
     if (!htp_eltwise_plan(total_rows, src0.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
         return false;
     }
-    if (opcode == HTP_OP_SCALE || opcode == HTP_OP_CLAMP) {
+    if (opcode == HTP_OP_SCALE || opcode == HTP_OP_CLAMP || opcode == HTP_OP_FILL) {
         kp.scale = uint32_t(params[0]);
         kp.bias  = uint32_t(params[1]);
     } else if (opcode == HTP_OP_MEAN) {
@@ -576,10 +580,11 @@ inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, cons
     }
     kp.div_ne1      = init_fastdiv(dst.ne[1]);
     kp.div_ne2      = init_fastdiv(dst.ne[2]);
-    kp.src_type     = opcode == HTP_OP_CPY ? src0.type : 0;
-    kp.dst_type     = opcode == HTP_OP_CPY ? dst.type : 0;
-    kp.src_row_size = src0.ne[0] * (opcode == HTP_OP_CPY ? htp_cpy_elem_size(src0.type) : 4);
-    kp.dst_row_size = dst.ne[0] * (opcode == HTP_OP_CPY ? htp_cpy_elem_size(dst.type) : 4);
+    const bool typed = opcode == HTP_OP_CPY || opcode == HTP_OP_FILL;
+    kp.src_type      = typed ? src0.type : 0;
+    kp.dst_type      = typed ? dst.type : 0;
+    kp.src_row_size  = src0.ne[0] * (typed ? htp_cpy_elem_size(src0.type) : 4);
+    kp.dst_row_size  = dst.ne[0] * (typed ? htp_cpy_elem_size(dst.type) : 4);
     *out            = kp;
     return true;
 }

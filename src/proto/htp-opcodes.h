@@ -45,6 +45,9 @@ enum htp_op_code : uint32_t {
     HTP_OP_SUM_ROWS,    // dst [1, ne1, ne2, ne3] = the rows' sums
     HTP_OP_MEAN,        //   = their means
     HTP_OP_CUMSUM,      // dst = the rows' inclusive prefix sums
+    HTP_OP_LOG,
+    HTP_OP_SOFTPLUS,    // GGML's: x above 20, else log(1 + e^x)
+    HTP_OP_FILL,        // dst = op_params 0 (F32 or F16 rows)
     HTP_OP_TEST_STREAM = 1000,  // dst = src0 * kparams scale, streamed DDR -> DMA -> VTCM -> HVX -> DMA -> DDR
     HTP_OP_TEST_FAULT,          // touches an NPU address given in params[0] (fault handling tests)
     HTP_OP_TEST_HANG,           // never returns (deadline tests)
@@ -89,6 +92,9 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_SUM_ROWS: return "SUM_ROWS";
         case HTP_OP_MEAN: return "MEAN";
         case HTP_OP_CUMSUM: return "CUMSUM";
+        case HTP_OP_LOG: return "LOG";
+        case HTP_OP_SOFTPLUS: return "SOFTPLUS";
+        case HTP_OP_FILL: return "FILL";
         case HTP_OP_TEST_STREAM: return "TEST_STREAM";
         case HTP_OP_TEST_FAULT: return "TEST_FAULT";
         case HTP_OP_TEST_HANG: return "TEST_HANG";

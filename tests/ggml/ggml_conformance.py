@@ -78,7 +78,7 @@ def unary_cases():
     specs = [("sqr", EXACT, -1.0), ("sqrt", MATH, 0.0), ("neg", EXACT, -1.0), ("silu", MATH, -4.0),
              ("relu", EXACT, -4.0), ("abs", EXACT, -4.0), ("exp", MATH, -4.0), ("sigmoid", MATH, -4.0),
              ("gelu", MATMUL, -4.0), ("gelu_quick", MATH, -4.0), ("sin", MATH, -4.0), ("cos", MATH, -4.0),
-             ("tanh", MATH, -4.0)]
+             ("tanh", MATH, -4.0), ("log", MATH, 0.05), ("softplus", MATH, -30.0)]
     for name, tol, lo in specs:
         for ne in ((128, 2, 2, 2), (7, 3, 5, 2)):
             def build(g, w, a, rng, name=name, ne=ne, lo=lo):
@@ -94,6 +94,10 @@ def unary_cases():
         x = a.tensor("f32", 33, 7, 2)
         return g.op("clamp", C.c_void_p, F, F)(a.ctx, x, -0.5, 0.75), [(x, tensor_bytes(g, "f32", rand(rng, 33, 7, 2)))]
     yield Case("CLAMP", "ne=[33,7,2],min=-0.5,max=0.75", EXACT, clamp)
+    def fill(g, w, a, rng):
+        x = a.tensor("f32", 33, 5, 2)
+        return g.op("fill", C.c_void_p, F)(a.ctx, x, 1.5), [(x, tensor_bytes(g, "f32", rand(rng, 33, 5, 2)))]
+    yield Case("FILL", "ne=[33,5,2],value=1.5", EXACT, fill)
 
 
 def reduce_cases():

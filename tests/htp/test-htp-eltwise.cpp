@@ -7,6 +7,7 @@
 #include "htp/hvx-div.h"
 #include "htp/hvx-exp.h"
 #include "htp/hvx-frexp.h"
+#include "htp/hvx-log.h"
 #include "htp/hvx-sincos.h"
 #include "htp/hvx-sigmoid.h"
 #include "htp/hvx-sqrt.h"
@@ -127,6 +128,30 @@ TEST(HtpEltwiseMath, ExpWithinTwoUlp) {
         return htp::hvx_sf_ldexp(p, k);
     }, exp64);
     EXPECT_LE(w.ulp, 2) << "at " << w.at;
+}
+
+double log64(double x) { return std::log(x); }
+
+// log over every exponent of positive floats (subnormals included) within 4 ulp; the specials.
+TEST(HtpEltwiseMath, LogWithinFourUlpAndSpecials) {
+    std::vector<float> x = spread_inputs();
+    x.erase(std::remove_if(x.begin(), x.end(), [](float f) { return !(f > 0.0f) || std::isinf(f); }), x.end());
+    while (x.size() % 32 != 0) {
+        x.push_back(1.0f);
+    }
+    const worst w = unary_worst(x, [](HVX_Vector v, HVX_Vector) { return htp::hvx_sf_log(v); }, log64);
+    EXPECT_LE(w.ulp, 4) << "at " << w.at;
+    std::vector<float> special(32, 1.0f);
+    special[0] = 0.0f, special[1] = -0.0f, special[2] = -1.0f, special[3] = INFINITY, special[4] = -INFINITY,
+    special[5] = NAN;
+    const std::vector<float> got = apply(special, special, [](HVX_Vector v, HVX_Vector) { return htp::hvx_sf_log(v); });
+    EXPECT_EQ(got[0], -INFINITY);
+    EXPECT_EQ(got[1], -INFINITY);
+    EXPECT_TRUE(std::isnan(got[2]));
+    EXPECT_EQ(got[3], INFINITY);
+    EXPECT_TRUE(std::isnan(got[4]));
+    EXPECT_TRUE(std::isnan(got[5]));
+    EXPECT_EQ(got[6], 0.0f);
 }
 
 // tanh (TANH, FLASH_ATTN_EXT's softcap): absolute error against fp64 within 2e-7 over every exponent

@@ -1,5 +1,5 @@
 // SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, RELU, ABS, EXP, SIGMOID, GELU (tanh),
-// GELU_QUICK, SIN, COS, CLAMP, TANH; CPY between F32, F16 and BF16; the row norms RMS_NORM, NORM and
+// GELU_QUICK, SIN, COS, LOG, SOFTPLUS, CLAMP, TANH, FILL; CPY between F32, F16 and BF16; the row norms RMS_NORM, NORM and
 // L2_NORM; SUM_ROWS, MEAN and CUMSUM (proto/htp-kparams.h). Each thread streams its rows DDR -> DMA
 // -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per stream.
 #include "eltwise-rows.h"
@@ -8,6 +8,7 @@
 #include "hvx-div.h"
 #include "hvx-exp.h"
 #include "hvx-hf-rows.h"
+#include "hvx-log.h"
 #include "hvx-sigmoid.h"
 #include "hvx-sincos.h"
 #include "hvx-sqrt.h"
@@ -191,6 +192,25 @@ void convert_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, c
     }
 }
 
+// GGML's softplus: x above 20 (where log(1 + e^x) = x in fp32), else log1p(e^x).
+HVX_Vector softplus(HVX_Vector x) {
+    return Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(x, hvx_splat_sf(20.0f)), x, hvx_sf_log1p(hvx_sf_exp(x)));
+}
+
+// FILL: every element the value (kp.scale), narrowed to F16 for an F16 destination.
+void fill_vectors(HVX_Vector * d, const HVX_Vector *, uint32_t n_vectors, const htp_unary_kparams & kp) {
+    const uint32_t per_row = kp.pipe.vtcm_row_stride / 128;
+    for (uint32_t row = 0; row < n_vectors; row += per_row) {
+        const HVX_Vector value = Q6_V_vsplat_R(int32_t(kp.scale));  // per row: the call below clobbers it
+        for (uint32_t j = 0; j < per_row; ++j) {
+            d[row + j] = value;
+        }
+        if (kp.dst_type == HTP_TYPE_F16) {
+            hvx_sf_row_to_16_in_place(d + row, per_row, false);
+        }
+    }
+}
+
 // SUM_ROWS and MEAN: each row's sum (times 1/ne0 for the mean, in kp.bias) in lane 0 of its output
 // row, the only element that goes out.
 template <bool Mean>
@@ -251,6 +271,9 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
         case proto::HTP_OP_SUM_ROWS: return reduce_vectors<false>;
         case proto::HTP_OP_MEAN: return reduce_vectors<true>;
         case proto::HTP_OP_CUMSUM: return convert_vectors<cumsum_row>;
+        case proto::HTP_OP_LOG: return unary_vectors<hvx_sf_log>;
+        case proto::HTP_OP_SOFTPLUS: return unary_vectors<softplus>;
+        case proto::HTP_OP_FILL: return fill_vectors;
         default: return unary_vectors<hvx_sf_silu>;
     }
 }
@@ -288,8 +311,8 @@ bool guard_unary(const htp_op_context * octx) {
     // CPY converts between its rows' types (the sizes follow them); SUM_ROWS and MEAN write one
     // element per row; the other ops stay in F32 of one shape.
     bool layout_ok;
-    if (op == proto::HTP_OP_CPY) {
-        layout_ok = proto::htp_cpy_shapes_supported(*src, *dst) && kp.src_type == src->type && kp.dst_type == dst->type &&
+    if (op == proto::HTP_OP_CPY || op == proto::HTP_OP_FILL) {
+        layout_ok = proto::htp_unary_shapes_supported(op, *src, *dst) && kp.src_type == src->type && kp.dst_type == dst->type &&
                     kp.src_row_size == dst->ne[0] * proto::htp_cpy_elem_size(src->type) &&
                     kp.dst_row_size == dst->ne[0] * proto::htp_cpy_elem_size(dst->type);
     } else if (proto::htp_is_row_reduction(op) || op == proto::HTP_OP_CUMSUM) {
