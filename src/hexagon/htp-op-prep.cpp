@@ -54,8 +54,8 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_GET_ROWS:
             // From activations (F32/F16 rows) into F32; quantized tables (a token embedding in the
             // file's mapping) stay with the CPU, which reads them in place.
-            return node->type == GGML_TYPE_F32 &&
-                           (node->src[0]->type == GGML_TYPE_F32 || node->src[0]->type == GGML_TYPE_F16)
+            return node->src[0]->type == GGML_TYPE_F32 || node->src[0]->type == GGML_TYPE_F16 ||
+                           node->src[0]->type == GGML_TYPE_BF16 || node->src[0]->type == GGML_TYPE_I32
                        ? proto::HTP_OP_GET_ROWS
                        : proto::HTP_OP_NONE;
         case GGML_OP_SET_ROWS:

@@ -103,7 +103,7 @@ struct htp_set_rows_kparams {
     fastdiv_values       div_ids1;  // i2 % ids.ne1
     fastdiv_values       div_ids2;  // i3 % ids.ne2
     uint32_t             dst_row_size;  // ne0 * 2 (F16) or ne0 * 4 (F32)
-    uint32_t             dst_f16;       // 1: F16 destination, 0: F32
+    uint32_t             dst_type;      // F32 (0), F16 (1) or BF16 (30)
     uint32_t             ids_i64;       // 1: I64 ids, 0: I32
 };
 static_assert(sizeof(htp_set_rows_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
@@ -454,10 +454,9 @@ inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos
 // The layout SET_ROWS runs on (compares only: the NPU's guard checks it too): src0 F32 rows in order,
 // dst F16/F32 rows in order with src0's ne0 and slices, ids I32/I64 [src0.ne1, r2, r3, 1] packed.
 constexpr bool htp_set_rows_layout_valid(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst) {
-    const bool     dst_f16  = dst.type == 1;
-    const uint32_t elem     = dst_f16 ? 2 : 4;
+    const uint32_t elem     = htp_cpy_elem_size(dst.type);
     const uint32_t id_bytes = ids.type == 27 ? 8 : 4;
-    if ((dst.type != 0 && !dst_f16) || (ids.type != 26 && ids.type != 27) || src0.ne[0] > UINT32_MAX / 4 ||
+    if (elem == 0 || src0.type != 0 || (ids.type != 26 && ids.type != 27) || src0.ne[0] > UINT32_MAX / 4 ||
         dst.ne[0] != src0.ne[0] || dst.ne[2] != src0.ne[2] || dst.ne[3] != src0.ne[3] || dst.nb[0] != elem ||
         dst.ne[1] == 0 || ids.ne[0] != src0.ne[1] || ids.ne[1] == 0 || ids.ne[2] == 0 || ids.ne[3] != 1 ||
         ids.nb[0] != id_bytes || ids.nb[1] != uint64_t(ids.ne[0]) * id_bytes ||
@@ -496,8 +495,8 @@ inline bool prepare_set_rows_kparams(const htp_tensor & src0, const htp_tensor &
     kp.div_ne2      = init_fastdiv(src0.ne[2]);
     kp.div_ids1     = init_fastdiv(ids.ne[1]);
     kp.div_ids2     = init_fastdiv(ids.ne[2]);
-    kp.dst_f16      = dst.type == 1;
-    kp.dst_row_size = dst.ne[0] * (kp.dst_f16 ? 2 : 4);
+    kp.dst_type     = dst.type;
+    kp.dst_row_size = dst.ne[0] * htp_cpy_elem_size(dst.type);
     kp.ids_i64      = ids.type == 27;
     *out            = kp;
     return true;
@@ -513,16 +512,17 @@ struct htp_get_rows_kparams {
     fastdiv_values       div_ne1;  // flat dst row -> (i1, i2, i3)
     fastdiv_values       div_ne2;
     uint32_t             src_row_size;  // ne0 * 4 (F32) or ne0 * 2 (F16)
-    uint32_t             src_f16;
+    uint32_t             src_type;      // F32 (0), F16 (1), BF16 (30), or I32 (26) into I32
     uint32_t             ids_i64;
 };
 static_assert(sizeof(htp_get_rows_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
 // The layout GET_ROWS runs on (compares only: the NPU's guard checks it too).
 constexpr bool htp_get_rows_layout_valid(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst) {
-    const uint32_t elem     = src0.type == 1 ? 2 : 4;
+    const uint32_t elem     = src0.type == 26 ? 4 : htp_cpy_elem_size(src0.type);
     const uint32_t id_bytes = ids.type == 27 ? 8 : 4;
-    if ((src0.type != 0 && src0.type != 1) || (ids.type != 26 && ids.type != 27) || dst.ne[0] > UINT32_MAX / 4 ||
+    if (elem == 0 || dst.type != (src0.type == 26 ? 26u : 0u) || (ids.type != 26 && ids.type != 27) ||
+        dst.ne[0] > UINT32_MAX / 4 ||
         src0.ne[0] != dst.ne[0] || src0.ne[2] != dst.ne[2] || src0.ne[3] != dst.ne[3] || src0.ne[1] == 0 ||
         src0.nb[0] != elem || ids.ne[0] != dst.ne[1] || ids.ne[1] != dst.ne[2] || ids.ne[2] != dst.ne[3] ||
         ids.ne[3] != 1 || ids.nb[0] != id_bytes) {
@@ -533,7 +533,7 @@ constexpr bool htp_get_rows_layout_valid(const htp_tensor & src0, const htp_tens
     const uint64_t src_last = uint64_t(src0.ne[1] - 1) * src0.nb[1] + uint64_t(src0.ne[2] - 1) * src0.nb[2] +
                               uint64_t(src0.ne[3] - 1) * src0.nb[3];
     return ids_last + id_bytes <= ids.size && src_last + uint64_t(src0.ne[0]) * elem <= src0.size &&
-           htp_eltwise_rows_valid(dst, dst.ne[0] * 4);
+           htp_typed_rows_valid(dst, 4);
 }
 
 inline bool prepare_get_rows_kparams(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst,
@@ -550,8 +550,8 @@ inline bool prepare_get_rows_kparams(const htp_tensor & src0, const htp_tensor &
     kp.pipe.vtcm_size    = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
     kp.div_ne1           = init_fastdiv(dst.ne[1]);
     kp.div_ne2           = init_fastdiv(dst.ne[2]);
-    kp.src_f16           = src0.type == 1;
-    kp.src_row_size      = dst.ne[0] * (kp.src_f16 ? 2 : 4);
+    kp.src_type          = src0.type;
+    kp.src_row_size      = dst.ne[0] * (src0.type == 26 ? 4 : htp_cpy_elem_size(src0.type));
     kp.ids_i64           = ids.type == 27;
     *out                 = kp;
     return true;

@@ -181,9 +181,9 @@ TEST(HtpSetRows, HostRefusesWhatTheKernelCannotWrite) {
     proto::htp_set_rows_kparams kp{};
     ASSERT_TRUE(proto::prepare_set_rows_kparams(st.src, st.ids, st.dst, 2, 8u << 20, &kp));
     EXPECT_LE(kp.pipe.block_rows, proto::HTP_SET_ROWS_MAX_BLOCK_ROWS);
-    proto::htp_tensor bf16 = st.dst;
-    bf16.type              = 30;
-    EXPECT_FALSE(proto::prepare_set_rows_kparams(st.src, st.ids, bf16, 2, 8u << 20, &kp));
+    proto::htp_tensor q8 = st.dst;  // quantized caches stay with the CPU
+    q8.type              = 8;
+    EXPECT_FALSE(proto::prepare_set_rows_kparams(st.src, st.ids, q8, 2, 8u << 20, &kp));
     proto::htp_tensor ids3 = st.ids;  // 3 tables do not divide 2 slices
     ids3.ne[1]             = 3;
     ids3.nb[2] = ids3.nb[3] = ids3.nb[1] * 3;

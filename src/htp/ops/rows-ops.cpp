@@ -40,22 +40,19 @@ bool read_row_id(const uint8_t * p, bool i64, uint32_t limit, uint32_t * out) {
 }
 
 // nrows rows of per_row vectors (the VTCM row stride) from s to d at the same stride: fp32 pairs of
-// vectors narrowed to one fp16 vector each (an odd last vector paired with zeros), or copied.
+// vectors narrowed to one fp16 or bf16 vector each (an odd last vector paired with zeros), or copied.
 __attribute__((noinline)) void convert_rows(HVX_Vector * d, const HVX_Vector * s, uint32_t nrows, uint32_t per_row,
-                                            bool to_f16) {
+                                            uint32_t dst_type) {
     for (uint32_t r = 0; r < nrows; ++r, d += per_row, s += per_row) {
-        if (!to_f16) {
+        if (dst_type == HTP_TYPE_F32) {
             for (uint32_t v = 0; v < per_row; ++v) {
                 d[v] = s[v];
             }
             continue;
         }
-        uint32_t v = 0;
-        for (; v + 2 <= per_row; v += 2) {
-            d[v / 2] = hvx_sf_pair_to_hf(s[v], s[v + 1]);
-        }
-        if (v < per_row) {
-            d[v / 2] = hvx_sf_pair_to_hf(s[v], Q6_V_vzero());
+        for (uint32_t v = 0; v < per_row; v += 2) {
+            const HVX_Vector hi = v + 1 < per_row ? s[v + 1] : Q6_V_vzero();
+            d[v / 2] = dst_type == HTP_TYPE_BF16 ? hvx_sf_pair_to_bf16(s[v], hi) : hvx_sf_pair_to_hf(s[v], hi);
         }
     }
 }
@@ -119,7 +116,7 @@ void set_rows_thread(uint32_t, uint32_t i, void * data) {
         [&](uint32_t k, const set_rows_block & b) {
             convert_rows(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
                          reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), b.nrows, stride / 128,
-                         kp.dst_f16 != 0);
+                         kp.dst_type);
         },
         [&](uint32_t k, const set_rows_block & b) {
             const uint32_t j2     = proto::fastmodulo(b.i2, kp.div_ids1);
@@ -153,15 +150,18 @@ struct get_rows_job {
     volatile uint32_t      bad_id;
 };
 
-// n fp32 vectors of a row from the gathered row s: F16 widened (two fp32 vectors per fp16 vector)
-// or copied.
-__attribute__((noinline)) void widen_row(HVX_Vector * d, const HVX_Vector * s, uint32_t n, bool from_f16) {
-    if (from_f16) {
+// n fp32 vectors of a row from the gathered row s: F16 or BF16 widened (two fp32 vectors per
+// 16-bit vector), or copied (F32, I32).
+__attribute__((noinline)) void widen_row(HVX_Vector * d, const HVX_Vector * s, uint32_t n, uint32_t src_type) {
+    if (src_type == HTP_TYPE_F16) {
         hvx_hf_row_to_sf(s, d, n);
         return;
     }
     for (uint32_t v = 0; v < n; ++v) {
         d[v] = s[v];
+    }
+    if (src_type == HTP_TYPE_BF16) {
+        hvx_16_row_to_sf_in_place(d, n, true);
     }
 }
 
@@ -205,7 +205,7 @@ void get_rows_thread(uint32_t, uint32_t i, void * data) {
         },
         [&](uint32_t k, const row_cursor &) {
             widen_row(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
-                      reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), stride / 128, kp.src_f16 != 0);
+                      reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), stride / 128, kp.src_type);
         },
         [&](uint32_t k, const row_cursor & b) {
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, row_offset(job.dst, b.i1, b.i2, b.i3)),
@@ -223,10 +223,10 @@ bool guard_get_rows(const htp_op_context * octx) {
     const htp_tensor * ids = octx->src[1];
     const htp_tensor * dst = octx->dst[0];
     return eltwise_pipeline_fits(octx, kp.pipe, GET_ROWS_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
-           kp.pipe.block_rows == 1 && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) &&
-           eltwise_rows_fit(dst, kp.pipe.row_size) && kp.pipe.row_size == dst->ne[0] * 4 &&
-           kp.src_f16 == (src->type == HTP_TYPE_F16) && kp.ids_i64 == (ids->type == HTP_TYPE_I64) &&
-           kp.src_row_size == dst->ne[0] * (kp.src_f16 ? 2 : 4) && proto::htp_get_rows_layout_valid(*src, *ids, *dst);
+           kp.pipe.block_rows == 1 && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == dst->ne[0] * 4 &&
+           kp.src_type == src->type && kp.ids_i64 == (ids->type == HTP_TYPE_I64) &&
+           kp.src_row_size == dst->ne[0] * (src->type == HTP_TYPE_I32 ? 4 : proto::htp_cpy_elem_size(src->type)) &&
+           proto::htp_get_rows_layout_valid(*src, *ids, *dst);
 }
 
 uint32_t op_get_rows(htp_op_context * octx) {
@@ -249,9 +249,9 @@ bool guard_set_rows(const htp_op_context * octx) {
     return eltwise_pipeline_fits(octx, kp.pipe, SET_ROWS_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
            kp.pipe.block_rows <= proto::HTP_SET_ROWS_MAX_BLOCK_ROWS && eltwise_walk_fits(src, kp.div_ne1, kp.div_ne2) &&
            eltwise_rows_fit(src, kp.pipe.row_size) && kp.pipe.row_size == src->ne[0] * 4 &&
-           kp.div_ids1.d == ids->ne[1] && kp.div_ids2.d == ids->ne[2] && kp.dst_f16 == (dst->type == HTP_TYPE_F16) &&
+           kp.div_ids1.d == ids->ne[1] && kp.div_ids2.d == ids->ne[2] && kp.dst_type == dst->type &&
            kp.ids_i64 == (ids->type == HTP_TYPE_I64) && proto::htp_set_rows_layout_valid(*src, *ids, *dst) &&
-           kp.dst_row_size == dst->ne[0] * (kp.dst_f16 ? 2 : 4);
+           kp.dst_row_size == dst->ne[0] * proto::htp_cpy_elem_size(dst->type);
 }
 
 uint32_t op_set_rows(htp_op_context * octx) {
