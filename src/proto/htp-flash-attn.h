@@ -13,6 +13,7 @@
 #pragma once
 
 #include "fastdiv.h"
+#include "htp-kparams.h"
 #include "htp-msg.h"
 
 #include <stdint.h>
@@ -59,21 +60,6 @@ constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32
     return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_bytes(d) + htp_fa_scratch_bytes(d));
 }
 
-// Rows of ne0 elements of elem bytes, dims 1..3 anywhere, all inside the tensor's bytes.
-constexpr bool htp_fa_rows_inside(const htp_tensor & t, uint32_t elem) {
-    if (t.nb[0] != elem) {
-        return false;
-    }
-    uint64_t last = uint64_t(t.ne[0]) * elem;
-    for (int i = 1; i < 4; ++i) {
-        if (t.ne[i] == 0) {
-            return false;
-        }
-        last += uint64_t(t.ne[i] - 1) * t.nb[i];
-    }
-    return last <= t.size;
-}
-
 // The layout FLASH_ATTN_EXT runs on (compares only: the NPU's guard checks it too). mask and sinks
 // may be null.
 constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
@@ -82,14 +68,14 @@ constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, c
     if (q.type != 0 || k.type != 1 || v.type != 1 || dst.type != 0 || d == 0 || d % 64 != 0 || d > HTP_FA_MAX_D ||
         k.ne[0] != d || v.ne[0] != d || k.ne[1] == 0 || v.ne[1] != k.ne[1] || v.ne[2] != k.ne[2] || k.ne[2] == 0 ||
         q.ne[2] < k.ne[2] || q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1 || dst.ne[0] != d || dst.ne[1] != q.ne[2] ||
-        dst.ne[2] != q.ne[1] || dst.ne[3] != 1 || dst.nb[1] < d * 4 || !htp_fa_rows_inside(q, 4) ||
-        !htp_fa_rows_inside(k, 2) || !htp_fa_rows_inside(v, 2) || !htp_fa_rows_inside(dst, 4)) {
+        dst.ne[2] != q.ne[1] || dst.ne[3] != 1 || dst.nb[1] < d * 4 || !htp_rows_inside(q, 4) ||
+        !htp_rows_inside(k, 2) || !htp_rows_inside(v, 2) || !htp_rows_inside(dst, 4)) {
         return false;
     }
     if (mask != nullptr) {
         const uint32_t elem = mask->type == 1 ? 2 : 4;
         if ((mask->type != 0 && mask->type != 1) || mask->ne[0] < k.ne[1] || mask->ne[1] < q.ne[1] ||
-            mask->ne[2] == 0 || mask->ne[3] != 1 || !htp_fa_rows_inside(*mask, elem)) {
+            mask->ne[2] == 0 || mask->ne[3] != 1 || !htp_rows_inside(*mask, elem)) {
             return false;
         }
     }

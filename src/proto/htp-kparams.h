@@ -160,34 +160,42 @@ constexpr uint64_t htp_eltwise_vtcm_size(const htp_eltwise_pipeline & p, uint32_
     return uint64_t(p.n_threads) * n_streams * p.n_slots * htp_eltwise_slot_bytes(p);
 }
 
-// A source read row by row: F32 elements in order within each row, the rows anywhere (they may
-// be permuted or overlap: nothing writes them), the last element inside the tensor's bytes
-// (64-bit sums: no wrap).
-constexpr bool htp_eltwise_source_rows_valid(const htp_tensor & t) {
-    if (t.type != HTP_ELTWISE_TYPE || t.nb[0] != 4) {
+// Rows of ne0 elements of elem bytes, the elements in order within each row, the rows anywhere
+// (they may be permuted or overlap), the last byte inside the tensor's (64-bit sums: no wrap).
+constexpr bool htp_rows_inside(const htp_tensor & t, uint32_t elem) {
+    if (t.nb[0] != elem || t.ne[0] == 0) {
         return false;
     }
-    uint64_t last = 0;
-    for (int d = 0; d < 4; ++d) {
+    uint64_t end = uint64_t(t.ne[0]) * elem;
+    for (int d = 1; d < 4; ++d) {
         if (t.ne[d] == 0) {
             return false;
         }
-        last += uint64_t(t.ne[d] - 1) * t.nb[d];
+        end += uint64_t(t.ne[d] - 1) * t.nb[d];
     }
-    return last + 4 <= t.size;
+    return end <= t.size;
 }
 
-// As above, and each row inside its stride and each slice inside its own (no two rows overlap:
-// not permuted), as a tensor the kernels write must be.
+// ... and no two rows overlapping: each inside its stride, each slice inside its own (not
+// permuted), as a tensor the kernels write must be.
+constexpr bool htp_rows_apart(const htp_tensor & t, uint32_t elem) {
+    return t.nb[1] >= uint64_t(t.ne[0]) * elem && t.nb[2] >= uint64_t(t.ne[1]) * t.nb[1] &&
+           t.nb[3] >= uint64_t(t.ne[2]) * t.nb[2] && htp_rows_inside(t, elem);
+}
+
+// A source read row by row: F32 rows inside (nothing writes them).
+constexpr bool htp_eltwise_source_rows_valid(const htp_tensor & t) {
+    return t.type == HTP_ELTWISE_TYPE && htp_rows_inside(t, 4);
+}
+
+// As above, and the rows apart (row_size bytes each: at least ne0 * 4).
 constexpr bool htp_eltwise_rows_valid(const htp_tensor & t, uint32_t row_size) {
-    return t.nb[1] >= row_size && t.nb[2] >= uint64_t(t.ne[1]) * t.nb[1] && t.nb[3] >= uint64_t(t.ne[2]) * t.nb[2] &&
-           htp_eltwise_source_rows_valid(t);
+    return t.nb[1] >= row_size && htp_rows_apart(t, 4) && t.type == HTP_ELTWISE_TYPE;
 }
 constexpr bool htp_same_shape(const htp_tensor & a, const htp_tensor & b) {
     return a.ne[0] == b.ne[0] && a.ne[1] == b.ne[1] && a.ne[2] == b.ne[2] && a.ne[3] == b.ne[3];
 }
 
-// The shapes a binary op runs on (both sides check them).
 // Bytes of one element of the float row types the streaming ops convert (F32 0, F16 1, BF16 30);
 // 0 for others.
 constexpr uint32_t htp_cpy_elem_size(uint32_t type) { return type == 0 ? 4 : type == 1 || type == 30 ? 2 : 0; }
@@ -195,30 +203,13 @@ constexpr uint32_t htp_cpy_elem_size(uint32_t type) { return type == 0 ? 4 : typ
 // ADD/SUB/MUL/DIV's row types in kparams.flags: src0 | src1 << 8 | dst << 16 (GGML ids; dst is src0's).
 constexpr uint32_t htp_binary_types(uint32_t src0, uint32_t src1, uint32_t dst) { return src0 | src1 << 8 | dst << 16; }
 
-// Rows of ne0 elements of elem bytes in order, inside the bytes and apart (as a tensor the
-// kernels may write must be).
-constexpr bool htp_typed_rows_valid(const htp_tensor & t, uint32_t elem) {
-    if (t.nb[0] != elem || t.nb[1] < uint64_t(t.ne[0]) * elem || t.nb[2] < uint64_t(t.ne[1]) * t.nb[1] ||
-        t.nb[3] < uint64_t(t.ne[2]) * t.nb[2]) {
-        return false;
-    }
-    uint64_t last = uint64_t(t.ne[0]) * elem;
-    for (int d = 1; d < 4; ++d) {
-        if (t.ne[d] == 0) {
-            return false;
-        }
-        last += uint64_t(t.ne[d] - 1) * t.nb[d];
-    }
-    return last <= t.size;
-}
-
 // F32, F16 or BF16 rows on each side, dst of src0's type, all in order and inside their bytes
 // (compares only: the NPU's guard checks it too).
 constexpr bool htp_binary_shapes_layout(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
     const uint32_t e0 = htp_cpy_elem_size(src0.type), e1 = htp_cpy_elem_size(src1.type);
     return e0 != 0 && e1 != 0 && dst.type == src0.type && dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) &&
-           src1.ne[0] == dst.ne[0] && htp_typed_rows_valid(src0, e0) && htp_typed_rows_valid(src1, e1) &&
-           htp_typed_rows_valid(dst, e0);
+           src1.ne[0] == dst.ne[0] && htp_rows_apart(src0, e0) && htp_rows_apart(src1, e1) &&
+           htp_rows_apart(dst, e0);
 }
 
 // ... and src1 repeating evenly over dst's dims 1-3 (host only: fastmodulo needs the magic).
@@ -242,20 +233,9 @@ constexpr bool htp_binary_shapes_supported(const htp_tensor & src0, const htp_te
 // row, source rows anywhere, destination rows apart, both inside their bytes.
 constexpr bool htp_cpy_shapes_supported(const htp_tensor & src0, const htp_tensor & dst) {
     const uint32_t se = htp_cpy_elem_size(src0.type), de = htp_cpy_elem_size(dst.type);
-    if (se == 0 || de == 0 || (src0.type != dst.type && src0.type != 0 && dst.type != 0) ||
-        dst.ne[0] > UINT32_MAX / 4 || !htp_same_shape(src0, dst) || src0.nb[0] != se || dst.nb[0] != de) {
-        return false;
-    }
-    uint64_t s_last = uint64_t(src0.ne[0]) * se, d_last = uint64_t(dst.ne[0]) * de;
-    for (int d = 1; d < 4; ++d) {
-        if (src0.ne[d] == 0) {
-            return false;
-        }
-        s_last += uint64_t(src0.ne[d] - 1) * src0.nb[d];
-        d_last += uint64_t(dst.ne[d] - 1) * dst.nb[d];
-    }
-    return s_last <= src0.size && d_last <= dst.size && dst.nb[1] >= uint64_t(dst.ne[0]) * de &&
-           dst.nb[2] >= uint64_t(dst.ne[1]) * dst.nb[1] && dst.nb[3] >= uint64_t(dst.ne[2]) * dst.nb[2];
+    return se != 0 && de != 0 && (src0.type == dst.type || src0.type == 0 || dst.type == 0) &&
+           dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) && htp_rows_inside(src0, se) &&
+           htp_rows_apart(dst, de);
 }
 
 // SUM_ROWS and MEAN reduce each row to one element: dst [1, ne1, ne2, ne3].
@@ -360,20 +340,13 @@ constexpr bool htp_softmax_shapes_supported(const htp_tensor & src0, const htp_t
     if (mask != nullptr) {
         const uint32_t elem = mask->type == 1 ? 2 : 4;
         if ((mask->type != 0 && mask->type != 1) || mask->ne[0] != dst.ne[0] || mask->ne[1] < dst.ne[1] ||
-            mask->nb[0] != elem || mask->nb[1] < mask->ne[0] * elem) {
+            !htp_rows_inside(*mask, elem)) {
             return false;
         }
         for (int d = 2; d < 4; ++d) {
             if (mask->ne[d] == 0 || fastmodulo(dst.ne[d], init_fastdiv(mask->ne[d])) != 0) {
                 return false;
             }
-        }
-        uint64_t last = uint64_t(mask->ne[0]) * elem;
-        for (int d = 1; d < 4; ++d) {
-            last += uint64_t(mask->ne[d] - 1) * mask->nb[d];
-        }
-        if (last > mask->size) {
-            return false;
         }
     }
     if (sinks != nullptr && (sinks->type != 0 || sinks->nb[0] != 4 || sinks->ne[0] != dst.ne[2] ||
@@ -463,12 +436,7 @@ constexpr bool htp_set_rows_layout_valid(const htp_tensor & src0, const htp_tens
         ids.nb[2] != uint64_t(ids.ne[1]) * ids.nb[1] || uint64_t(ids.ne[2]) * ids.nb[2] > ids.size) {
         return false;
     }
-    // dst's rows stay inside its bytes and apart (like a written eltwise tensor, with its element size).
-    const uint64_t last = uint64_t(dst.ne[1] - 1) * dst.nb[1] + uint64_t(dst.ne[2] - 1) * dst.nb[2] +
-                          uint64_t(dst.ne[3] - 1) * dst.nb[3];
-    return dst.nb[1] >= uint64_t(dst.ne[0]) * elem && dst.nb[2] >= uint64_t(dst.ne[1]) * dst.nb[1] &&
-           dst.nb[3] >= uint64_t(dst.ne[2]) * dst.nb[2] && last + uint64_t(dst.ne[0]) * elem <= dst.size &&
-           htp_eltwise_rows_valid(src0, src0.ne[0] * 4);
+    return htp_rows_apart(dst, elem) && htp_eltwise_rows_valid(src0, src0.ne[0] * 4);
 }
 
 // ... and the ids repeat evenly over src0's dims 2 and 3 (host only: fastmodulo needs the magic).
@@ -528,12 +496,7 @@ constexpr bool htp_get_rows_layout_valid(const htp_tensor & src0, const htp_tens
         ids.ne[3] != 1 || ids.nb[0] != id_bytes) {
         return false;
     }
-    const uint64_t ids_last = uint64_t(ids.ne[0] - 1) * ids.nb[0] + uint64_t(ids.ne[1] - 1) * ids.nb[1] +
-                              uint64_t(ids.ne[2] - 1) * ids.nb[2];
-    const uint64_t src_last = uint64_t(src0.ne[1] - 1) * src0.nb[1] + uint64_t(src0.ne[2] - 1) * src0.nb[2] +
-                              uint64_t(src0.ne[3] - 1) * src0.nb[3];
-    return ids_last + id_bytes <= ids.size && src_last + uint64_t(src0.ne[0]) * elem <= src0.size &&
-           htp_typed_rows_valid(dst, 4);
+    return htp_rows_inside(ids, id_bytes) && htp_rows_inside(src0, elem) && htp_rows_apart(dst, 4);
 }
 
 inline bool prepare_get_rows_kparams(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst,
