@@ -52,7 +52,7 @@ struct htp_binary_kparams {
     uint32_t             src1_row_size;  // bytes each src1 row DMA moves: row_size; SOFT_MAX: the mask's
                                          // (ne0 * 2 for F16), 0 without a mask
     uint32_t             flags;          // SOFT_MAX: HTP_SOFTMAX_* bits, ALiBi's n_head_log2 in bits 16..31;
-                                         // ADD/SUB/MUL/DIV: the row types (htp_binary_types)
+                                         // ADD/SUB/MUL/DIV, GEGLU/SWIGLU: the row types (htp_binary_types)
     uint32_t             alibi_c0;       // SOFT_MAX with ALiBi: float bits of log2(m0), log2(m1): head h's
     uint32_t             alibi_c1;       //   slope 2^(c0 (h + 1)) below n_head_log2, else 2^(c1 (2 (h - n_head_log2) + 1))
 };
@@ -241,7 +241,20 @@ constexpr bool htp_cpy_shapes_supported(const htp_tensor & src0, const htp_tenso
 // SUM_ROWS and MEAN reduce each row to one element: dst [1, ne1, ne2, ne3].
 constexpr bool htp_is_row_reduction(uint32_t opcode) { return opcode == HTP_OP_SUM_ROWS || opcode == HTP_OP_MEAN; }
 
+// The element-wise unary ops that also take F16 or BF16 rows (dst of the source's type): widened in
+// their slots, computed in fp32, rounded once on the way out.
+constexpr bool htp_unary_takes_16bit(uint32_t opcode) {
+    return opcode == HTP_OP_SCALE || opcode == HTP_OP_SQR || opcode == HTP_OP_SQRT || opcode == HTP_OP_NEG ||
+           opcode == HTP_OP_SILU || opcode == HTP_OP_RELU || opcode == HTP_OP_ABS || opcode == HTP_OP_EXP ||
+           opcode == HTP_OP_SIGMOID || opcode == HTP_OP_GELU || opcode == HTP_OP_GELU_QUICK || opcode == HTP_OP_SIN ||
+           opcode == HTP_OP_COS || opcode == HTP_OP_CLAMP || opcode == HTP_OP_TANH || opcode == HTP_OP_LOG ||
+           opcode == HTP_OP_SOFTPLUS;
+}
+
 constexpr bool htp_unary_shapes_supported(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst) {
+    if (htp_unary_takes_16bit(opcode) && src0.type != 0) {
+        return src0.type == dst.type && htp_cpy_shapes_supported(src0, dst) && htp_rows_apart(src0, htp_cpy_elem_size(src0.type));
+    }
     if (opcode == HTP_OP_CPY) {
         return htp_cpy_shapes_supported(src0, dst);
     }
@@ -314,10 +327,6 @@ inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, con
                                    htp_binary_kparams * out) {
     if (!htp_is_binary_op(opcode) || opcode == HTP_OP_SOFT_MAX || !htp_binary_shapes_supported(src0, src1, dst)) {
         return false;
-    }
-    const bool arith = opcode == HTP_OP_ADD || opcode == HTP_OP_SUB || opcode == HTP_OP_MUL || opcode == HTP_OP_DIV;
-    if (!arith && (src0.type != 0 || src1.type != 0)) {
-        return false;  // GEGLU, SWIGLU: F32
     }
     if (!htp_binary_plan(dst, src1.ne[1], src1, n_threads, vtcm_size, out)) {
         return false;
@@ -543,7 +552,7 @@ inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, cons
     }
     kp.div_ne1      = init_fastdiv(dst.ne[1]);
     kp.div_ne2      = init_fastdiv(dst.ne[2]);
-    const bool typed = opcode == HTP_OP_CPY || opcode == HTP_OP_FILL;
+    const bool typed = opcode == HTP_OP_CPY || opcode == HTP_OP_FILL || htp_unary_takes_16bit(opcode);
     kp.src_type      = typed ? src0.type : 0;
     kp.dst_type      = typed ? dst.type : 0;
     kp.src_row_size  = src0.ne[0] * (typed ? htp_cpy_elem_size(src0.type) : 4);

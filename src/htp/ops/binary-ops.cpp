@@ -226,7 +226,7 @@ binary_block take_block(row_cursor & c, repeat_cursor & r, uint32_t end, const b
     return b;
 }
 
-// The row types of ADD/SUB/MUL/DIV (kparams.flags); F32 for the others.
+// The row types of ADD/SUB/MUL/DIV and the GLUs (kparams.flags); F32 for SOFT_MAX.
 struct row_types {
     uint32_t src0, src1, dst;
 };
@@ -345,13 +345,10 @@ bool guard_binary(const htp_op_context * octx) {
                same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && src1_ok &&
                eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size);
     }
-    // ADD/SUB/MUL/DIV (F32, F16, BF16 rows; dst of src0's type), GEGLU/SWIGLU (F32).
+    // ADD/SUB/MUL/DIV, GEGLU/SWIGLU: F32, F16, BF16 rows, dst of src0's type.
     const htp_tensor * src0 = octx->src[0];
-    const bool         arith = octx->op->opcode == proto::HTP_OP_ADD || octx->op->opcode == proto::HTP_OP_SUB ||
-                       octx->op->opcode == proto::HTP_OP_MUL || octx->op->opcode == proto::HTP_OP_DIV;
     src1_ok = src1 != nullptr && kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] &&
               kp.div_ne13.d == src1->ne[3] && kp.flags == proto::htp_binary_types(src0->type, src1->type, dst->type) &&
-              (arith || (src0->type == HTP_TYPE_F32 && src1->type == HTP_TYPE_F32)) &&
               proto::htp_binary_shapes_layout(*src0, *src1, *dst) &&
               kp.src1_row_size == dst->ne[0] * proto::htp_cpy_elem_size(src1->type);
     return eltwise_pipeline_fits(octx, kp.pipe, BINARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&

@@ -282,6 +282,7 @@ struct unary_job {
     const htp_op_context * octx;
     htp_unary_kparams      kp;
     unary_vectors_fn       vectors;
+    bool                   widens;  // an element-wise op that may take 16-bit rows
     const htp_tensor *     src;
     const htp_tensor *     dst;
     eltwise_rows           rows_plan;
@@ -294,9 +295,19 @@ void unary_thread(uint32_t, uint32_t i, void * data) {
                 job.kp.src_row_size, job.kp.dst_row_size, 0,
                 [](dma_queue *, uint32_t, const row_block &) {},
                 [&](uint32_t k, const row_block & b) {
-                    job.vectors(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
-                                reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)),
-                                b.nrows * (job.kp.pipe.vtcm_row_stride / 128), job.kp);
+                    HVX_Vector *   d       = reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k));
+                    HVX_Vector *   s       = reinterpret_cast<HVX_Vector *>(plan.slot(i, 0, k));
+                    const uint32_t per_row = job.kp.pipe.vtcm_row_stride / 128;
+                    // 16-bit rows of the element-wise ops: fp32 in their slots, then back (CPY and
+                    // FILL convert themselves).
+                    const bool widen = job.widens && job.kp.src_type != HTP_TYPE_F32;
+                    for (uint32_t r = 0; widen && r < b.nrows; ++r) {
+                        hvx_16_row_to_sf_in_place(s + r * per_row, per_row, job.kp.src_type == HTP_TYPE_BF16);
+                    }
+                    job.vectors(d, s, b.nrows * per_row, job.kp);
+                    for (uint32_t r = 0; widen && r < b.nrows; ++r) {
+                        hvx_sf_row_to_16_in_place(d + r * per_row, per_row, job.kp.dst_type == HTP_TYPE_BF16);
+                    }
                 });
 }
 
@@ -311,7 +322,8 @@ bool guard_unary(const htp_op_context * octx) {
     // CPY converts between its rows' types (the sizes follow them); SUM_ROWS and MEAN write one
     // element per row; the other ops stay in F32 of one shape.
     bool layout_ok;
-    if (op == proto::HTP_OP_CPY || op == proto::HTP_OP_FILL) {
+    if (op == proto::HTP_OP_CPY || op == proto::HTP_OP_FILL ||
+        (proto::htp_unary_takes_16bit(op) && src->type != HTP_TYPE_F32)) {
         layout_ok = proto::htp_unary_shapes_supported(op, *src, *dst) && kp.src_type == src->type && kp.dst_type == dst->type &&
                     kp.src_row_size == dst->ne[0] * proto::htp_cpy_elem_size(src->type) &&
                     kp.dst_row_size == dst->ne[0] * proto::htp_cpy_elem_size(dst->type);
@@ -333,6 +345,7 @@ uint32_t op_unary(htp_op_context * octx) {
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
     job.octx    = octx;
     job.vectors = vectors_fn_of(octx->op->opcode, job.kp);
+    job.widens  = proto::htp_unary_takes_16bit(octx->op->opcode);
     job.src     = octx->src[0];
     job.dst     = octx->dst[0];
 
