@@ -83,6 +83,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
                 case GGML_UNARY_OP_GELU_QUICK: return proto::HTP_OP_GELU_QUICK;
                 case GGML_UNARY_OP_TANH: return proto::HTP_OP_TANH;
                 case GGML_UNARY_OP_SOFTPLUS: return proto::HTP_OP_SOFTPLUS;
+                case GGML_UNARY_OP_GELU_ERF: return proto::HTP_OP_GELU_ERF;
                 default: return proto::HTP_OP_NONE;
             }
         default: return proto::HTP_OP_NONE;

@@ -65,4 +65,21 @@ inline HVX_Vector hvx_sf_tanh(HVX_Vector x) {
     return Q6_V_vor_VV(t, sign);
 }
 
+// GGML's GELU_ERF, 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(z) = erfc(-z) for z < 0 and
+// 2 - erfc(z) above, erfc(|z|) = t P(t) e^(-z^2), t = 1 / (1 + 0.3275911 |z|) (Abramowitz & Stegun
+// 7.1.26, |error| <= 1.5e-7 on erf): no cancellation for negative x, exactly 0 far below.
+inline HVX_Vector hvx_sf_gelu_erf(HVX_Vector x) {
+    const HVX_Vector z = hvx_sf_mul(Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF)), hvx_splat_sf(0.707106781f));
+    const HVX_Vector t = hvx_sf_div(hvx_splat_sf(1.0f), hvx_sf_add(hvx_splat_sf(1.0f), hvx_sf_mul(hvx_splat_sf(0.3275911f), z)));
+    HVX_Vector       p = hvx_splat_sf(1.061405429f);
+    p                  = hvx_sf_add(hvx_sf_mul(p, t), hvx_splat_sf(-1.453152027f));
+    p                  = hvx_sf_add(hvx_sf_mul(p, t), hvx_splat_sf(1.421413741f));
+    p                  = hvx_sf_add(hvx_sf_mul(p, t), hvx_splat_sf(-0.284496736f));
+    p                  = hvx_sf_add(hvx_sf_mul(p, t), hvx_splat_sf(0.254829592f));
+    const HVX_Vector erfc = hvx_sf_mul(hvx_sf_mul(p, t), hvx_sf_exp(hvx_sf_mul(hvx_sf_mul(z, z), hvx_splat_sf(-1.0f))));
+    const HVX_Vector one_plus =
+        Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(Q6_V_vzero(), x), erfc, hvx_sf_sub(hvx_splat_sf(2.0f), erfc));
+    return hvx_sf_mul(hvx_sf_mul(hvx_splat_sf(0.5f), x), one_plus);
+}
+
 } // namespace hexnpu::htp

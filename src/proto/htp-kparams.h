@@ -144,7 +144,7 @@ constexpr bool htp_is_unary_op(uint32_t opcode) {
            opcode == HTP_OP_SIGMOID || opcode == HTP_OP_GELU || opcode == HTP_OP_GELU_QUICK || opcode == HTP_OP_SIN ||
            opcode == HTP_OP_COS || opcode == HTP_OP_CLAMP || opcode == HTP_OP_TANH || opcode == HTP_OP_SUM_ROWS ||
            opcode == HTP_OP_MEAN || opcode == HTP_OP_CUMSUM || opcode == HTP_OP_LOG || opcode == HTP_OP_SOFTPLUS ||
-           opcode == HTP_OP_FILL;
+           opcode == HTP_OP_FILL || opcode == HTP_OP_GELU_ERF;
 }
 
 constexpr uint32_t htp_vtcm_row_stride(uint32_t row_size) {
@@ -248,7 +248,7 @@ constexpr bool htp_unary_takes_16bit(uint32_t opcode) {
            opcode == HTP_OP_SILU || opcode == HTP_OP_RELU || opcode == HTP_OP_ABS || opcode == HTP_OP_EXP ||
            opcode == HTP_OP_SIGMOID || opcode == HTP_OP_GELU || opcode == HTP_OP_GELU_QUICK || opcode == HTP_OP_SIN ||
            opcode == HTP_OP_COS || opcode == HTP_OP_CLAMP || opcode == HTP_OP_TANH || opcode == HTP_OP_LOG ||
-           opcode == HTP_OP_SOFTPLUS;
+           opcode == HTP_OP_SOFTPLUS || opcode == HTP_OP_GELU_ERF;
 }
 
 constexpr bool htp_unary_shapes_supported(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst) {

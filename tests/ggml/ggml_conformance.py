@@ -78,7 +78,8 @@ def unary_cases():
     specs = [("sqr", EXACT, -1.0), ("sqrt", MATH, 0.0), ("neg", EXACT, -1.0), ("silu", MATH, -4.0),
              ("relu", EXACT, -4.0), ("abs", EXACT, -4.0), ("exp", MATH, -4.0), ("sigmoid", MATH, -4.0),
              ("gelu", MATMUL, -4.0), ("gelu_quick", MATH, -4.0), ("sin", MATH, -4.0), ("cos", MATH, -4.0),
-             ("tanh", MATH, -4.0), ("log", MATH, 0.05), ("softplus", MATH, -30.0)]
+             ("tanh", MATH, -4.0), ("log", MATH, 0.05), ("softplus", MATH, -30.0),
+             ("gelu_erf", MATH, -4.0)]
     for name, tol, lo in specs:
         for ne in ((128, 2, 2, 2), (7, 3, 5, 2)):
             def build(g, w, a, rng, name=name, ne=ne, lo=lo):

@@ -173,6 +173,23 @@ TEST(HtpEltwiseMath, TanhWithinTwoTenMillionthsAbsolute) {
     EXPECT_EQ(ends[0], 1.0f);
 }
 
+// GELU_ERF: absolute error against fp64 within 2e-7 * max(1, |x|) over [-12, 12] (the erf
+// approximation's 1.5e-7, scaled by 0.5 |x|), exactly 0 far below.
+TEST(HtpEltwiseMath, GeluErfWithinItsBound) {
+    std::vector<float> x;
+    for (int i = -12 * 512; i < 12 * 512; ++i) {
+        x.push_back(float(i) / 512.0f);
+    }
+    const std::vector<float> got = apply(x, x, [](HVX_Vector v, HVX_Vector) { return htp::hvx_sf_gelu_erf(v); });
+    for (size_t i = 0; i < x.size(); ++i) {
+        const double want = 0.5 * double(x[i]) * (1.0 + std::erf(double(x[i]) / std::sqrt(2.0)));
+        ASSERT_LE(std::fabs(double(got[i]) - want), 2e-7 * std::max(1.0, std::fabs(double(x[i])))) << x[i];
+    }
+    const std::vector<float> far = apply(std::vector<float>(32, -80.0f), std::vector<float>(32, 0.0f),
+                                         [](HVX_Vector v, HVX_Vector) { return htp::hvx_sf_gelu_erf(v); });
+    EXPECT_EQ(far[0], 0.0f);
+}
+
 // RoPE's angles: |x| <= 8192 every 1/64 (and their negatives), absolute error against fp64.
 TEST(HtpEltwiseMath, SinCosWithinTwoTenMillionthsUpTo8192) {
     std::vector<float> x;

@@ -50,7 +50,8 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_CUMSUM:
         case proto::HTP_OP_LOG:
         case proto::HTP_OP_SOFTPLUS:
-        case proto::HTP_OP_FILL: return &UNARY;
+        case proto::HTP_OP_FILL:
+        case proto::HTP_OP_GELU_ERF: return &UNARY;
         case proto::HTP_OP_ROPE: return &ROPE;
         case proto::HTP_OP_GET_ROWS: return &GET_ROWS;
         case proto::HTP_OP_SET_ROWS: return &SET_ROWS;

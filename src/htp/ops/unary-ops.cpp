@@ -1,5 +1,5 @@
 // SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, RELU, ABS, EXP, SIGMOID, GELU (tanh),
-// GELU_QUICK, SIN, COS, LOG, SOFTPLUS, CLAMP, TANH, FILL; CPY between F32, F16 and BF16; the row norms RMS_NORM, NORM and
+// GELU_QUICK, GELU_ERF, SIN, COS, LOG, SOFTPLUS, CLAMP, TANH, FILL; CPY between F32, F16 and BF16; the row norms RMS_NORM, NORM and
 // L2_NORM; SUM_ROWS, MEAN and CUMSUM (proto/htp-kparams.h). Each thread streams its rows DDR -> DMA
 // -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per stream.
 #include "eltwise-rows.h"
@@ -274,6 +274,7 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
         case proto::HTP_OP_LOG: return unary_vectors<hvx_sf_log>;
         case proto::HTP_OP_SOFTPLUS: return unary_vectors<softplus>;
         case proto::HTP_OP_FILL: return fill_vectors;
+        case proto::HTP_OP_GELU_ERF: return unary_vectors<hvx_sf_gelu_erf>;
         default: return unary_vectors<hvx_sf_silu>;
     }
 }
