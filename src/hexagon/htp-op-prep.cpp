@@ -46,8 +46,8 @@ uint32_t opcode_of(const ggml_tensor * node) {
                        ? proto::HTP_OP_CPY
                        : proto::HTP_OP_NONE;
         case GGML_OP_ROPE:
-            // F32, I32 positions, no frequency factors (modes and YaRN are checked with the kparams).
-            return node->type == GGML_TYPE_F32 && node->src[0]->type == GGML_TYPE_F32 &&
+            // F32, F16 or BF16 rows, I32 positions, no frequency factors (modes and YaRN: the kparams).
+            return node->type == node->src[0]->type && proto::htp_cpy_elem_size(uint32_t(node->type)) != 0 &&
                            node->src[1]->type == GGML_TYPE_I32 && node->src[2] == nullptr
                        ? proto::HTP_OP_ROPE
                        : proto::HTP_OP_NONE;

@@ -85,6 +85,7 @@ struct htp_rope_kparams {
     uint32_t             ln_theta_scale;   // float bits of ln(freq_base^(-2 / n_dims))
     uint32_t             freq_scale;       // float bits (GGML op_params 6)
     uint32_t             attn_factor;      // float bits (GGML op_params 8)
+    uint32_t             row_type;         // F32 (0), F16 (1) or BF16 (30) rows in and out (widened in VTCM)
 };
 static_assert(sizeof(htp_rope_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -406,8 +407,11 @@ inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos
                                  htp_rope_kparams * out) {
     const uint32_t n_dims = uint32_t(params[1]);
     const int32_t  mode   = params[2];
+    const bool rows_ok = src0.type == 0 ? htp_unary_shapes_supported(HTP_OP_ROPE, src0, dst)
+                                        : src0.type == dst.type && htp_cpy_shapes_supported(src0, dst) &&
+                                              htp_rows_apart(src0, htp_cpy_elem_size(src0.type));
     if ((mode != 0 && mode != 2) || params[7] != 0 || n_dims == 0 || n_dims % 64 != 0 || n_dims > dst.ne[0] ||
-        !htp_unary_shapes_supported(HTP_OP_ROPE, src0, dst) || pos.type != 26 || pos.nb[0] != 4 ||
+        !rows_ok || pos.type != 26 || pos.nb[0] != 4 ||
         pos.ne[0] != dst.ne[2] || uint64_t(pos.ne[0]) * 4 > pos.size) {
         return false;
     }
@@ -429,6 +433,7 @@ inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos
     kp.ln_theta_scale = __builtin_bit_cast(uint32_t, float(__builtin_log(double(theta_scale))));
     kp.freq_scale     = uint32_t(params[6]);
     kp.attn_factor    = uint32_t(params[8]);
+    kp.row_type       = src0.type;
     *out              = kp;
     return true;
 }

@@ -1,10 +1,11 @@
-// ROPE on F32 (proto/htp-kparams.h, htp_rope_kparams): each thread streams its rows DDR -> DMA ->
+// ROPE on F32, F16 or BF16 rows (16-bit rows widened in VTCM; proto/htp-kparams.h, htp_rope_kparams): each thread streams its rows DDR -> DMA ->
 // VTCM -> HVX -> VTCM -> DMA -> DDR; a block never crosses an (i2, i3) slice, so one position
 // (positions[i2], a 4-byte transfer into the block's position slot) and one table of cos/sin
 // serve all its rows.
 #include "hvx-arith.h"
 #include "hvx-exp.h"
 #include "hvx-frexp.h"
+#include "hvx-hf-rows.h"
 #include "hvx-quant-act.h"
 #include "hvx-sincos.h"
 #include "hvx-tile-dot.h"
@@ -97,17 +98,24 @@ void rope_thread(uint32_t, uint32_t i, void * data) {
     const rope_job &     job      = *static_cast<const rope_job *>(data);
     const eltwise_rows & plan     = job.rows_plan;
     const dma_addr_t     pos_base = htp_tensor_dma_addr(job.octx->plat, job.pos);
-    stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst,
-                job.kp.pipe.row_size, job.kp.pipe.row_size, 1,
+    const uint32_t row_bytes = job.dst->ne[0] * proto::htp_cpy_elem_size(job.kp.row_type);
+    stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst, row_bytes, row_bytes, 1,
                 [&](dma_queue * q, uint32_t k, const row_block & b) {
                     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k)), dma_addr_at(pos_base, b.i2 * 4), 4,
                                                4, 4, 1, trace_info(b.row));
                 },
                 [&](uint32_t k, const row_block & b) {
-                    rope_rows(reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k)),
-                              reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)),
-                              reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)), b.nrows,
-                              job.kp.pipe.vtcm_row_stride / 128, job.kp);
+                    HVX_Vector *   d       = reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k));
+                    HVX_Vector *   s       = reinterpret_cast<HVX_Vector *>(plan.slot(i, 0, k));
+                    const uint32_t per_row = job.kp.pipe.vtcm_row_stride / 128;
+                    const bool     wide    = job.kp.row_type != HTP_TYPE_F32;  // 16-bit rows: fp32 in VTCM
+                    for (uint32_t r = 0; wide && r < b.nrows; ++r) {
+                        hvx_16_row_to_sf_in_place(s + r * per_row, per_row, job.kp.row_type == HTP_TYPE_BF16);
+                    }
+                    rope_rows(d, s, reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)), b.nrows, per_row, job.kp);
+                    for (uint32_t r = 0; wide && r < b.nrows; ++r) {
+                        hvx_sf_row_to_16_in_place(d + r * per_row, per_row, job.kp.row_type == HTP_TYPE_BF16);
+                    }
                 });
 }
 
@@ -119,9 +127,11 @@ bool guard_rope(const htp_op_context * octx) {
     const htp_tensor * src = octx->src[0];
     const htp_tensor * pos = octx->src[1];
     const htp_tensor * dst = octx->dst[0];
+    const uint32_t     elem = proto::htp_cpy_elem_size(kp.row_type);
     return eltwise_pipeline_fits(octx, kp.pipe, ROPE_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) && same_dims(src, dst) &&
-           eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && eltwise_rows_fit(src, kp.pipe.row_size) &&
-           eltwise_rows_fit(dst, kp.pipe.row_size) && kp.n_dims % 64 == 0 && kp.n_dims <= kp.pipe.row_size / 4 &&
+           eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && elem != 0 && src->type == kp.row_type &&
+           dst->type == kp.row_type && proto::htp_rows_inside(*src, elem) && proto::htp_rows_apart(*dst, elem) &&
+           kp.pipe.row_size == dst->ne[0] * 4 && kp.n_dims % 64 == 0 && kp.n_dims <= kp.pipe.row_size / 4 &&
            pos->type == HTP_TYPE_I32 && pos->ne[0] == dst->ne[2] && pos->ne[0] <= pos->size / 4;
 }
 
