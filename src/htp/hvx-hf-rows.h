@@ -90,29 +90,30 @@ inline HVX_Vector hvx_sf_pair_to_bf16(HVX_Vector x0, HVX_Vector x1) {
     return Q6_Vh_vshuffo_VhVh(hvx_sf_bf16_round(Q6_V_hi_W(e)), hvx_sf_bf16_round(Q6_V_lo_W(e)));
 }
 
-// A row of n fp32 vectors' worth held as 16-bit values (F16, or BF16 when bf16) in its first
-// half, widened in place: from the top down, so that no 16-bit vector is overwritten before it
-// is read. Not inlined: its own loop keeps the conversion constants in registers.
-__attribute__((noinline)) inline void hvx_16_row_to_sf_in_place(HVX_Vector * row, uint32_t n, bool bf16) {
+// A row of n fp32 vectors' worth held as 16-bit values (F16, or BF16 when bf16) in the first half
+// of s, widened into d: from the top down, so that d may be s (no 16-bit vector is overwritten
+// before it is read). Not inlined: its own loop keeps the conversion constants in registers.
+__attribute__((noinline)) inline void hvx_16_row_to_sf(HVX_Vector * d, const HVX_Vector * s, uint32_t n, bool bf16) {
     for (uint32_t k = (n + 1) / 2; k-- > 0;) {
         HVX_Vector first, second;
         if (bf16) {
-            hvx_bf16_halves_to_sf(row[k], &first, &second);
+            hvx_bf16_halves_to_sf(s[k], &first, &second);
         } else {
-            hvx_hf_halves_to_sf(row[k], &first, &second);
+            hvx_hf_halves_to_sf(s[k], &first, &second);
         }
-        row[2 * k] = first;
+        d[2 * k] = first;
         if (2 * k + 1 < n) {
-            row[2 * k + 1] = second;
+            d[2 * k + 1] = second;
         }
     }
 }
 
-// The reverse: n fp32 vectors narrowed in place to the row's first half, from the bottom up.
-__attribute__((noinline)) inline void hvx_sf_row_to_16_in_place(HVX_Vector * row, uint32_t n, bool bf16) {
+// The reverse: n fp32 vectors of s narrowed into the first half of d's row, from the bottom up
+// (d may be s).
+__attribute__((noinline)) inline void hvx_sf_row_to_16(HVX_Vector * d, const HVX_Vector * s, uint32_t n, bool bf16) {
     for (uint32_t v = 0; v < n; v += 2) {
-        const HVX_Vector hi = v + 1 < n ? row[v + 1] : Q6_V_vzero();
-        row[v / 2]          = bf16 ? hvx_sf_pair_to_bf16(row[v], hi) : hvx_sf_pair_to_hf(row[v], hi);
+        const HVX_Vector hi = v + 1 < n ? s[v + 1] : Q6_V_vzero();
+        d[v / 2]            = bf16 ? hvx_sf_pair_to_bf16(s[v], hi) : hvx_sf_pair_to_hf(s[v], hi);
     }
 }
 

@@ -282,28 +282,20 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
             push_sources(q, plan.slot(i, 0, k), plan.slot(i, 1, k), src0_base, src1_base, b, job);
         },
         [&](uint32_t k, const binary_block & b) {
-            HVX_Vector *       d  = reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k));
-            const HVX_Vector * s0 = reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k));
-            const HVX_Vector * s1 = reinterpret_cast<const HVX_Vector *>(plan.slot(i, 1, k));
-            const uint32_t     b_step = b.src1_rows > 1 ? n_vectors : 0;
-            const row_types    types  = row_types_of(job);
+            HVX_Vector *    d      = reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k));
+            HVX_Vector *    s0     = reinterpret_cast<HVX_Vector *>(plan.slot(i, 0, k));
+            HVX_Vector *    s1     = reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k));
+            const uint32_t  b_step = b.src1_rows > 1 ? n_vectors : 0;
+            const row_types types  = row_types_of(job);
             // 16-bit rows become fp32 in their own slots first (the slots are laid out for F32).
-            for (uint32_t r = 0; types.src0 != HTP_TYPE_F32 && r < b.nrows; ++r) {
-                hvx_16_row_to_sf_in_place(reinterpret_cast<HVX_Vector *>(plan.slot(i, 0, k)) + r * n_vectors, n_vectors,
-                                          types.src0 == HTP_TYPE_BF16);
-            }
-            for (uint32_t r = 0; types.src1 != HTP_TYPE_F32 && r < b.src1_rows; ++r) {
-                hvx_16_row_to_sf_in_place(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)) + r * n_vectors, n_vectors,
-                                          types.src1 == HTP_TYPE_BF16);
-            }
+            rows_to_sf(s0, s0, b.nrows, n_vectors, types.src0);
+            rows_to_sf(s1, s1, b.src1_rows, n_vectors, types.src1);
             if (job.softmax) {
                 softmax_rows(d, s0, s1, b.nrows, n_vectors, b_step, job.kp, softmax_head_of(job.kp, b.i2, sinks));
             } else {
                 job.rows(d, s0, s1, b.nrows, n_vectors, b_step, job.kp);
             }
-            for (uint32_t r = 0; types.dst != HTP_TYPE_F32 && r < b.nrows; ++r) {
-                hvx_sf_row_to_16_in_place(d + r * n_vectors, n_vectors, types.dst == HTP_TYPE_BF16);
-            }
+            rows_from_sf(d, d, b.nrows, n_vectors, types.dst);
         },
         [&](uint32_t k, const binary_block & b) {
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, b.dst_offset), dma_addr_of(plan.slot(i, 2, k)),

@@ -6,6 +6,7 @@
 
 #include "htp-ctx.h"
 #include "htp-tensor.h"
+#include "hvx-hf-rows.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-status.h"
 #include "vtcm.h"
@@ -37,6 +38,33 @@ struct eltwise_rows {
         return vtcm + ((size_t(i) * n_streams + s) * n_slots + k) * slot_bytes;
     }
 };
+
+// The streaming ops' typed rows: nrows rows per_row fp32 vectors apart (slots are laid out for
+// F32), a 16-bit row (type F16 or BF16) in the first half of its stride. Widened from s into d /
+// narrowed from s into d; d may be s; rows of 4-byte types (F32, I32) are copied (nothing to do in
+// place).
+inline void rows_to_sf(HVX_Vector * d, const HVX_Vector * s, uint32_t nrows, uint32_t per_row, uint32_t type) {
+    for (uint32_t r = 0; r < nrows; ++r, d += per_row, s += per_row) {
+        if (type == HTP_TYPE_F16 || type == HTP_TYPE_BF16) {
+            hvx_16_row_to_sf(d, s, per_row, type == HTP_TYPE_BF16);
+        } else if (d != s) {
+            for (uint32_t v = 0; v < per_row; ++v) {
+                d[v] = s[v];
+            }
+        }
+    }
+}
+inline void rows_from_sf(HVX_Vector * d, const HVX_Vector * s, uint32_t nrows, uint32_t per_row, uint32_t type) {
+    for (uint32_t r = 0; r < nrows; ++r, d += per_row, s += per_row) {
+        if (type == HTP_TYPE_F16 || type == HTP_TYPE_BF16) {
+            hvx_sf_row_to_16(d, s, per_row, type == HTP_TYPE_BF16);
+        } else if (d != s) {
+            for (uint32_t v = 0; v < per_row; ++v) {
+                d[v] = s[v];
+            }
+        }
+    }
+}
 
 // Plans dst's rows and takes the layout's VTCM. HTP_STATUS_OK with nrows = 0 means nothing to do.
 inline uint32_t plan_eltwise_rows(const htp_op_context * octx, const proto::htp_tensor * dst,

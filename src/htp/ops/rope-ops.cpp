@@ -5,7 +5,6 @@
 #include "hvx-arith.h"
 #include "hvx-exp.h"
 #include "hvx-frexp.h"
-#include "hvx-hf-rows.h"
 #include "hvx-quant-act.h"
 #include "hvx-sincos.h"
 #include "hvx-tile-dot.h"
@@ -108,14 +107,9 @@ void rope_thread(uint32_t, uint32_t i, void * data) {
                     HVX_Vector *   d       = reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k));
                     HVX_Vector *   s       = reinterpret_cast<HVX_Vector *>(plan.slot(i, 0, k));
                     const uint32_t per_row = job.kp.pipe.vtcm_row_stride / 128;
-                    const bool     wide    = job.kp.row_type != HTP_TYPE_F32;  // 16-bit rows: fp32 in VTCM
-                    for (uint32_t r = 0; wide && r < b.nrows; ++r) {
-                        hvx_16_row_to_sf_in_place(s + r * per_row, per_row, job.kp.row_type == HTP_TYPE_BF16);
-                    }
+                    rows_to_sf(s, s, b.nrows, per_row, job.kp.row_type);  // 16-bit rows: fp32 in VTCM
                     rope_rows(d, s, reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)), b.nrows, per_row, job.kp);
-                    for (uint32_t r = 0; wide && r < b.nrows; ++r) {
-                        hvx_sf_row_to_16_in_place(d + r * per_row, per_row, job.kp.row_type == HTP_TYPE_BF16);
-                    }
+                    rows_from_sf(d, d, b.nrows, per_row, job.kp.row_type);
                 });
 }
 

@@ -5,7 +5,6 @@
 // writeback: the pipeline pops as many entries as were pushed). GET_ROWS (htp_get_rows_kparams)
 // runs the other way: one dst row per block, gathered by DMA from the source row its id names,
 // widened from F16 or copied, written back in order. Ids are small DDR tables read with scalar loads.
-#include "hvx-hf-rows.h"
 #include "ops.h"
 #include "stream-rows.h"
 #include "proto/htp-kparams.h"
@@ -37,24 +36,6 @@ bool read_row_id(const uint8_t * p, bool i64, uint32_t limit, uint32_t * out) {
     }
     *out = uint32_t(id);
     return true;
-}
-
-// nrows rows of per_row vectors (the VTCM row stride) from s to d at the same stride: fp32 pairs of
-// vectors narrowed to one fp16 or bf16 vector each (an odd last vector paired with zeros), or copied.
-__attribute__((noinline)) void convert_rows(HVX_Vector * d, const HVX_Vector * s, uint32_t nrows, uint32_t per_row,
-                                            uint32_t dst_type) {
-    for (uint32_t r = 0; r < nrows; ++r, d += per_row, s += per_row) {
-        if (dst_type == HTP_TYPE_F32) {
-            for (uint32_t v = 0; v < per_row; ++v) {
-                d[v] = s[v];
-            }
-            continue;
-        }
-        for (uint32_t v = 0; v < per_row; v += 2) {
-            const HVX_Vector hi = v + 1 < per_row ? s[v + 1] : Q6_V_vzero();
-            d[v / 2] = dst_type == HTP_TYPE_BF16 ? hvx_sf_pair_to_bf16(s[v], hi) : hvx_sf_pair_to_hf(s[v], hi);
-        }
-    }
 }
 
 // A block: nrows source rows from flat row `row` on, rows i1 .. i1 + nrows of slice (i2, i3).
@@ -114,9 +95,8 @@ void set_rows_thread(uint32_t, uint32_t i, void * data) {
                                        job.src->nb[1], kp.pipe.row_size, b.nrows, trace_info(b.row));
         },
         [&](uint32_t k, const set_rows_block & b) {
-            convert_rows(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
-                         reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), b.nrows, stride / 128,
-                         kp.dst_type);
+            rows_from_sf(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
+                         reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), b.nrows, stride / 128, kp.dst_type);
         },
         [&](uint32_t k, const set_rows_block & b) {
             const uint32_t j2     = proto::fastmodulo(b.i2, kp.div_ids1);
@@ -149,21 +129,6 @@ struct get_rows_job {
     eltwise_rows           rows_plan;
     volatile uint32_t      bad_id;
 };
-
-// n fp32 vectors of a row from the gathered row s: F16 or BF16 widened (two fp32 vectors per
-// 16-bit vector), or copied (F32, I32).
-__attribute__((noinline)) void widen_row(HVX_Vector * d, const HVX_Vector * s, uint32_t n, uint32_t src_type) {
-    if (src_type == HTP_TYPE_F16) {
-        hvx_hf_row_to_sf(s, d, n);
-        return;
-    }
-    for (uint32_t v = 0; v < n; ++v) {
-        d[v] = s[v];
-    }
-    if (src_type == HTP_TYPE_BF16) {
-        hvx_16_row_to_sf_in_place(d, n, true);
-    }
-}
 
 void get_rows_thread(uint32_t, uint32_t i, void * data) {
     get_rows_job &                      job  = *static_cast<get_rows_job *>(data);
@@ -204,8 +169,8 @@ void get_rows_thread(uint32_t, uint32_t i, void * data) {
                                        kp.src_row_size, kp.src_row_size, 1, trace_info(b.row));
         },
         [&](uint32_t k, const row_cursor &) {
-            widen_row(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
-                      reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), stride / 128, kp.src_type);
+            rows_to_sf(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
+                       reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), 1, stride / 128, kp.src_type);
         },
         [&](uint32_t k, const row_cursor & b) {
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, row_offset(job.dst, b.i1, b.i2, b.i3)),

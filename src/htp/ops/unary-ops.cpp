@@ -155,40 +155,27 @@ void norm_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, cons
     }
 }
 
-// CPY's conversions, n_vectors fp32 vectors' worth of rows at a time (rows are vtcm_row_stride
-// apart on both sides, laid out for F32): 16-bit rows hold their elements in the first half of
-// that. F32 <-> F16 as SET_ROWS/GET_ROWS convert, BF16 -> F32 exact, F32 -> BF16 as GGML rounds
-// (nearest even; a NaN keeps its top bits and is made quiet). One row of per_row fp32 vectors'
-// worth at a time.
-__attribute__((noinline)) void hf_to_sf_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
-    hvx_hf_row_to_sf(s, d, per_row);
-}
-__attribute__((noinline)) void sf_to_hf_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
-    for (uint32_t v = 0; v < per_row; v += 2) {
-        d[v / 2] = hvx_sf_pair_to_hf(s[v], v + 1 < per_row ? s[v + 1] : Q6_V_vzero());
-    }
-}
-__attribute__((noinline)) void bf16_to_sf_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
-    for (uint32_t v = 0; v < per_row; v += 2) {
-        HVX_Vector first, second;
-        hvx_bf16_halves_to_sf(s[v / 2], &first, &second);
-        d[v] = first;
-        if (v + 1 < per_row) {
-            d[v + 1] = second;
+// CPY to or from F32 through the typed rows (eltwise-rows.h: F16 as SET_ROWS/GET_ROWS convert,
+// BF16 -> F32 exact, F32 -> BF16 as GGML rounds); between rows of one type, the bytes.
+void cpy_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
+    const uint32_t per_row = kp.pipe.vtcm_row_stride / 128;
+    for (uint32_t row = 0; row < n_vectors; row += per_row) {  // row by row: no division
+        if (kp.src_type == kp.dst_type) {
+            unary_vectors<copy>(d + row, s + row, per_row, kp);
+        } else if (kp.dst_type == HTP_TYPE_F32) {
+            rows_to_sf(d + row, s + row, 1, per_row, kp.src_type);
+        } else {
+            rows_from_sf(d + row, s + row, 1, per_row, kp.dst_type);
         }
     }
 }
-__attribute__((noinline)) void sf_to_bf16_row(HVX_Vector * d, const HVX_Vector * s, uint32_t per_row) {
-    for (uint32_t v = 0; v < per_row; v += 2) {
-        d[v / 2] = hvx_sf_pair_to_bf16(s[v], v + 1 < per_row ? s[v + 1] : Q6_V_vzero());
-    }
-}
 
-template <void (*convert_row)(HVX_Vector *, const HVX_Vector *, uint32_t)>
-void convert_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
+// f applied to each row (per_row vectors) on its own.
+template <void (*f)(HVX_Vector *, const HVX_Vector *, uint32_t)>
+void row_by_row(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
     const uint32_t per_row = kp.pipe.vtcm_row_stride / 128;
     for (uint32_t row = 0; row < n_vectors; row += per_row) {
-        convert_row(d + row, s + row, per_row);
+        f(d + row, s + row, per_row);
     }
 }
 
@@ -199,15 +186,13 @@ HVX_Vector softplus(HVX_Vector x) {
 
 // FILL: every element the value (kp.scale), narrowed to F16 for an F16 destination.
 void fill_vectors(HVX_Vector * d, const HVX_Vector *, uint32_t n_vectors, const htp_unary_kparams & kp) {
+    const HVX_Vector value = Q6_V_vsplat_R(int32_t(kp.scale));
+    for (uint32_t j = 0; j < n_vectors; ++j) {
+        d[j] = value;
+    }
     const uint32_t per_row = kp.pipe.vtcm_row_stride / 128;
     for (uint32_t row = 0; row < n_vectors; row += per_row) {
-        const HVX_Vector value = Q6_V_vsplat_R(int32_t(kp.scale));  // per row: the call below clobbers it
-        for (uint32_t j = 0; j < per_row; ++j) {
-            d[row + j] = value;
-        }
-        if (kp.dst_type == HTP_TYPE_F16) {
-            hvx_sf_row_to_16_in_place(d + row, per_row, false);
-        }
+        rows_from_sf(d + row, d + row, 1, per_row, kp.dst_type);
     }
 }
 
@@ -238,23 +223,13 @@ __attribute__((noinline)) void cumsum_row(HVX_Vector * d, const HVX_Vector * s, 
     }
 }
 
-unary_vectors_fn cpy_fn_of(const htp_unary_kparams & kp) {
-    if (kp.src_type == kp.dst_type) {
-        return unary_vectors<copy>;
-    }
-    if (kp.dst_type == HTP_TYPE_F32) {
-        return kp.src_type == HTP_TYPE_F16 ? convert_vectors<hf_to_sf_row> : convert_vectors<bf16_to_sf_row>;
-    }
-    return kp.dst_type == HTP_TYPE_F16 ? convert_vectors<sf_to_hf_row> : convert_vectors<sf_to_bf16_row>;
-}
-
 unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
     switch (opcode) {
         case proto::HTP_OP_SCALE: return (kp.bias & 0x7FFFFFFF) == 0 ? scale_vectors : scale_bias_vectors;
         case proto::HTP_OP_SQR: return unary_vectors<sqr>;
         case proto::HTP_OP_SQRT: return unary_vectors<hvx_sf_sqrt>;
         case proto::HTP_OP_NEG: return unary_vectors<neg>;
-        case proto::HTP_OP_CPY: return cpy_fn_of(kp);
+        case proto::HTP_OP_CPY: return cpy_vectors;
         case proto::HTP_OP_RMS_NORM: return norm_vectors<proto::HTP_OP_RMS_NORM>;
         case proto::HTP_OP_NORM: return norm_vectors<proto::HTP_OP_NORM>;
         case proto::HTP_OP_L2_NORM: return norm_vectors<proto::HTP_OP_L2_NORM>;
@@ -270,7 +245,7 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
         case proto::HTP_OP_TANH: return unary_vectors<hvx_sf_tanh>;
         case proto::HTP_OP_SUM_ROWS: return reduce_vectors<false>;
         case proto::HTP_OP_MEAN: return reduce_vectors<true>;
-        case proto::HTP_OP_CUMSUM: return convert_vectors<cumsum_row>;
+        case proto::HTP_OP_CUMSUM: return row_by_row<cumsum_row>;
         case proto::HTP_OP_LOG: return unary_vectors<hvx_sf_log>;
         case proto::HTP_OP_SOFTPLUS: return unary_vectors<softplus>;
         case proto::HTP_OP_FILL: return fill_vectors;
@@ -301,13 +276,12 @@ void unary_thread(uint32_t, uint32_t i, void * data) {
                     const uint32_t per_row = job.kp.pipe.vtcm_row_stride / 128;
                     // 16-bit rows of the element-wise ops: fp32 in their slots, then back (CPY and
                     // FILL convert themselves).
-                    const bool widen = job.widens && job.kp.src_type != HTP_TYPE_F32;
-                    for (uint32_t r = 0; widen && r < b.nrows; ++r) {
-                        hvx_16_row_to_sf_in_place(s + r * per_row, per_row, job.kp.src_type == HTP_TYPE_BF16);
+                    if (job.widens) {
+                        rows_to_sf(s, s, b.nrows, per_row, job.kp.src_type);
                     }
                     job.vectors(d, s, b.nrows * per_row, job.kp);
-                    for (uint32_t r = 0; widen && r < b.nrows; ++r) {
-                        hvx_sf_row_to_16_in_place(d + r * per_row, per_row, job.kp.dst_type == HTP_TYPE_BF16);
+                    if (job.widens) {
+                        rows_from_sf(d, d, b.nrows, per_row, job.kp.dst_type);
                     }
                 });
 }
