@@ -21,14 +21,17 @@ struct hmx_unit {
     uint8_t *  vtcm_base;
     uint32_t   vtcm_size;
     uint32_t   locked;  // 0 or 1, __atomic builtins
+    const void * owner; // the holding thread's thread pointer (hmx_detail::this_thread)
     int        fault;   // hmx_status of the first fault, __atomic builtins
     char       fault_msg[200];
 };
 
 namespace hmx_detail {
 
-// The unit the calling thread holds: "only the owner thread" is checked without host thread ids.
-inline thread_local const hmx_unit * held_unit = nullptr;
+// The calling thread's identity: its thread pointer (the TLS base), the same in every shared object
+// of the process, where a thread_local would not be (the NPU library and the session platform each
+// have their own copy, hidden visibility).
+inline const void * this_thread() { return __builtin_thread_pointer(); }
 
 // Records the first fault (a misbehaving second thread may race the owner here) and returns it.
 __attribute__((format(printf, 3, 4))) inline hmx_status fail(hmx_unit * u, hmx_status s, const char * fmt, ...) {
@@ -46,7 +49,7 @@ __attribute__((format(printf, 3, 4))) inline hmx_status fail(hmx_unit * u, hmx_s
 
 // The caller must hold the unit, and the unit must not have faulted.
 inline hmx_status check_use(hmx_unit * u, const char * op) {
-    if (held_unit != u) {
+    if (__atomic_load_n(&u->locked, __ATOMIC_ACQUIRE) == 0 || u->owner != this_thread()) {
         return fail(u, HMX_ERR_NOT_OWNER, "hmx %s: called from a thread that does not hold the unit "
                                           "(only the HMX queue thread may use HMX)", op);
     }
@@ -83,22 +86,19 @@ inline void hmx_unit_init(hmx_unit * u, uint8_t * vtcm_base, uint32_t vtcm_size)
 }
 
 inline hmx_status hmx_lock(hmx_unit * u) {
-    if (hmx_detail::held_unit != nullptr) {
-        return hmx_detail::fail(u, HMX_ERR_NOT_OWNER, "hmx lock: this thread already holds an HMX unit");
-    }
     uint32_t expected = 0;
     if (!__atomic_compare_exchange_n(&u->locked, &expected, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         return hmx_detail::fail(u, HMX_ERR_NOT_OWNER, "hmx lock: another thread holds the unit");
     }
-    hmx_detail::held_unit = u;
+    u->owner = hmx_detail::this_thread();
     return HMX_OK;
 }
 
 inline hmx_status hmx_unlock(hmx_unit * u) {
-    if (hmx_detail::held_unit != u) {
+    if (__atomic_load_n(&u->locked, __ATOMIC_ACQUIRE) == 0 || u->owner != hmx_detail::this_thread()) {
         return hmx_detail::fail(u, HMX_ERR_NOT_OWNER, "hmx unlock: this thread does not hold the unit");
     }
-    hmx_detail::held_unit = nullptr;
+    u->owner = nullptr;
     __atomic_store_n(&u->locked, 0u, __ATOMIC_RELEASE);
     return HMX_OK;
 }
