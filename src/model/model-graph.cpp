@@ -100,6 +100,11 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
         ggml_tensor * attn = ggml_flash_attn_ext(&ctx, Q, K, V, swa ? in.mask_swa : in.mask, kq_scale, 0.0f, 0.0f);
         attn               = ggml_reshape_2d(&ctx, attn, hd_v * h.n_head, n_tokens);
         cur                = ggml_mul_mat(&ctx, L.wo, attn);
+        if (il == h.n_layer - 1 && in.out_ids) {
+            // The last layer's FFN only for the rows whose logits are wanted (as llama.cpp does).
+            cur = ggml_get_rows(&ctx, cur, in.out_ids);
+            x   = ggml_get_rows(&ctx, x, in.out_ids);
+        }
         if (L.post_attn_norm) {
             cur = norm(cur, L.post_attn_norm);
         }
@@ -121,9 +126,6 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
     if (n_outputs == 0) {  // a micro-batch whose logits nobody wants: the cache rows are the result
         ggml_build_forward_expand(gf, x);
         return in;
-    }
-    if (in.out_ids) {
-        x = ggml_get_rows(&ctx, x, in.out_ids);
     }
     x         = norm(x, output_norm);
     in.logits = ggml_mul_mat(&ctx, output, x);
