@@ -25,6 +25,11 @@ std::string tensor_label(const ggml_tensor * t) {
 
 } // namespace
 
+bool htp_stored_tiled(const ggml_tensor * t) {
+    const auto * buf = dynamic_cast<const htp_buffer *>(t->buffer);
+    return buf != nullptr && buf->is_tiled(t);
+}
+
 size_t htp_stored_size(const ggml_tensor * t) {
     const auto * buf = dynamic_cast<const htp_buffer *>(t->buffer);
     return buf != nullptr && buf->is_tiled(t) ? tiled_nbytes(t->type, t->ne) : ggml_nbytes(t);

@@ -81,5 +81,7 @@ class htp_buffer final : public backend_buffer {
 
 // Bytes a tensor occupies in an HTP buffer as stored (its tiled size when tiled).
 size_t htp_stored_size(const ggml_tensor * t);
+// Whether t is stored tiled (a whole weight written into a REPACK buffer).
+bool htp_stored_tiled(const ggml_tensor * t);
 
 } // namespace hexnpu::hexagon

@@ -28,9 +28,17 @@ htp_device::htp_device(htp_device_spec spec, std::shared_ptr<const htp_options> 
     }
     static_target_.n_threads = std::min(threads, proto::HTP_MAX_NTHREADS);
     static_target_.vtcm_size = session_options_.vtcm_size != 0 ? session_options_.vtcm_size : model.vtcm_size;
+    static_target_.hmx       = hmx_matmul(model.n_hmx);
 }
 
 htp_device::~htp_device() = default;
+
+htp_hmx_matmul htp_device::hmx_matmul(uint32_t n_hmx) const {
+    if (n_hmx == 0 || options_->n_hmx == 0 || options_->mm_select < 3) {
+        return htp_hmx_matmul::off;
+    }
+    return options_->mm_select == 4 ? htp_hmx_matmul::always : htp_hmx_matmul::prompts;
+}
 
 std::string htp_device::description() const {
     return "Hexagon NPU session " + spec_.name + " (virtual NPU, libhexnpu-htp-v" +

@@ -45,6 +45,8 @@ class htp_device final : public backend_device {
     // The threads and VTCM supports_op plans for, known before the session starts: the most the
     // session can have (a session with fewer threads needs less VTCM).
     htp_op_target                      static_target() const { return static_target_; }
+    // The HMX matmul selection for a session reporting n_hmx units (the options decide the rest).
+    htp_hmx_matmul                     hmx_matmul(uint32_t n_hmx) const;
     // A buffer of this device is being freed.
     void                               forget_buffer(int fd);
     // The batches its backends ran while GGML_HEXAGON_PROFILE was on.

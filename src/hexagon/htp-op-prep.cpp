@@ -1,8 +1,11 @@
 #include "htp-op-prep.h"
 
+#include "htp-buffer.h"
+
 #include "proto/htp-flash-attn.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-matmul.h"
+#include "proto/htp-matmul-hmx.h"
 #include "proto/htp-opcodes.h"
 
 #include <cstring>
@@ -94,8 +97,9 @@ uint32_t opcode_of(const ggml_tensor * node) {
 // and no kernel parameter depends on it.
 std::optional<proto::htp_tensor> static_descriptor(const ggml_tensor * t) {
     proto::htp_tensor d{};
-    d.size = ggml_nbytes(t);
-    d.type = uint32_t(t->type);
+    d.size  = ggml_nbytes(t);
+    d.type  = uint32_t(t->type);
+    d.flags = htp_stored_tiled(t) ? proto::HTP_TENSOR_TILED : 0;  // a weight's tiles already stored
     for (int i = 0; i < 4; ++i) {
         if (t->ne[i] < 0 || t->ne[i] > INT64_C(0xffffffff) || t->nb[i] > 0xffffffffu) {
             return std::nullopt;
@@ -162,6 +166,18 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     const auto src0 = static_descriptor(op.src[0]);
     if (!dst || !src0) {
         return std::nullopt;
+    }
+    if (opcode == proto::HTP_OP_MUL_MAT && target.hmx != htp_hmx_matmul::off) {
+        // Prompt-sized activations (or every shape, when forced) on the HMX unit where it takes them.
+        const auto                     src1 = static_descriptor(node->src[1]);
+        proto::htp_matmul_hmx_kparams kp{};
+        const bool rows = target.hmx == htp_hmx_matmul::always || node->src[1]->ne[1] > int64_t(proto::HTP_MM_HMX_MIN_ROWS);
+        if (src1 && rows && proto::prepare_matmul_hmx_kparams(*src0, *src1, *dst, target.n_threads, target.vtcm_size, &kp)) {
+            op.desc.opcode = proto::HTP_OP_MUL_MAT_HMX;
+            op.src[1]      = node->src[1];
+            std::memcpy(op.desc.kparams, &kp, sizeof kp);
+            return op;
+        }
     }
     if (opcode == proto::HTP_OP_MUL_MAT) {
         const auto                src1 = static_descriptor(node->src[1]);

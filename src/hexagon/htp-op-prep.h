@@ -14,10 +14,15 @@
 
 namespace hexnpu::hexagon {
 
+// Where MUL_MAT goes to the HMX unit: nowhere (no HMX, GGML_HEXAGON_NHMX=0, MM_SELECT <= 2), for
+// more than HTP_MM_HMX_MIN_ROWS activation rows (MM_SELECT=3), for every shape it takes (4).
+enum class htp_hmx_matmul : uint32_t { off, prompts, always };
+
 // What the preparation plans for: the threads and VTCM of the session the op runs on.
 struct htp_op_target {
     uint32_t n_threads;
     uint32_t vtcm_size;
+    htp_hmx_matmul hmx = htp_hmx_matmul::off;
 };
 
 // The NPU op for the node (operands, params, kernel_params), or nullopt when the node has no NPU

@@ -159,7 +159,7 @@ htp_options parse_htp_options(const std::function<const char *(const char *)> & 
         o.n_hmx = uint32_t(number_option("GGML_HEXAGON_USE_HMX", *alias, 0, 1));
     }
     if (auto v = value("GGML_HEXAGON_MM_SELECT")) {
-        o.mm_select = uint32_t(number_option("GGML_HEXAGON_MM_SELECT", *v, 0, 3));
+        o.mm_select = uint32_t(number_option("GGML_HEXAGON_MM_SELECT", *v, 0, 4));
     }
     if (auto v = value("GGML_HEXAGON_VMEM")) {
         o.vmem = number_option("GGML_HEXAGON_VMEM", *v, 0, 4096) << 20;

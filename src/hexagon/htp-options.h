@@ -30,7 +30,8 @@ struct htp_options {
     std::optional<uint32_t>      arch;        // GGML_HEXAGON_ARCH: forces libhexnpu-htp-vNN.so
     uint32_t                     n_hvx   = 0;  // 0: all the session reports
     uint32_t                     n_hmx   = 1;  // 0 disables the HMX paths
-    // GGML_HEXAGON_MM_SELECT: 3 HMX (once it exists), HVX tiled or flat; 2 HVX tiled or flat; 1 HVX
+    // GGML_HEXAGON_MM_SELECT: 3 HMX for more than HTP_MM_HMX_MIN_ROWS activation rows, else HVX
+    // tiled or flat; 4 HMX wherever it applies, any row count (tests); 2 HVX tiled or flat; 1 HVX
     // flat only (REPACK buffers keep weights flat); 0 no NPU matmul (and no REPACK buffer type).
     uint32_t                     mm_select = 3;
     std::optional<uint64_t>      vmem;         // bytes mapped per batch; unset: the arch's default; 0: the window

@@ -123,7 +123,7 @@ inline void         hmx_reset(hmx_unit * u);
 } // namespace hexnpu::htp
 
 #if defined(__hexagon__)
-#error "hexnpu: HMX on the device comes with the device port; this header implements the virtual NPU's unit"
+#include "hmx-device.h"
 #else
 #include "vnpu/hmx/hmx-unit.h"
 #endif

@@ -52,19 +52,23 @@ __attribute__((noinline)) inline void hvx_hf_row_to_sf(const HVX_Vector * src, H
     }
 }
 
-// 64 consecutive fp32 (x0: elements 0..31, x1: 32..63) as 64 consecutive fp16. The narrowing takes
-// hf lane 2i from its first operand's lane i and 2i + 1 from its second's: a word deal first puts
-// the even elements in one vector and the odd ones in the other.
-inline HVX_Vector hvx_sf_pair_to_hf(HVX_Vector x0, HVX_Vector x1) {
-    const HVX_VectorPair d = Q6_W_vdeal_VVR(x1, x0, -4);  // lo: even elements, hi: odd elements
+// fp16 lane 2i = a[i], lane 2i + 1 = b[i]: the narrowing conversion's own interleave (an HMX tile
+// vector from two fp32 vectors: a row pair of activations, or a column pair of weight rows).
+inline HVX_Vector hvx_sf_interleave_to_hf(HVX_Vector a, HVX_Vector b) {
 #if defined(HTP_ARCH) && (HTP_ARCH < 79 || (defined(__hexagon__) && !defined(__HVX_IEEE_FP__)))
     // To qf32 by adding -0.0 (x + -0 = x for every x, -0 included), then narrowed.
     const HVX_Vector minus_zero = Q6_V_vsplat_R(int32_t(0x80000000u));
-    return Q6_Vhf_equals_Wqf32(
-        Q6_W_vcombine_VV(Q6_Vqf32_vadd_VsfVsf(Q6_V_hi_W(d), minus_zero), Q6_Vqf32_vadd_VsfVsf(Q6_V_lo_W(d), minus_zero)));
+    return Q6_Vhf_equals_Wqf32(Q6_W_vcombine_VV(Q6_Vqf32_vadd_VsfVsf(b, minus_zero), Q6_Vqf32_vadd_VsfVsf(a, minus_zero)));
 #else
-    return Q6_Vhf_vcvt_VsfVsf(Q6_V_lo_W(d), Q6_V_hi_W(d));
+    return Q6_Vhf_vcvt_VsfVsf(a, b);
 #endif
+}
+
+// 64 consecutive fp32 (x0: elements 0..31, x1: 32..63) as 64 consecutive fp16: a word deal first
+// puts the even elements in one vector and the odd ones in the other.
+inline HVX_Vector hvx_sf_pair_to_hf(HVX_Vector x0, HVX_Vector x1) {
+    const HVX_VectorPair d = Q6_W_vdeal_VVR(x1, x0, -4);  // lo: even elements, hi: odd elements
+    return hvx_sf_interleave_to_hf(Q6_V_lo_W(d), Q6_V_hi_W(d));
 }
 
 // The 64 bf16 of h as fp32 in element order: *first = elements 0..31, *second = 32..63.

@@ -33,7 +33,11 @@ struct one_block_tile {
 };
 
 // x = d_r * value(q): one scale per row, sc[0].
+// Every kernel also dequantizes (the HMX expansion, hvx-hmx-tiles.h): dequant(q, sc, s) is the
+// value of code q (fp32, every lane a row) in 16-column half s, in the scalar reference's operation
+// order (hexagon/repack-dequant.cpp), so the fp32 results are the reference's bit for bit.
 struct row_scaled_tile : one_block_tile {
+    static HVX_Vector dequant(HVX_Vector q, const HVX_Vector * sc, uint32_t) { return hvx_sf_mul(q, sc[0]); }
     static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
         return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);
     }
@@ -88,6 +92,7 @@ struct tile_q4_k : one_block_tile {
         const HVX_Vector m = hvx_sf_mul(hvx_w_small_to_sf(a[9]), sc[1]);
         return hvx_sf_add(acc, hvx_sf_mul(hvx_sf_add(d, m), a[8]));
     }
+    static HVX_Vector dequant(HVX_Vector q, const HVX_Vector * sc, uint32_t) { return hvx_sf_add(hvx_sf_mul(sc[0], q), sc[1]); }
 };
 // Q5_K: the Q4_K tile plus a 5th-bit plane; x = D q + M as Q4_K.
 struct tile_q5_k : tile_q4_k {
@@ -108,6 +113,7 @@ struct tile_q6_k : one_block_tile {
         const HVX_Vector h1 = hvx_sf_mul(hvx_w_small_to_sf(hvx_tile_isum_groups(w, a, 4, 4)), sc[1]);
         return hvx_sf_add(acc, hvx_sf_mul(hvx_sf_add(h0, h1), a[8]));
     }
+    static HVX_Vector dequant(HVX_Vector q, const HVX_Vector * sc, uint32_t s) { return hvx_sf_mul(sc[s], q); }
 };
 
 // Q2_K: x = D_s q + M_s per row and 16-column half s, D_s = d sc_s and M_s = -dmin m_s; the dot is
@@ -150,6 +156,9 @@ struct tile_q2_k : one_block_tile {
         x = hvx_sf_add(x, hvx_sf_mul(hvx_w_small_to_sf(sum0), sc[2]));
         x = hvx_sf_add(x, hvx_sf_mul(hvx_w_small_to_sf(sum1), sc[3]));
         return hvx_sf_add(acc, hvx_sf_mul(x, a[8]));
+    }
+    static HVX_Vector dequant(HVX_Vector q, const HVX_Vector * sc, uint32_t s) {
+        return hvx_sf_add(hvx_sf_mul(sc[s], q), sc[2 + s]);
     }
 };
 

@@ -52,6 +52,12 @@ void add_matmul_perf_cases(std::vector<op_case> & cases, bool large) {
             add_mul_mat(cases, wt, GGML_TYPE_F32, {4096, n, 4096, 1, 1, 1, 1, false});
         }
     }
+    // Prompt processing: 128 and 512 activation rows (the HMX path on an NPU that has it).
+    for (const ggml_type wt : {GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_F16}) {
+        for (const int64_t n : {128, 512}) {
+            add_mul_mat(cases, wt, GGML_TYPE_F32, {4096, n, 4096, 1, 1, 1, 1, false});
+        }
+    }
     if (large) {
         // 65536 x 8192: 288 MiB of Q4_0, 544 MiB of Q8_0, 1 GiB of F16.
         for (const ggml_type wt : kWeightTypes) {
@@ -74,6 +80,12 @@ void add_matmul_cases(std::vector<op_case> & cases) {
         for (const int64_t n : {2, 3, 4, 8, 16, 33}) {
             add_mul_mat(cases, wt, GGML_TYPE_F32, {45, n, k, 1, 1, 1, 1, false});
         }
+        // Prompt-sized activations (the HMX kernel's: more than 4 rows, row tiles of 32, chunks of
+        // 512), long rows (K runs of more than 32 tiles) and several pipeline steps of strips.
+        for (const int64_t n : {5, 32, 64, 128, 512}) {
+            add_mul_mat(cases, wt, GGML_TYPE_F32, {45, n, k, 1, 1, 1, 1, false});
+        }
+        add_mul_mat(cases, wt, GGML_TYPE_F16, {200, 40, 2048, 1, 1, 1, 1, false});
     }
     // Element-type weights: odd k, permuted operands (attention's K·Q), 4-D broadcast both ways,
     // a single weight row.

@@ -54,10 +54,11 @@ TEST(HtpOptions, DefaultIsOneLegacyDevice) {
     EXPECT_EQ(o.vmem_for_arch(79), uint64_t(3200) << 20);
 }
 
-TEST(HtpOptions, MmSelectIsANumberFromZeroToThree) {
+TEST(HtpOptions, MmSelectIsANumberFromZeroToFour) {
     EXPECT_EQ(parse({}).mm_select, 3u);
     EXPECT_EQ(parse({{"GGML_HEXAGON_MM_SELECT", "1"}}).mm_select, 1u);
-    EXPECT_NE(error_of({{"GGML_HEXAGON_MM_SELECT", "4"}}).find("GGML_HEXAGON_MM_SELECT='4'"), std::string::npos);
+    EXPECT_EQ(parse({{"GGML_HEXAGON_MM_SELECT", "4"}}).mm_select, 4u);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_MM_SELECT", "5"}}).find("GGML_HEXAGON_MM_SELECT='5'"), std::string::npos);
     EXPECT_NE(error_of({{"GGML_HEXAGON_MM_SELECT", "hvx"}}).find("GGML_HEXAGON_MM_SELECT"), std::string::npos);
 }
 

@@ -14,6 +14,7 @@ constexpr op_entry SET_ROWS  = {op_set_rows, guard_set_rows, 2, 1};
 constexpr op_entry FLASH_ATTN = {op_flash_attn, guard_flash_attn, 3, 1};  // mask, sinks optional
 constexpr op_entry MATMUL    = {op_matmul, guard_matmul, 2, 1};
 constexpr op_entry MATMUL_ID = {op_matmul_id, guard_matmul_id, 3, 1};
+constexpr op_entry MATMUL_HMX = {op_matmul_hmx, guard_matmul_hmx, 2, 1};
 
 } // namespace
 
@@ -58,6 +59,7 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_FLASH_ATTN_EXT: return &FLASH_ATTN;
         case proto::HTP_OP_MUL_MAT: return &MATMUL;
         case proto::HTP_OP_MUL_MAT_ID: return &MATMUL_ID;
+        case proto::HTP_OP_MUL_MAT_HMX: return &MATMUL_HMX;
         default: return find_test_op(opcode);
     }
 }
