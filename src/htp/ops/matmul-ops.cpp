@@ -16,6 +16,7 @@
 // permuted too (act_order).
 #include "hvx-quant-act.h"
 #include "hvx-tile-dot.h"
+#include "matmul-flat-dma.h"
 #include "matmul-job.h"
 #include "ops.h"
 #include "proto/htp-matmul.h"
@@ -28,38 +29,12 @@ namespace {
 using proto::htp_matmul_kparams;
 using proto::htp_tensor;
 
-// Flat types whose blocks the DMA stages in vrmpy order (the others are gathered into tiles).
-constexpr bool is_staged_flat(uint32_t type) {
-    return proto::htp_matmul_flat_tiles(type) > 1 || proto::htp_matmul_flat_only_weight(type);
-}
-
-// Bytes of one flat GGML block (proto::htp_matmul_block_elems elements).
-constexpr uint32_t flat_block_bytes(uint32_t type) {
-    switch (type) {
-        case tile_q8_0::type: return 34;
-        case tile_q4_1::type: return 20;
-        case tile_mxfp4::type: return 17;
-        case tile_q2_k::type: return 84;
-        case flat_q5_0::type: return 22;
-        case flat_q5_1::type: return 24;
-        case tile_q3_k::type: return 110;
-        case tile_q4_k::type: return 144;
-        case tile_q5_k::type: return 176;
-        case tile_q6_k::type: return 210;
-        default: return 18;  // Q4_0, IQ4_NL, Q1_0, Q2_0
-    }
-}
-
-// log2 of htp_matmul_flat_tiles: a flat block's index from an activation block's by a shift.
-constexpr uint32_t flat_tiles_log2(uint32_t type) {
-    const uint32_t tiles = proto::htp_matmul_flat_tiles(type);
-    return tiles == 8 ? 3 : tiles == 4 ? 2 : tiles == 2 ? 1 : 0;
-}
-
 // Bytes of one flat weight row.
 uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
     return uint64_t(kp.n_k_blocks >> flat_tiles_log2(kp.wtype)) * flat_block_bytes(kp.wtype);
 }
+
+flat_weights flat_weights_of(const mm_job & job, dma_addr_t w_base) { return {job.kp.wtype, w_base, job.src0->nb[1]}; }
 
 // The order in which a row's elements enter each activation block: flat 4-bit bytes pair elements
 // j and j + 16; flat Q1_0 byte i bit g is element 8i + g, flat Q2_0 byte i of word h at shift 2s
@@ -136,52 +111,6 @@ void push_tiled_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_add
                                kp.tile_size, b.ntiles >> kp.tile_shift, trace_info(b.row));
 }
 
-// One flat Q1_0, Q2_0, Q5_0, Q5_1 or K-quant block of rows strip * 32 .. + rows into the staging
-// at slot, 4 bytes of every row per transfer; `first` is the block's byte offset in row strip * 32.
-void push_flat_staged(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, uint32_t strip,
-                      uint32_t first) {
-    const htp_matmul_kparams & kp   = job.kp;
-    const uint32_t             nb1  = job.src0->nb[1];
-    const uint32_t             rows = strip_rows(kp, strip);
-    const bool                 q4k  = kp.wtype == tile_q4_k::type, q5k = kp.wtype == tile_q5_k::type;
-    auto words = [&](uint32_t vector, uint32_t offset, uint32_t count, uint32_t bytes) {
-        for (uint32_t i = 0; i < count; ++i) {
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + (vector + i) * 128),
-                                       dma_addr_at(w_base, first + offset + 4 * i), 4, nb1, bytes, rows,
-                                       trace_info(strip));
-        }
-    };
-    if (kp.wtype == tile_q1_0::type || kp.wtype == tile_q2_0::type) {
-        words(0, 2, 4, 4);  // qs
-        words(4, 0, 1, 2);  // d
-    } else if (kp.wtype == flat_q5_0::type || kp.wtype == flat_q5_1::type) {
-        // Whole blocks into 32-byte records; Q5_0's 2 bytes in put qh and qs on word boundaries.
-        const uint32_t in = kp.wtype == flat_q5_0::type ? 2 : 0;
-        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + in), dma_addr_at(w_base, first), proto::HTP_MM_Q5_RECORD_BYTES,
-                                   nb1, flat_block_bytes(kp.wtype), rows, trace_info(strip));
-    } else if (kp.wtype == tile_q2_k::type) {
-        words(0, 16, 16, 4);  // qs
-        words(16, 0, 4, 4);   // scales
-        words(20, 80, 1, 4);  // d | dmin
-    } else if (q4k || q5k) {
-        words(0, q4k ? 16 : 48, 32, 4);  // qs
-        words(32, 0, 4, 4);              // d | dmin, scales[0..11]
-        if (q5k) {
-            words(36, 16, 8, 4);  // qh
-        }
-    } else if (kp.wtype == tile_q3_k::type) {
-        words(0, 32, 16, 4);   // qs
-        words(16, 0, 8, 4);    // hmask
-        words(24, 96, 3, 4);   // scales
-        words(27, 108, 1, 2);  // d
-    } else {
-        words(0, 0, 32, 4);    // ql
-        words(32, 128, 16, 4); // qh
-        words(48, 192, 4, 4);  // scales
-        words(52, 208, 1, 2);  // d
-    }
-}
-
 // The DMA block's flat blocks (htp_matmul_flat_group of them, each its staged vectors after the
 // previous one's), a block past the row's end replaced by tokens so that every block pushes the
 // same count of entries.
@@ -195,34 +124,14 @@ void push_flat_staged_block(const mm_job & job, dma_queue * q, uint8_t * slot, d
     for (uint32_t f = 0; f < proto::htp_matmul_flat_group(kp.wtype); ++f) {
         uint8_t * staging = slot + f * vectors * 128;
         if (f < present) {
-            push_flat_staged(job, q, staging, w_base, b.row, row_base + (block0 + f) * flat_block_bytes(kp.wtype));
+            push_flat_staged(q, staging, flat_weights_of(job, w_base), strip_rows(kp, b.row),
+                             row_base + (block0 + f) * flat_block_bytes(kp.wtype), trace_info(b.row));
             continue;
         }
         for (uint32_t t = 0; t < per; ++t) {
             dma_queue_push_token(q, staging, trace_info(b.row));
         }
     }
-}
-
-// A flat tile: block kt of rows strip * 32 .. + rows, gathered into the tile layout.
-void push_flat_block(const mm_job & job, dma_queue * q, uint8_t * slot, dma_addr_t w_base, const mm_block & b) {
-    const htp_matmul_kparams & kp    = job.kp;
-    const uint32_t             nb1   = job.src0->nb[1];
-    const uint32_t             rows  = strip_rows(kp, b.row);
-    // A flat block: its scale bytes (d, or d and m) then the quants.
-    const bool     q8     = kp.wtype == tile_q8_0::type;
-    const uint32_t block  = flat_block_bytes(kp.wtype);
-    const uint32_t scale  = block - (q8 ? 32 : 16);  // scale bytes per row
-    const uint32_t width  = q8 ? 2 : 1;              // quant bytes per row and transfer
-    const uint32_t first  = job.w_offset + b.row * proto::TILE_N_ROWS * nb1 + b.kt0 * block;
-    for (uint32_t c = 0; c < 16; ++c) {
-        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + c * 32 * width),
-                                   dma_addr_at(w_base, first + scale + c * width), width, nb1, width, rows,
-                                   trace_info(b.row));
-    }
-    const uint32_t scales = q8 ? proto::TILE_SCALES_Q8_0 : proto::TILE_SCALES_4BIT;
-    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + scales), dma_addr_at(w_base, first), scale, nb1, scale, rows,
-                               trace_info(b.row));
 }
 
 // ---- compute
@@ -281,32 +190,6 @@ void compute_tiles(const mm_job & job, const mm_block & b, HVX_Vector * acc, Sou
 template <class Tile> void compute_block(const mm_job & job, const uint8_t * slot, const mm_block & b, HVX_Vector * acc) {
     compute_tiles<Tile>(job, b, acc, slot_tiles<Tile>{slot, job.kp.slot_size, {}});
 }
-// Q5_0/Q5_1 records (32 rows x 8 words, row-major in 8 vectors) transposed in place: vector w
-// becomes word w of every row (three unshuffles of the 256 words move the word index's 3 bits
-// above the row's 5), then the staged order: 4 quant words, qh, the d word.
-__attribute__((noinline)) void transpose_q5_records(HVX_Vector * rec) {
-    HVX_Vector v[8];
-    for (uint32_t k = 0; k < 8; ++k) {
-        v[k] = rec[k];
-    }
-    for (uint32_t level = 0; level < 3; ++level) {
-        HVX_Vector n[8];
-        for (uint32_t p = 0; p < 4; ++p) {
-            const HVX_VectorPair d = Q6_W_vdeal_VVR(v[2 * p + 1], v[2 * p], -4);  // evens, odds
-            n[p]                   = Q6_V_lo_W(d);
-            n[4 + p]               = Q6_V_hi_W(d);
-        }
-        for (uint32_t k = 0; k < 8; ++k) {
-            v[k] = n[k];
-        }
-    }
-    for (uint32_t j = 0; j < 4; ++j) {
-        rec[j] = v[2 + j];  // qs
-    }
-    rec[4] = v[1];  // qh
-    rec[5] = v[0];  // d (Q5_0: high halfword), d | m
-}
-
 template <class Flat>
 void compute_flat_block(const mm_job & job, const uint8_t * slot, const mm_block & b, HVX_Vector * acc) {
     constexpr uint32_t vectors = proto::htp_matmul_flat_block_vectors(Flat::type);
@@ -376,7 +259,10 @@ void dot_thread(uint32_t, uint32_t i, void * data) {
                           if (staged) {
                               push_flat_staged_block(job, q, weight_slot(job, i, k), w_base, b);
                           } else {
-                              push_flat_block(job, q, weight_slot(job, i, k), w_base, b);
+                              const uint32_t first = job.w_offset + b.row * proto::TILE_N_ROWS * job.src0->nb[1] +
+                                                     b.kt0 * flat_block_bytes(kp.wtype);
+                              push_flat_tile(q, weight_slot(job, i, k), flat_weights_of(job, w_base),
+                                             strip_rows(kp, b.row), first, trace_info(b.row));
                           }
                       },
                       compute);
