@@ -4,8 +4,9 @@
 // has HMX and the op has more than HTP_MM_HMX_MIN_ROWS activation rows; the kernel
 // (htp/ops/matmul-hmx-ops.cpp) re-checks the plan field by field.
 //
-// Shapes: src0 tiled weights (HTP_TENSOR_TILED, proto/tile-formats.h) of the twelve tiled types,
-// [K, N, ne02, ne03]; src1 F32 or F16 [K, M, ne12, ne13], rows contiguous; dst F32 [N, M, ne12,
+// Shapes: src0 weights [K, N, ne02, ne03] of the twelve tiled types, tiled (HTP_TENSOR_TILED,
+// proto/tile-formats.h) or flat, or flat Q5_0 / Q5_1 (flat weights come by the HVX matmul's DMA
+// gathers, htp/ops/matmul-flat-dma.h: a flat block per DMA block); src1 F32 or F16 [K, M, ne12, ne13], rows contiguous; dst F32 [N, M, ne12,
 // ne13], rows contiguous; GGML's broadcast ne12 = r2 ne02, ne13 = r3 ne03.
 //
 // Work: per (i12, i13) slice and chunk of m_tiles * 32 activation rows, the HVX threads convert the
@@ -33,6 +34,7 @@
 #pragma once
 
 #include "proto/fastdiv.h"
+#include "proto/htp-matmul.h"
 #include "proto/htp-msg.h"
 #include "proto/tile-formats.h"
 
@@ -53,9 +55,10 @@ struct htp_matmul_hmx_kparams {
     uint32_t k_tiles;          // k / 32: HMX tiles along K
     uint32_t tile_shift;       // log2 of HMX tiles per weight tile (Q1_0: 2, Q2_0: 1, else 0)
     uint32_t n_strips;         // ceil(n / 32)
-    uint32_t tile_size;        // bytes of a weight tile in DDR
-    uint32_t slot_size;        // its VTCM slot (tile_size rounded up to 128)
-    uint32_t tiles_per_block;  // weight tiles per DMA block (K-quants: whole super-blocks)
+    uint32_t flat;             // 1: flat weights (rows nb[1] apart), one flat block per DMA block
+    uint32_t tile_size;        // bytes of a weight tile in DDR (flat: of a flat block)
+    uint32_t slot_size;        // its VTCM slot: the tile rounded up to 128 (flat: the block's staging)
+    uint32_t tiles_per_block;  // weight tiles per DMA block (K-quants: whole super-blocks; flat: 1)
     uint32_t m_tiles;          // activation row tiles per chunk, 1..HTP_MM_HMX_MAX_M_TILES
     uint32_t n_chunk;          // strips per pipeline step, 1..HTP_MM_HMX_MAX_N_CHUNK
     uint32_t n_threads;        // HVX threads, <= the session's
@@ -114,7 +117,8 @@ constexpr uint64_t htp_mm_hmx_thread_bytes(const htp_matmul_hmx_kparams & p) {
 // Types, layout and strides of the operands, without divisions (the kernel's guard checks these
 // and the plan's multiples; the host's planner also the divisibility below).
 constexpr bool htp_matmul_hmx_operands_ok(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
-    if (!is_tiled_type_id(int32_t(src0.type)) || (src0.flags & HTP_TENSOR_TILED) == 0 ||
+    const bool tiled = (src0.flags & HTP_TENSOR_TILED) != 0;
+    if (!(is_tiled_type_id(int32_t(src0.type)) || (!tiled && htp_matmul_flat_only_weight(src0.type))) ||
         (src1.type != 0 && src1.type != 1) || dst.type != 0) {
         return false;
     }
@@ -132,7 +136,7 @@ constexpr bool htp_matmul_hmx_operands_ok(const htp_tensor & src0, const htp_ten
 
 // The shapes the HMX matmul takes: K whole weight tiles, GGML's broadcast over dims 2 and 3.
 constexpr bool htp_matmul_hmx_shapes_supported(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
-    return htp_matmul_hmx_operands_ok(src0, src1, dst) && src0.ne[0] % tile_k_cols(tiled_type(int32_t(src0.type))) == 0 &&
+    return htp_matmul_hmx_operands_ok(src0, src1, dst) && src0.ne[0] % htp_matmul_block_elems(src0.type) == 0 &&
            src1.ne[2] % src0.ne[2] == 0 && src1.ne[3] % src0.ne[3] == 0;
 }
 
@@ -145,6 +149,7 @@ constexpr bool prepare_matmul_hmx_kparams(const htp_tensor & src0, const htp_ten
         return false;
     }
     const tiled_type       t = tiled_type(int32_t(src0.type));
+    const bool             flat = (src0.flags & HTP_TENSOR_TILED) == 0;
     htp_matmul_hmx_kparams p{};
     p.wtype      = src0.type;
     p.k          = src0.ne[0];
@@ -152,20 +157,29 @@ constexpr bool prepare_matmul_hmx_kparams(const htp_tensor & src0, const htp_ten
     p.k_tiles    = p.k / TILE_N_COLS;
     p.tile_shift = t == tiled_type::q1_0 ? 2 : t == tiled_type::q2_0 ? 1 : 0;
     p.n_strips   = (p.n + TILE_N_ROWS - 1) / TILE_N_ROWS;
-    p.tile_size  = tile_size(t);
-    p.slot_size  = tile_slot_size(t);
+    p.flat       = flat ? 1 : 0;
+    if (flat) {
+        // A flat block per DMA block: gathered into a tile (the block-32 types) or staged.
+        const bool staged = htp_matmul_flat_tiles(src0.type) > 1 || htp_matmul_flat_only_weight(src0.type);
+        p.tile_shift      = 0;
+        p.tile_size       = htp_matmul_flat_block_bytes(src0.type);
+        p.slot_size       = staged ? htp_matmul_flat_block_vectors(src0.type) * 128 : tile_slot_size(t);
+    } else {
+        p.tile_size = tile_size(t);
+        p.slot_size = tile_slot_size(t);
+    }
     p.r2         = src1.ne[2] / src0.ne[2];
     p.r3         = src1.ne[3] / src0.ne[3];
     const uint64_t w_tiles = p.k_tiles >> p.tile_shift;  // weight tiles per strip
-    const uint64_t wslice  = uint64_t(p.n_strips) * w_tiles * p.tile_size;
+    const uint64_t wslice  = flat ? 0 : uint64_t(p.n_strips) * w_tiles * p.tile_size;
     if (wslice > UINT32_MAX) {
         return false;
     }
     p.w_slice_bytes   = uint32_t(wslice);
     p.n_threads       = n_threads;
-    const uint32_t unit   = is_kquant(t) ? KQUANT_TILES : 1;  // Q2_K's scales need whole super-blocks
+    const uint32_t unit   = !flat && is_kquant(t) ? KQUANT_TILES : 1;  // Q2_K's scales need whole super-blocks
     const uint32_t target = HTP_MM_HMX_BLOCK_BYTES / p.slot_size / unit * unit;
-    p.tiles_per_block     = target < unit ? unit : (target < w_tiles ? target : uint32_t(w_tiles));
+    p.tiles_per_block     = flat ? 1 : target < unit ? unit : (target < w_tiles ? target : uint32_t(w_tiles));
     const uint32_t m_rows = src1.ne[1];
     const uint32_t m_need = (m_rows + 31) / 32;
     p.m_tiles             = m_need < HTP_MM_HMX_MAX_M_TILES ? m_need : HTP_MM_HMX_MAX_M_TILES;

@@ -96,6 +96,23 @@ constexpr uint32_t htp_matmul_block_elems(uint32_t type) {
     return htp_matmul_float_weight(type) ? 1 : type == 41 ? 128 : type == 42 ? 64 : type >= 10 && type <= 14 ? 256 : 32;
 }
 
+// Bytes of one flat block of the type (htp_matmul_block_elems elements).
+constexpr uint32_t htp_matmul_flat_block_bytes(uint32_t type) {
+    switch (type) {
+        case 8: return 34;
+        case 3: return 20;
+        case 39: return 17;
+        case 10: return 84;
+        case 6: return 22;
+        case 7: return 24;
+        case 11: return 110;
+        case 12: return 144;
+        case 13: return 176;
+        case 14: return 210;
+        default: return 18;  // Q4_0, IQ4_NL, Q1_0, Q2_0
+    }
+}
+
 // Flat weights are gathered by the DMA engine, a block per 32-row strip:
 //  Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0: one tile (32 columns) per block, into the tile layout: a 2-D transfer per quant
 //              byte (Q4_x) or byte pair (Q8_0) of all 32 rows, one for the row scales;

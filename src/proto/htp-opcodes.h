@@ -54,6 +54,16 @@ enum htp_op_code : uint32_t {
     HTP_OP_TEST_FAULT,          // touches an NPU address given in params[0] (fault handling tests)
     HTP_OP_TEST_HANG,           // never returns (deadline tests)
     HTP_OP_TEST_CRASH,          // aborts the session process (crash tests)
+    HTP_OP_TEST_HMX_MISUSE,     // breaks the HMX rule params[0] names (htp_test_hmx_misuse)
+};
+
+// The HMX rules TEST_HMX_MISUSE breaks, one per run (htp/hmx.h's list).
+enum htp_test_hmx_misuse : int32_t {
+    HTP_TEST_HMX_NOT_OWNER = 1,   // a multiply from an HVX thread, not the HMX queue's
+    HTP_TEST_HMX_MISALIGNED,      // an activation tile 128 bytes off its 2048-byte boundary
+    HTP_TEST_HMX_NOT_VTCM,        // tiles in DDR
+    HTP_TEST_HMX_BANK_CROSSING,   // a two-tile run across the 4 MiB VTCM bank boundary
+    HTP_TEST_HMX_NO_SCALE_BIAS,   // a store before any scale/bias block in this op
 };
 
 constexpr const char * htp_op_name(uint32_t op) {
@@ -103,6 +113,7 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_TEST_FAULT: return "TEST_FAULT";
         case HTP_OP_TEST_HANG: return "TEST_HANG";
         case HTP_OP_TEST_CRASH: return "TEST_CRASH";
+        case HTP_OP_TEST_HMX_MISUSE: return "TEST_HMX_MISUSE";
         default: return "UNKNOWN";
     }
 }

@@ -47,6 +47,7 @@ struct hmx_case {
     float     act_mag = 1.0f;   // activations scaled by this (1e5: beyond fp16)
     float     w_mag   = 1.0f;   // weights scaled by this
     uint32_t  act_pad = 0, dst_pad = 0;
+    bool      flat    = false;  // flat weights (a plain buffer) instead of tiled
 };
 
 struct hmx_run {
@@ -70,9 +71,14 @@ hmx_run run_case(in_process_session & s, const hmx_case & c, uint32_t n_threads,
     std::vector<uint8_t> flat(row_bytes * c.n * n_w);
     traits->from_float_ref(wf.data(), flat.data(), int64_t(wf.size()));
     const int64_t        ne[4] = {c.k, c.n, c.w2, c.w3};
-    std::vector<uint8_t> tiled(hexagon::tiled_nbytes(c.type, ne));
-    EXPECT_TRUE(hexagon::repack_tensor(c.type, ne, flat.data(), tiled.data()).ok());
-    hexagon::dequantize_tiled_rows(c.type, ne, tiled.data(), 0, int64_t(c.n) * n_w, wf.data());
+    std::vector<uint8_t> tiled = flat;
+    if (c.flat) {
+        traits->to_float_ref(flat.data(), wf.data(), int64_t(wf.size()));
+    } else {
+        tiled.assign(hexagon::tiled_nbytes(c.type, ne), 0);
+        EXPECT_TRUE(hexagon::repack_tensor(c.type, ne, flat.data(), tiled.data()).ok());
+        hexagon::dequantize_tiled_rows(c.type, ne, tiled.data(), 0, int64_t(c.n) * n_w, wf.data());
+    }
 
     const uint32_t a_size = c.f16_act ? 2 : 4;
     const uint32_t a_nb1 = c.k * a_size + c.act_pad, d_nb1 = c.n * 4 + c.dst_pad;
@@ -101,7 +107,7 @@ hmx_run run_case(in_process_session & s, const hmx_case & c, uint32_t n_threads,
 
     proto::htp_tensor w{}, a{}, d{};
     w.type  = uint32_t(c.type);
-    w.flags = proto::HTP_TENSOR_TILED;
+    w.flags = c.flat ? 0 : proto::HTP_TENSOR_TILED;
     w.size  = tiled.size();
     w.ne[0] = c.k, w.ne[1] = c.n, w.ne[2] = c.w2, w.ne[3] = c.w3;
     w.nb[0] = uint32_t(traits->type_size), w.nb[1] = uint32_t(row_bytes), w.nb[2] = uint32_t(row_bytes * c.n);
@@ -185,7 +191,7 @@ void expect_within_bounds(const hmx_run & r, const std::string & what) {
 std::string describe(const hmx_case & c, uint32_t threads) {
     return std::string(ggml_type_name(c.type)) + " k " + std::to_string(c.k) + " n " + std::to_string(c.n) + " m " +
            std::to_string(c.m) + "x" + std::to_string(c.ne2) + "x" + std::to_string(c.ne3) +
-           (c.f16_act ? " f16" : " f32") + ", " + std::to_string(threads) + " threads";
+           (c.f16_act ? " f16" : " f32") + (c.flat ? " flat" : " tiled") + ", " + std::to_string(threads) + " threads";
 }
 
 constexpr ggml_type kTiledTypes[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL,
@@ -220,6 +226,25 @@ TEST(HtpMatmulHmx, ShapesThatExerciseThePipeline) {
         for (const uint32_t threads : {1u, 4u}) {
             expect_within_bounds(run_case(s, c, threads, seed++), describe(c, threads));
             EXPECT_EQ(s.platform().last_violation(), "") << describe(c, threads);
+        }
+    }
+}
+
+// Flat weights (a plain HTPn buffer, Q5_0/Q5_1 which have no tiled format): the HVX matmul's DMA
+// gathers feed the same expansion; odd N (stale rows in the last strip's staging), several strips.
+TEST(HtpMatmulHmx, FlatWeightsOfEveryType) {
+    in_process_session s(config(), 4);
+    uint32_t           seed = 300;
+    std::vector<ggml_type> types(std::begin(kTiledTypes), std::end(kTiledTypes));
+    types.push_back(GGML_TYPE_Q5_0);
+    types.push_back(GGML_TYPE_Q5_1);
+    for (const ggml_type t : types) {
+        const uint32_t k = ggml_blck_size(t) == 256 ? 512 : 256;
+        for (const uint32_t m : {7u, 40u}) {
+            hmx_case c{t, k, 77, m, 1, 1, 1, 1, m == 40};
+            c.flat = true;
+            expect_within_bounds(run_case(s, c, 4, seed++), describe(c, 4));
+            EXPECT_EQ(s.platform().last_violation(), "") << describe(c, 4);
         }
     }
 }
@@ -266,8 +291,12 @@ TEST(HtpMatmulHmx, ThePlanShrinksToTheVtcmAndIsRefusedWhenNothingFits) {
     EXPECT_LE(small.vtcm_size, 1u << 20);
     EXPECT_LT(small.m_tiles * small.n_chunk, big.m_tiles * big.n_chunk);
     EXPECT_FALSE(proto::prepare_matmul_hmx_kparams(w, a, d, 4, 256u << 10, &small)) << "not even one tile row";
-    w.flags = 0;
-    EXPECT_FALSE(proto::prepare_matmul_hmx_kparams(w, a, d, 4, 8u << 20, &small)) << "flat weights: HVX";
+    w.flags = 0, w.nb[1] = 4096 / 32 * 18;
+    ASSERT_TRUE(proto::prepare_matmul_hmx_kparams(w, a, d, 4, 8u << 20, &small)) << "flat weights";
+    EXPECT_EQ(small.flat, 1u);
+    EXPECT_EQ(small.tiles_per_block, 1u);
+    w.type = 1;
+    EXPECT_FALSE(proto::prepare_matmul_hmx_kparams(w, a, d, 4, 8u << 20, &small)) << "F16 weights: HVX";
 }
 
 TEST(HtpMatmulHmx, ASmallVtcmStillGivesResultsWithinTheBounds) {
@@ -298,6 +327,39 @@ TEST(HtpMatmulHmx, ResultsDoNotDependOnThreadsOrStaleVtcm) {
         for (size_t i = 0; i < first.got.size(); ++i) {
             ASSERT_EQ(std::memcmp(&first.got[i], &again.got[i], 4), 0) << threads << " threads, element " << i;
         }
+    }
+}
+
+} // namespace
+
+namespace {
+
+// The unit's strict rules stay on under the kernels: each planted misuse (the test library's
+// TEST_HMX_MISUSE) fails its op with STRICT and a message naming the rule, and the next HMX
+// matmul in the same session runs clean.
+TEST(HtpMatmulHmx, APlantedHmxMisuseFailsItsOpWithStrict) {
+    struct misuse {
+        int32_t     kind;
+        const char * says;
+    };
+    const misuse misuses[] = {
+        {proto::HTP_TEST_HMX_NO_SCALE_BIAS, "no scale/bias"},  // first: no block loaded in this session yet
+        {proto::HTP_TEST_HMX_NOT_OWNER, "does not hold the unit"},
+        {proto::HTP_TEST_HMX_MISALIGNED, "aligned"},
+        {proto::HTP_TEST_HMX_NOT_VTCM, "VTCM"},
+        {proto::HTP_TEST_HMX_BANK_CROSSING, "bank"},
+    };
+    in_process_session s(config(), 2);
+    for (const misuse & m : misuses) {
+        batch_builder      b;
+        proto::htp_op_desc op = batch_builder::op(proto::HTP_OP_TEST_HMX_MISUSE, {}, {});
+        op.params[0]          = m.kind;
+        b.add_op(op);
+        packed_batch batch = b.pack(1, 0, 0);
+        EXPECT_EQ(s.process(batch).status, proto::HTP_STATUS_STRICT) << m.says;
+        EXPECT_NE(s.platform().last_violation().find(m.says), std::string::npos) << s.platform().last_violation();
+        const hmx_case c{GGML_TYPE_Q4_0, 256, 40, 8};
+        expect_within_bounds(run_case(s, c, 2, uint32_t(m.kind)), std::string("after ") + m.says);
     }
 }
 

@@ -13,6 +13,7 @@
 #include "htp-ctx.h"
 #include "htp-tensor.h"
 #include "hvx-hmx-tiles.h"
+#include "matmul-flat-dma.h"
 #include "ops.h"
 #include "trace.h"
 #include "work-queue.h"
@@ -41,6 +42,8 @@ struct hmx_mm_job {
     const htp_tensor *        src1;
     const htp_tensor *        dst;
     uint32_t                  strip0, strip_end;  // this device's strips
+    bool                      flat;               // flat weights: DMA-gathered blocks, rows nb[1] apart
+    act_order                 order;              // the activations' element order (flat weights')
     // The chunk in progress: the weight matrix's byte offset, the slice's offsets in src1 and dst,
     // its first row, its rows and row tiles.
     uint32_t w_offset, a_slice, d_slice;
@@ -118,16 +121,26 @@ inline HVX_Vector row_scale_of(const HVX_Vector * x, uint32_t n, HVX_Vector * fa
 }
 
 // Rows x0 and x1 (nullptr: zeros), each scaled by its power of two (factors[0], [1] get the
-// inverses), as activation vector v of each K tile from first on. Not inlined: the scales stay in
-// registers, never across a call.
+// inverses), their elements in the weights' order, as activation vector v of each K tile from
+// first on. Not inlined, one per order: the scales and constants stay in registers.
+template <act_order Order>
 __attribute__((noinline)) void rows_to_act_tiles(const HVX_Vector * x0, const HVX_Vector * x1, HVX_Vector * factors,
                                                  uint8_t * first, uint32_t k_tiles) {
     const HVX_Vector s0 = row_scale_of(x0, k_tiles, &factors[0]);
     const HVX_Vector s1 = row_scale_of(x1, k_tiles, &factors[1]);
     for (uint32_t kt = 0; kt < k_tiles; ++kt) {
-        const HVX_Vector a = x0 != nullptr ? hvx_sf_mul(x0[kt], s0) : Q6_V_vzero();
-        const HVX_Vector b = x1 != nullptr ? hvx_sf_mul(x1[kt], s1) : Q6_V_vzero();
+        const HVX_Vector a = x0 != nullptr ? hvx_sf_mul(in_order<Order>(x0[kt]), s0) : Q6_V_vzero();
+        const HVX_Vector b = x1 != nullptr ? hvx_sf_mul(in_order<Order>(x1[kt]), s1) : Q6_V_vzero();
         *reinterpret_cast<HVX_Vector *>(first + size_t(kt) * TILE) = hvx_sf_interleave_to_hf(a, b);
+    }
+}
+void rows_to_act_tiles(act_order order, const HVX_Vector * x0, const HVX_Vector * x1, HVX_Vector * factors,
+                       uint8_t * first, uint32_t k_tiles) {
+    switch (order) {
+        case act_order::nibbles: return rows_to_act_tiles<act_order::nibbles>(x0, x1, factors, first, k_tiles);
+        case act_order::q1_0_bits: return rows_to_act_tiles<act_order::q1_0_bits>(x0, x1, factors, first, k_tiles);
+        case act_order::q2_0_codes: return rows_to_act_tiles<act_order::q2_0_codes>(x0, x1, factors, first, k_tiles);
+        default: return rows_to_act_tiles<act_order::natural>(x0, x1, factors, first, k_tiles);
     }
 }
 
@@ -141,7 +154,7 @@ void prepare_rows_thread(uint32_t n, uint32_t i, void * data) {
         trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_PREP, trace_info(job.m0 + 2 * p));
         const HVX_Vector * x0 = stage_row(job, i, 2 * p, area);
         const HVX_Vector * x1 = stage_row(job, i, 2 * p + 1, area + half);
-        rows_to_act_tiles(x0, x1, &factors[2 * p], act_tile(job, p >> 4, 0) + (p & 15) * 128, job.kp.k_tiles);
+        rows_to_act_tiles(job.order, x0, x1, &factors[2 * p], act_tile(job, p >> 4, 0) + (p & 15) * 128, job.kp.k_tiles);
         trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_PREP, trace_info(job.m0 + 2 * p));
     }
 }
@@ -164,9 +177,48 @@ __attribute__((noinline)) void expand_block(const uint8_t * slot, uint32_t slot_
     stats[1] = st.max_bits;
 }
 
+// A staged flat block (Q1_0, Q2_0, Q5_0, Q5_1, K-quants: its vectors in vrmpy order) into its
+// 1 << flat_tiles_log2 HMX tiles; Q5_0/Q5_1 records are transposed into that order first.
+template <class Flat>
+__attribute__((noinline)) void expand_staged(const uint8_t * slot, uint32_t, uint32_t, uint8_t * out, HVX_Vector * stats) {
+    HVX_Vector * staged = reinterpret_cast<HVX_Vector *>(const_cast<uint8_t *>(slot));  // this block's slot
+    if constexpr (Flat::type == flat_q5_0::type || Flat::type == flat_q5_1::type) {
+        transpose_q5_records(staged);
+    }
+    hmx_row_stats st{stats[0], stats[1]};
+    for (uint32_t sub = 0; sub < (1u << flat_tiles_log2(Flat::type)); ++sub) {
+        HVX_Vector w[8], sc[4] = {};
+        Flat::unpack(staged, sub, w);
+        Flat::scales(staged, sub, sc);
+        hvx_expand_codes<Flat>(w, sc, reinterpret_cast<HVX_Vector *>(out + size_t(sub) * TILE), st);
+    }
+    stats[0] = st.l1;
+    stats[1] = st.max_bits;
+}
+
 using expand_fn = void (*)(const uint8_t *, uint32_t, uint32_t, uint8_t *, HVX_Vector *);
 
-expand_fn expander(uint32_t type) {
+// Flat weights: the block-32 types arrive gathered into tiles, the others staged.
+expand_fn flat_expander(uint32_t type) {
+    switch (type) {
+        case tile_q1_0::type: return expand_staged<flat_q1_0>;
+        case tile_q2_0::type: return expand_staged<flat_q2_0>;
+        case tile_q2_k::type: return expand_staged<flat_q2_k>;
+        case tile_q3_k::type: return expand_staged<flat_q3_k>;
+        case tile_q4_k::type: return expand_staged<flat_q4_k>;
+        case tile_q5_k::type: return expand_staged<flat_q5_k>;
+        case tile_q6_k::type: return expand_staged<flat_q6_k>;
+        case flat_q5_0::type: return expand_staged<flat_q5_0>;
+        case flat_q5_1::type: return expand_staged<flat_q5_1>;
+        default: break;
+    }
+    return nullptr;
+}
+
+expand_fn expander(uint32_t type, bool flat) {
+    if (const expand_fn f = flat ? flat_expander(type) : nullptr) {
+        return f;
+    }
     switch (type) {
         case tile_q8_0::type: return expand_block<tile_q8_0>;
         case tile_q4_0::type: return expand_block<tile_q4_0>;
@@ -185,13 +237,15 @@ expand_fn expander(uint32_t type) {
 
 // The strip's scale/bias block and column factors from its L1 sums; true when a weight value
 // went past the fp16 range (rounds to infinity: 65520 and up).
-__attribute__((noinline)) bool finish_strip(HVX_Vector * col, HVX_Vector * sb) {
+__attribute__((noinline)) bool finish_strip(HVX_Vector * col, HVX_Vector * sb, uint32_t rows) {
     HVX_Vector words, factor;
     hvx_column_scale(col[1], &words, &factor);
     sb[0]  = words;
     sb[1]  = Q6_V_vzero();  // the block's reserved half
     col[0] = factor;
-    const HVX_VectorPred over = Q6_Q_vcmp_gt_VwVw(col[2], hvx_splat_w(0x477FEFFF));
+    // Rows past the strip's weight rows (flat weights: stale staging) do not count.
+    const HVX_Vector     max  = rows >= 32 ? col[2] : Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(rows * 4)), col[2], Q6_V_vzero());
+    const HVX_VectorPred over = Q6_Q_vcmp_gt_VwVw(max, hvx_splat_w(0x477FEFFF));
     HVX_Vector           flag = Q6_V_vmux_QVV(over, hvx_splat_w(1), Q6_V_vzero());
     flag                      = hvx_row_max_bits(&flag, 1);
     int32_t lanes[32];
@@ -204,23 +258,38 @@ __attribute__((noinline)) void zero_stats(HVX_Vector * col) {
     col[2] = Q6_V_vzero();
 }
 
-// Strip j of the step: its weight tiles DDR -> DMA -> VTCM in blocks through the thread's two
-// slots (the next block in flight while one is expanded), expanded into the step's buffer.
+// Strip j of the step: its weight blocks DDR -> DMA -> VTCM through the thread's two slots (the
+// next block in flight while one is expanded), expanded into the step's buffer. Tiled weights come
+// in blocks of tiles_per_block tiles, one 2-D transfer each; flat ones a flat block at a time
+// (matmul-flat-dma.h).
 void expand_strip(hmx_mm_job & job, uint32_t i, uint32_t step, uint32_t j) {
     const htp_matmul_hmx_kparams & kp     = job.kp;
     dma_queue *                    q      = &job.octx->dma[i];
     const uint32_t                 strip  = step_first(job, step) + j;
-    const uint32_t                 ntiles = kp.k_tiles >> kp.tile_shift;
+    const uint32_t                 left   = kp.n - strip * proto::TILE_N_ROWS;
+    const uint32_t                 rows   = left < proto::TILE_N_ROWS ? left : proto::TILE_N_ROWS;
     const dma_addr_t               w_base = htp_tensor_dma_addr(job.octx->plat, job.src0);
-    const uint32_t                 w_off  = job.w_offset + strip * ntiles * kp.tile_size;
     uint8_t *                      slots  = thread_area(job, i);
     const uint32_t                 slot_b = kp.tiles_per_block * kp.slot_size;
     HVX_Vector *                   col    = col_vectors(job, step, j);
-    const expand_fn                expand = expander(kp.wtype);
+    const expand_fn                expand = expander(kp.wtype, job.flat);
+    // Blocks of the strip, HMX tiles per block (log2), DMA transfers per block.
+    const uint32_t shift   = job.flat ? flat_tiles_log2(kp.wtype) : kp.tile_shift;
+    const uint32_t ntiles  = kp.k_tiles >> shift;  // weight tiles (flat: flat blocks) of the strip
+    const uint32_t inputs  = job.flat ? proto::htp_matmul_flat_block_transfers(kp.wtype) : 1;
+    const flat_weights fw{kp.wtype, w_base, job.src0->nb[1]};
+    const uint32_t     row0 = job.w_offset + strip * (job.flat ? proto::TILE_N_ROWS * job.src0->nb[1] : ntiles * kp.tile_size);
     auto block_tiles = [&](uint32_t t0) { return ntiles - t0 < kp.tiles_per_block ? ntiles - t0 : kp.tiles_per_block; };
     auto push        = [&](uint32_t t0, uint32_t k) {
-        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slots + k * slot_b), dma_addr_at(w_base, w_off + t0 * kp.tile_size),
-                                          kp.slot_size, kp.tile_size, kp.tile_size, block_tiles(t0), trace_info(strip));
+        uint8_t * slot = slots + k * slot_b;
+        if (!job.flat) {
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot), dma_addr_at(w_base, row0 + t0 * kp.tile_size), kp.slot_size,
+                                       kp.tile_size, kp.tile_size, block_tiles(t0), trace_info(strip));
+        } else if (is_staged_flat(kp.wtype)) {
+            push_flat_staged(q, slot, fw, rows, row0 + t0 * kp.tile_size, trace_info(strip));
+        } else {
+            push_flat_tile(q, slot, fw, rows, row0 + t0 * kp.tile_size, trace_info(strip));
+        }
     };
     trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_W_DEQUANT, trace_info(step));
     zero_stats(col);
@@ -229,13 +298,15 @@ void expand_strip(hmx_mm_job & job, uint32_t i, uint32_t step, uint32_t j) {
         push(kp.tiles_per_block, 1);
     }
     for (uint32_t t0 = 0, k = 0; t0 < ntiles; t0 += kp.tiles_per_block, k ^= 1) {
-        dma_queue_pop(q);
-        expand(slots + k * slot_b, kp.slot_size, block_tiles(t0), wexp_tile(job, step, j, t0 << kp.tile_shift), col + 1);
+        for (uint32_t n = 0; n < inputs; ++n) {
+            dma_queue_pop(q);
+        }
+        expand(slots + k * slot_b, kp.slot_size, block_tiles(t0), wexp_tile(job, step, j, t0 << shift), col + 1);
         if (t0 + 2 * kp.tiles_per_block < ntiles) {
             push(t0 + 2 * kp.tiles_per_block, k);
         }
     }
-    if (finish_strip(col, reinterpret_cast<HVX_Vector *>(sb_block(job, step, j)))) {
+    if (finish_strip(col, reinterpret_cast<HVX_Vector *>(sb_block(job, step, j)), rows)) {
         __atomic_store_n(&job.weight_overflow, 1u, __ATOMIC_RELAXED);
     }
     trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_W_DEQUANT, trace_info(step));
@@ -381,6 +452,30 @@ uint64_t last_row(const htp_tensor * t) {
     return uint64_t(t->ne[1] - 1) * t->nb[1] + uint64_t(t->ne[2] - 1) * t->nb[2] + uint64_t(t->ne[3] - 1) * t->nb[3];
 }
 
+// The weights' layout fields: tiles (their size, run per strip, whole super-blocks per DMA block)
+// or flat blocks (their staging, one per DMA block), and every weight byte inside src0.
+bool weights_ok(const htp_matmul_hmx_kparams & kp, const htp_tensor * src0) {
+    const proto::tiled_type tt = proto::tiled_type(int32_t(kp.wtype));
+    if (kp.flat != 0) {
+        const uint32_t l        = flat_tiles_log2(kp.wtype);
+        const uint32_t slot     = is_staged_flat(kp.wtype) ? proto::htp_matmul_flat_block_vectors(kp.wtype) * 128
+                                                           : proto::tile_slot_size(tt);
+        const uint64_t last_row = uint64_t(src0->ne[2] - 1) * src0->nb[2] + uint64_t(src0->ne[3] - 1) * src0->nb[3] +
+                                  uint64_t(kp.n - 1) * src0->nb[1];
+        return (src0->flags & proto::HTP_TENSOR_TILED) == 0 && kp.tile_shift == 0 && (kp.k_tiles >> l << l) == kp.k_tiles &&
+               kp.tile_size == flat_block_bytes(kp.wtype) && kp.slot_size == slot && kp.tiles_per_block == 1 &&
+               kp.w_slice_bytes == 0 && last_row + uint64_t(kp.k_tiles >> l) * kp.tile_size <= src0->size;
+    }
+    const uint32_t shift = tt == proto::tiled_type::q1_0 ? 2 : tt == proto::tiled_type::q2_0 ? 1 : 0;
+    const uint32_t unit  = proto::is_kquant(tt) ? proto::KQUANT_TILES : 1;
+    return (src0->flags & proto::HTP_TENSOR_TILED) != 0 && kp.tile_shift == shift &&
+           (kp.k_tiles >> shift << shift) == kp.k_tiles && (kp.k_tiles & (unit - 1)) == 0 &&
+           kp.tile_size == proto::tile_size(tt) && kp.slot_size == proto::tile_slot_size(tt) &&
+           kp.tiles_per_block >= unit && (kp.tiles_per_block & (unit - 1)) == 0 &&
+           kp.w_slice_bytes == uint64_t(kp.n_strips) * (kp.k_tiles >> shift) * kp.tile_size &&
+           uint64_t(src0->ne[2]) * src0->ne[3] * kp.w_slice_bytes <= src0->size;
+}
+
 } // namespace
 
 bool guard_matmul_hmx(const htp_op_context * octx) {
@@ -389,27 +484,18 @@ bool guard_matmul_hmx(const htp_op_context * octx) {
     const htp_tensor *           src1 = octx->src[1];
     const htp_tensor *           dst  = octx->dst[0];
     if (octx->hmx == nullptr || octx->plat->hmx_unit == nullptr ||
-        !proto::htp_matmul_hmx_operands_ok(*src0, *src1, *dst) || kp.wtype != src0->type) {
+        !proto::htp_matmul_hmx_operands_ok(*src0, *src1, *dst) || kp.wtype != src0->type || kp.flat > 1) {
         return false;
     }
-    const proto::tiled_type tt     = proto::tiled_type(int32_t(kp.wtype));
-    const uint32_t          shift  = tt == proto::tiled_type::q1_0 ? 2 : tt == proto::tiled_type::q2_0 ? 1 : 0;
-    const uint32_t          unit   = proto::is_kquant(tt) ? proto::KQUANT_TILES : 1;
-    const uint32_t          a_size = src1->type == HTP_TYPE_F16 ? 2 : 4;
-    return kp.k == src0->ne[0] && kp.n == src0->ne[1] && kp.k_tiles * proto::TILE_N_COLS == kp.k &&
-           kp.tile_shift == shift && (kp.k_tiles >> shift << shift) == kp.k_tiles &&
-           (kp.k_tiles & (unit - 1)) == 0 &&
+    const uint32_t a_size = src1->type == HTP_TYPE_F16 ? 2 : 4;
+    return weights_ok(kp, src0) && kp.k == src0->ne[0] && kp.n == src0->ne[1] && kp.k_tiles * proto::TILE_N_COLS == kp.k &&
            kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.n_strips * proto::TILE_N_ROWS < kp.n + proto::TILE_N_ROWS &&
-           kp.tile_size == proto::tile_size(tt) && kp.slot_size == proto::tile_slot_size(tt) &&
-           kp.tiles_per_block >= unit && (kp.tiles_per_block & (unit - 1)) == 0 && kp.m_tiles >= 1 &&
-           kp.m_tiles <= proto::HTP_MM_HMX_MAX_M_TILES && kp.n_chunk >= 1 && kp.n_chunk <= proto::HTP_MM_HMX_MAX_N_CHUNK &&
-           kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.thread_bytes % 128 == 0 &&
-           kp.thread_bytes >= proto::htp_mm_hmx_thread_bytes(kp) && kp.vtcm_size == proto::htp_mm_hmx_layout_of(kp).end &&
-           uint64_t(kp.r2) * src0->ne[2] == src1->ne[2] && uint64_t(kp.r3) * src0->ne[3] == src1->ne[3] &&
-           kp.w_slice_bytes == uint64_t(kp.n_strips) * (kp.k_tiles >> shift) * kp.tile_size &&
-           uint64_t(src0->ne[2]) * src0->ne[3] * kp.w_slice_bytes <= src0->size &&
-           last_row(src1) + uint64_t(kp.k) * a_size <= src1->size && last_row(dst) + uint64_t(kp.n) * 4 <= dst->size &&
-           uintptr_t(octx->vtcm_base) % HMX_TILE_ALIGN == 0;
+           kp.m_tiles >= 1 && kp.m_tiles <= proto::HTP_MM_HMX_MAX_M_TILES && kp.n_chunk >= 1 &&
+           kp.n_chunk <= proto::HTP_MM_HMX_MAX_N_CHUNK && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads &&
+           kp.thread_bytes % 128 == 0 && kp.thread_bytes >= proto::htp_mm_hmx_thread_bytes(kp) &&
+           kp.vtcm_size == proto::htp_mm_hmx_layout_of(kp).end && uint64_t(kp.r2) * src0->ne[2] == src1->ne[2] &&
+           uint64_t(kp.r3) * src0->ne[3] == src1->ne[3] && last_row(src1) + uint64_t(kp.k) * a_size <= src1->size &&
+           last_row(dst) + uint64_t(kp.n) * 4 <= dst->size && uintptr_t(octx->vtcm_base) % HMX_TILE_ALIGN == 0;
 }
 
 uint32_t op_matmul_hmx(htp_op_context * octx) {
@@ -426,6 +512,8 @@ uint32_t op_matmul_hmx(htp_op_context * octx) {
     job.src1      = octx->src[1];
     job.dst       = octx->dst[0];
     job.hmx_error = HMX_OK;
+    job.flat      = job.kp.flat != 0;
+    job.order     = act_order_of(job.kp.wtype, !job.flat);
     // The strips of N this device computes: a strip is one 128-byte line of every output row.
     job.strip0    = 0;
     job.strip_end = job.kp.n_strips;
@@ -442,7 +530,8 @@ uint32_t op_matmul_hmx(htp_op_context * octx) {
     for (uint32_t i13 = 0; i13 < job.src1->ne[3]; ++i13) {
         uint32_t i02 = 0, n2 = 0;
         for (uint32_t i12 = 0; i12 < job.src1->ne[2]; ++i12) {
-            job.w_offset = (i03 * job.src0->ne[2] + i02) * job.kp.w_slice_bytes;
+            job.w_offset = job.flat ? i02 * job.src0->nb[2] + i03 * job.src0->nb[3]
+                                    : (i03 * job.src0->ne[2] + i02) * job.kp.w_slice_bytes;
             if (++n2 == job.kp.r2) {
                 n2 = 0;
                 ++i02;

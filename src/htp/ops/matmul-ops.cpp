@@ -36,44 +36,11 @@ uint64_t flat_row_bytes(const htp_matmul_kparams & kp) {
 
 flat_weights flat_weights_of(const mm_job & job, dma_addr_t w_base) { return {job.kp.wtype, w_base, job.src0->nb[1]}; }
 
-// The order in which a row's elements enter each activation block: flat 4-bit bytes pair elements
-// j and j + 16; flat Q1_0 byte i bit g is element 8i + g, flat Q2_0 byte i of word h at shift 2s
-// element 16h + 4i + s (hvx-tile-unpack.h), where the vrmpy group wants 4g + i.
-enum class act_order { natural, nibbles, q1_0_bits, q2_0_codes };
-constexpr act_order act_order_of(uint32_t type, bool tiled) {
-    if (tiled) {
-        return act_order::natural;
-    }
-    switch (type) {
-        case tile_q4_0::type: case tile_q4_1::type: case tile_iq4_nl::type: case tile_mxfp4::type:
-            return act_order::nibbles;
-        case tile_q1_0::type: return act_order::q1_0_bits;
-        case tile_q2_0::type: return act_order::q2_0_codes;
-        default: return act_order::natural;
-    }
-}
-
 const HVX_Vector * act_block(const mm_job & job, uint32_t j, uint32_t kt) {
     return reinterpret_cast<const HVX_Vector *>(act_row(job, j) + size_t(kt) * proto::HTP_MM_ACT_BLOCK_BYTES);
 }
 
 // ---- activations
-
-// Lane p takes element rotr1(p) of the 5-bit lane index: elements (j, j + 16) side by side.
-inline HVX_Vector rotate_lanes_5(HVX_Vector x) { return Q6_V_lo_W(Q6_W_vshuff_VVR(Q6_V_vror_VR(x, 64), x, -4)); }
-// The same within each 16-lane half (rotr1 of the low 4 bits): elements (j, j + 8) of the half.
-inline HVX_Vector rotate_lanes_4(HVX_Vector x) {
-    const HVX_VectorPair s = Q6_W_vshuff_VVR(Q6_V_vror_VR(x, 32), x, -4);
-    return Q6_V_vmux_QVV(Q6_Q_vsetq_R(64), Q6_V_lo_W(s), Q6_V_vror_VR(Q6_V_hi_W(s), 64));
-}
-template <act_order Order> HVX_Vector in_order(HVX_Vector x) {
-    switch (Order) {
-        case act_order::nibbles: return rotate_lanes_5(x);
-        case act_order::q1_0_bits: return rotate_lanes_5(rotate_lanes_5(x));  // lane 4g + i <- 8i + g
-        case act_order::q2_0_codes: return rotate_lanes_4(rotate_lanes_4(x)); // lane 16h + 4s + i <- 16h + 4i + s
-        default: return x;
-    }
-}
 
 // A row's n blocks (fp32 in x) into the act area at out. Its own function per order: its loop
 // keeps the permutation's constants in registers.

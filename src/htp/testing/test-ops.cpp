@@ -4,6 +4,9 @@
 // the deliberate misuses the strict virtual NPU must catch; the others fault, hang or crash on
 // purpose.
 #include "dma-queue.h"
+#include "hmx-queue.h"
+#include "hmx.h"
+#include "htp-ctx.h"
 #include "htp-tensor.h"
 #include "ops/eltwise-rows.h"
 #include "ops/ops.h"
@@ -149,10 +152,50 @@ uint32_t op_test_hang(htp_op_context * octx) {
 
 uint32_t op_test_crash(htp_op_context *) { __builtin_trap(); }
 
+// TEST_HMX_MISUSE: one broken HMX rule, on the HMX queue thread but for NOT_OWNER; the op itself
+// returns OK, and the unit's fault must fail it (the batch loop's op_done: STRICT).
+struct hmx_misuse_job {
+    const htp_op_context * octx;
+    int32_t                kind;
+};
+
+void hmx_misuse(void * data) {
+    const hmx_misuse_job & job  = *static_cast<const hmx_misuse_job *>(data);
+    hmx_unit *             unit = static_cast<hmx_unit *>(job.octx->plat->hmx_unit);
+    uint8_t *              vtcm = job.octx->vtcm_base;
+    alignas(2048) static uint16_t ddr_tiles[2][HMX_TILE_ELEMS];
+    switch (job.kind) {
+        case proto::HTP_TEST_HMX_MISALIGNED: hmx_mac_fp16(unit, vtcm + 128, vtcm + 4096, 1); break;
+        case proto::HTP_TEST_HMX_NOT_VTCM: hmx_mac_fp16(unit, ddr_tiles[0], ddr_tiles[1], 1); break;
+        case proto::HTP_TEST_HMX_BANK_CROSSING:
+            hmx_mac_fp16(unit, vtcm + HMX_VTCM_BANK_BYTES - HMX_TILE_BYTES, vtcm, 2);
+            break;
+        default: hmx_store_fp16(unit, vtcm); break;
+    }
+}
+
+bool guard_test_hmx_misuse(const htp_op_context * octx) {
+    return octx->hmx != nullptr && octx->op->params[0] >= proto::HTP_TEST_HMX_NOT_OWNER &&
+           octx->op->params[0] <= proto::HTP_TEST_HMX_NO_SCALE_BIAS && octx->vtcm_size > HMX_VTCM_BANK_BYTES;
+}
+
+uint32_t op_test_hmx_misuse(htp_op_context * octx) {
+    hmx_misuse_job job{octx, octx->op->params[0]};
+    if (job.kind == proto::HTP_TEST_HMX_NOT_OWNER) {
+        uint8_t * vtcm = octx->vtcm_base;
+        hmx_mac_fp16(static_cast<hmx_unit *>(octx->plat->hmx_unit), vtcm, vtcm + HMX_TILE_BYTES, 1);
+        return proto::HTP_STATUS_OK;
+    }
+    hmx_queue_push(octx->hmx, hmx_misuse, &job);
+    hmx_queue_pop(octx->hmx);
+    return proto::HTP_STATUS_OK;
+}
+
 constexpr op_entry TEST_STREAM = {op_test_stream, guard_test_stream, 1, 1};
 constexpr op_entry TEST_FAULT  = {op_test_fault, no_guard, 0, 0};
 constexpr op_entry TEST_HANG   = {op_test_hang, no_guard, 0, 0};
 constexpr op_entry TEST_CRASH  = {op_test_crash, no_guard, 0, 0};
+constexpr op_entry TEST_HMX_MISUSE = {op_test_hmx_misuse, guard_test_hmx_misuse, 0, 0};
 
 } // namespace
 
@@ -162,6 +205,7 @@ const op_entry * find_test_op(uint32_t opcode) {
         case proto::HTP_OP_TEST_FAULT: return &TEST_FAULT;
         case proto::HTP_OP_TEST_HANG: return &TEST_HANG;
         case proto::HTP_OP_TEST_CRASH: return &TEST_CRASH;
+        case proto::HTP_OP_TEST_HMX_MISUSE: return &TEST_HMX_MISUSE;
         default: return nullptr;
     }
 }
