@@ -41,16 +41,20 @@ struct hmx_row_stats {
     HVX_Vector max_bits;
 };
 
+inline void hvx_row_stats_add(hmx_row_stats & st, HVX_Vector x) {
+    const HVX_Vector a = hvx_sf_abs(x);
+    st.l1              = hvx_sf_add(st.l1, a);
+    st.max_bits        = Q6_Vw_vmax_VwVw(st.max_bits, a);
+}
+
 // Unpacked codes w (8 vectors) with scales sc into one HMX weight tile out (16 vectors).
 template <class Tile>
 inline void hvx_expand_codes(const HVX_Vector * w, const HVX_Vector * sc, HVX_Vector * out, hmx_row_stats & st) {
     for (uint32_t g = 0; g < 8; ++g) {
         HVX_Vector x[4];
         for (int i = 0; i < 4; ++i) {
-            x[i]        = Tile::dequant(hvx_word_byte_to_sf(w[g], i), sc, g >> 2);
-            const HVX_Vector a = hvx_sf_abs(x[i]);
-            st.l1       = hvx_sf_add(st.l1, a);
-            st.max_bits = Q6_Vw_vmax_VwVw(st.max_bits, a);
+            x[i] = Tile::dequant(hvx_word_byte_to_sf(w[g], i), sc, g >> 2);
+            hvx_row_stats_add(st, x[i]);
         }
         out[2 * g]     = hvx_sf_interleave_to_hf(x[0], x[1]);
         out[2 * g + 1] = hvx_sf_interleave_to_hf(x[2], x[3]);
@@ -81,6 +85,36 @@ inline void hvx_expand_tile(const uint8_t * slot, const uint8_t * first, uint32_
         (void) first;
         Tile::unpack(tile, w);
         hvx_expand_codes<Tile>(w, sc, out, st);
+    }
+}
+
+// Float weights staged by the DMA, vector v = bytes 4v..4v+3 of every row (htp/ops/matmul-flat-dma.h),
+// into one HMX weight tile. F16: vector v already is HMX weight vector v (columns 2v, 2v + 1 of row
+// r at halfwords 2r, 2r + 1), copied; BF16: its halves widened (exact) and narrowed to fp16; F32:
+// vectors 2v and 2v + 1 are columns 2v and 2v + 1.
+inline void hvx_expand_f16(const HVX_Vector * st, HVX_Vector * out, hmx_row_stats & s) {
+    for (uint32_t v = 0; v < HMX_TILE_VECTORS; ++v) {
+        HVX_Vector even, odd;
+        hvx_hf_pairs_to_sf(st[v], &even, &odd);
+        hvx_row_stats_add(s, even);
+        hvx_row_stats_add(s, odd);
+        out[v] = st[v];
+    }
+}
+inline void hvx_expand_bf16(const HVX_Vector * st, HVX_Vector * out, hmx_row_stats & s) {
+    for (uint32_t v = 0; v < HMX_TILE_VECTORS; ++v) {
+        const HVX_Vector even = Q6_Vw_vasl_VwR(st[v], 16);
+        const HVX_Vector odd  = Q6_V_vand_VV(st[v], hvx_splat_w(int32_t(0xFFFF0000u)));
+        hvx_row_stats_add(s, even);
+        hvx_row_stats_add(s, odd);
+        out[v] = hvx_sf_interleave_to_hf(even, odd);
+    }
+}
+inline void hvx_expand_f32(const HVX_Vector * st, HVX_Vector * out, hmx_row_stats & s) {
+    for (uint32_t v = 0; v < HMX_TILE_VECTORS; ++v) {
+        hvx_row_stats_add(s, st[2 * v]);
+        hvx_row_stats_add(s, st[2 * v + 1]);
+        out[v] = hvx_sf_interleave_to_hf(st[2 * v], st[2 * v + 1]);
     }
 }
 

@@ -6,7 +6,8 @@
 //
 // Shapes: src0 weights [K, N, ne02, ne03] of the twelve tiled types, tiled (HTP_TENSOR_TILED,
 // proto/tile-formats.h) or flat, or flat Q5_0 / Q5_1 (flat weights come by the HVX matmul's DMA
-// gathers, htp/ops/matmul-flat-dma.h: a flat block per DMA block); src1 F32 or F16 [K, M, ne12, ne13], rows contiguous; dst F32 [N, M, ne12,
+// gathers, htp/ops/matmul-flat-dma.h: a flat block per DMA block), or F32 / F16 / BF16 rows with K
+// a multiple of 32 (32 columns of 32 rows per DMA block, 4 bytes of every row per transfer); src1 F32 or F16 [K, M, ne12, ne13], rows contiguous; dst F32 [N, M, ne12,
 // ne13], rows contiguous; GGML's broadcast ne12 = r2 ne02, ne13 = r3 ne03.
 //
 // Work: per (i12, i13) slice and chunk of m_tiles * 32 activation rows, the HVX threads convert the
@@ -118,8 +119,9 @@ constexpr uint64_t htp_mm_hmx_thread_bytes(const htp_matmul_hmx_kparams & p) {
 // and the plan's multiples; the host's planner also the divisibility below).
 constexpr bool htp_matmul_hmx_operands_ok(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
     const bool tiled = (src0.flags & HTP_TENSOR_TILED) != 0;
-    if (!(is_tiled_type_id(int32_t(src0.type)) || (!tiled && htp_matmul_flat_only_weight(src0.type))) ||
-        (src1.type != 0 && src1.type != 1) || dst.type != 0) {
+    const bool fw    = htp_matmul_float_weight(src0.type);
+    if (!(is_tiled_type_id(int32_t(src0.type)) || (!tiled && (htp_matmul_flat_only_weight(src0.type) || fw))) ||
+        (src1.type != 0 && src1.type != 1) || dst.type != 0 || (fw && src0.nb[0] != (src0.type == 0 ? 4u : 2u))) {
         return false;
     }
     const uint32_t k = src0.ne[0];
@@ -136,7 +138,8 @@ constexpr bool htp_matmul_hmx_operands_ok(const htp_tensor & src0, const htp_ten
 
 // The shapes the HMX matmul takes: K whole weight tiles, GGML's broadcast over dims 2 and 3.
 constexpr bool htp_matmul_hmx_shapes_supported(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
-    return htp_matmul_hmx_operands_ok(src0, src1, dst) && src0.ne[0] % htp_matmul_block_elems(src0.type) == 0 &&
+    const uint32_t block = htp_matmul_float_weight(src0.type) ? TILE_N_COLS : htp_matmul_block_elems(src0.type);
+    return htp_matmul_hmx_operands_ok(src0, src1, dst) && src0.ne[0] % block == 0 &&
            src1.ne[2] % src0.ne[2] == 0 && src1.ne[3] % src0.ne[3] == 0;
 }
 
@@ -158,7 +161,12 @@ constexpr bool prepare_matmul_hmx_kparams(const htp_tensor & src0, const htp_ten
     p.tile_shift = t == tiled_type::q1_0 ? 2 : t == tiled_type::q2_0 ? 1 : 0;
     p.n_strips   = (p.n + TILE_N_ROWS - 1) / TILE_N_ROWS;
     p.flat       = flat ? 1 : 0;
-    if (flat) {
+    if (htp_matmul_float_weight(src0.type)) {
+        // 32 columns of 32 rows per DMA block, a vector per 4 bytes of every row.
+        p.tile_shift = 0;
+        p.tile_size  = TILE_N_COLS * (src0.type == 0 ? 4 : 2);
+        p.slot_size  = p.tile_size * 32;
+    } else if (flat) {
         // A flat block per DMA block: gathered into a tile (the block-32 types) or staged.
         const bool staged = htp_matmul_flat_tiles(src0.type) > 1 || htp_matmul_flat_only_weight(src0.type);
         p.tile_shift      = 0;

@@ -230,14 +230,15 @@ TEST(HtpMatmulHmx, ShapesThatExerciseThePipeline) {
     }
 }
 
-// Flat weights (a plain HTPn buffer, Q5_0/Q5_1 which have no tiled format): the HVX matmul's DMA
-// gathers feed the same expansion; odd N (stale rows in the last strip's staging), several strips.
+// Flat weights (a plain HTPn buffer, Q5_0/Q5_1 which have no tiled format, the float types): the
+// DMA gathers feed the expansion; odd N (stale rows in the last strip's staging), several strips.
 TEST(HtpMatmulHmx, FlatWeightsOfEveryType) {
     in_process_session s(config(), 4);
     uint32_t           seed = 300;
     std::vector<ggml_type> types(std::begin(kTiledTypes), std::end(kTiledTypes));
-    types.push_back(GGML_TYPE_Q5_0);
-    types.push_back(GGML_TYPE_Q5_1);
+    for (const ggml_type t : {GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16}) {
+        types.push_back(t);
+    }
     for (const ggml_type t : types) {
         const uint32_t k = ggml_blck_size(t) == 256 ? 512 : 256;
         for (const uint32_t m : {7u, 40u}) {

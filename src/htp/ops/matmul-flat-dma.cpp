@@ -64,6 +64,14 @@ void push_flat_tile(dma_queue * q, uint8_t * slot, const flat_weights & w, uint3
 }
 
 
+void push_float_block(dma_queue * q, uint8_t * slot, const flat_weights & w, uint32_t rows, uint32_t first,
+                      uint16_t info) {
+    for (uint32_t v = 0; v < float_block_transfers(w.type); ++v) {
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + v * 128), dma_addr_at(w.base, first + 4 * v), 4, w.nb1, 4, rows,
+                                   info);
+    }
+}
+
 void transpose_q5_records(HVX_Vector * rec) {
     HVX_Vector v[8];
     for (uint32_t k = 0; k < 8; ++k) {

@@ -47,6 +47,13 @@ void push_flat_staged(dma_queue * q, uint8_t * slot, const flat_weights & w, uin
 void push_flat_tile(dma_queue * q, uint8_t * slot, const flat_weights & w, uint32_t rows, uint32_t first,
                     uint16_t info);
 
+// 32 columns (`first`: their byte offset in the strip's first row) of `rows` F32, F16 or BF16
+// weight rows: vector v of the slot gets bytes 4v..4v+3 of every row (word lane r = row r), one
+// 2-D transfer each (32 for F32, 16 for the 16-bit types).
+void push_float_block(dma_queue * q, uint8_t * slot, const flat_weights & w, uint32_t rows, uint32_t first,
+                      uint16_t info);
+constexpr uint32_t float_block_transfers(uint32_t type) { return type == 0 ? 32 : 16; }
+
 // ---- the activations that meet flat weights
 
 // The order in which a row's elements enter each activation block: flat 4-bit bytes pair elements

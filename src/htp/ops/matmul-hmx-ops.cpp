@@ -196,11 +196,31 @@ __attribute__((noinline)) void expand_staged(const uint8_t * slot, uint32_t, uin
     stats[1] = st.max_bits;
 }
 
+// F32 / F16 / BF16: 32 columns of 32 rows staged (matmul-flat-dma.h) into one HMX tile.
+template <uint32_t Type>
+__attribute__((noinline)) void expand_float(const uint8_t * slot, uint32_t, uint32_t, uint8_t * out, HVX_Vector * stats) {
+    const HVX_Vector * st = reinterpret_cast<const HVX_Vector *>(slot);
+    HVX_Vector *       o  = reinterpret_cast<HVX_Vector *>(out);
+    hmx_row_stats      s{stats[0], stats[1]};
+    if constexpr (Type == HTP_TYPE_F16) {
+        hvx_expand_f16(st, o, s);
+    } else if constexpr (Type == HTP_TYPE_BF16) {
+        hvx_expand_bf16(st, o, s);
+    } else {
+        hvx_expand_f32(st, o, s);
+    }
+    stats[0] = s.l1;
+    stats[1] = s.max_bits;
+}
+
 using expand_fn = void (*)(const uint8_t *, uint32_t, uint32_t, uint8_t *, HVX_Vector *);
 
 // Flat weights: the block-32 types arrive gathered into tiles, the others staged.
 expand_fn flat_expander(uint32_t type) {
     switch (type) {
+        case HTP_TYPE_F32: return expand_float<HTP_TYPE_F32>;
+        case HTP_TYPE_F16: return expand_float<HTP_TYPE_F16>;
+        case HTP_TYPE_BF16: return expand_float<HTP_TYPE_BF16>;
         case tile_q1_0::type: return expand_staged<flat_q1_0>;
         case tile_q2_0::type: return expand_staged<flat_q2_0>;
         case tile_q2_k::type: return expand_staged<flat_q2_k>;
@@ -274,9 +294,11 @@ void expand_strip(hmx_mm_job & job, uint32_t i, uint32_t step, uint32_t j) {
     HVX_Vector *                   col    = col_vectors(job, step, j);
     const expand_fn                expand = expander(kp.wtype, job.flat);
     // Blocks of the strip, HMX tiles per block (log2), DMA transfers per block.
-    const uint32_t shift   = job.flat ? flat_tiles_log2(kp.wtype) : kp.tile_shift;
+    const bool     floats  = proto::htp_matmul_float_weight(kp.wtype);
+    const uint32_t shift   = job.flat && !floats ? flat_tiles_log2(kp.wtype) : kp.tile_shift;
     const uint32_t ntiles  = kp.k_tiles >> shift;  // weight tiles (flat: flat blocks) of the strip
-    const uint32_t inputs  = job.flat ? proto::htp_matmul_flat_block_transfers(kp.wtype) : 1;
+    const uint32_t inputs  = floats ? float_block_transfers(kp.wtype)
+                             : job.flat ? proto::htp_matmul_flat_block_transfers(kp.wtype) : 1;
     const flat_weights fw{kp.wtype, w_base, job.src0->nb[1]};
     const uint32_t     row0 = job.w_offset + strip * (job.flat ? proto::TILE_N_ROWS * job.src0->nb[1] : ntiles * kp.tile_size);
     auto block_tiles = [&](uint32_t t0) { return ntiles - t0 < kp.tiles_per_block ? ntiles - t0 : kp.tiles_per_block; };
@@ -285,6 +307,8 @@ void expand_strip(hmx_mm_job & job, uint32_t i, uint32_t step, uint32_t j) {
         if (!job.flat) {
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot), dma_addr_at(w_base, row0 + t0 * kp.tile_size), kp.slot_size,
                                        kp.tile_size, kp.tile_size, block_tiles(t0), trace_info(strip));
+        } else if (floats) {
+            push_float_block(q, slot, fw, rows, row0 + t0 * kp.tile_size, trace_info(strip));
         } else if (is_staged_flat(kp.wtype)) {
             push_flat_staged(q, slot, fw, rows, row0 + t0 * kp.tile_size, trace_info(strip));
         } else {
@@ -456,15 +480,20 @@ uint64_t last_row(const htp_tensor * t) {
 // or flat blocks (their staging, one per DMA block), and every weight byte inside src0.
 bool weights_ok(const htp_matmul_hmx_kparams & kp, const htp_tensor * src0) {
     const proto::tiled_type tt = proto::tiled_type(int32_t(kp.wtype));
+    const uint64_t last_row_at = uint64_t(src0->ne[2] - 1) * src0->nb[2] + uint64_t(src0->ne[3] - 1) * src0->nb[3] +
+                                 uint64_t(kp.n - 1) * src0->nb[1];
+    if (proto::htp_matmul_float_weight(kp.wtype)) {
+        const uint32_t elem = kp.wtype == HTP_TYPE_F32 ? 4 : 2;
+        return kp.flat == 1 && kp.tile_shift == 0 && kp.tile_size == 32 * elem && kp.slot_size == 32 * kp.tile_size &&
+               kp.tiles_per_block == 1 && kp.w_slice_bytes == 0 && last_row_at + uint64_t(kp.k) * elem <= src0->size;
+    }
     if (kp.flat != 0) {
         const uint32_t l        = flat_tiles_log2(kp.wtype);
         const uint32_t slot     = is_staged_flat(kp.wtype) ? proto::htp_matmul_flat_block_vectors(kp.wtype) * 128
                                                            : proto::tile_slot_size(tt);
-        const uint64_t last_row = uint64_t(src0->ne[2] - 1) * src0->nb[2] + uint64_t(src0->ne[3] - 1) * src0->nb[3] +
-                                  uint64_t(kp.n - 1) * src0->nb[1];
         return (src0->flags & proto::HTP_TENSOR_TILED) == 0 && kp.tile_shift == 0 && (kp.k_tiles >> l << l) == kp.k_tiles &&
                kp.tile_size == flat_block_bytes(kp.wtype) && kp.slot_size == slot && kp.tiles_per_block == 1 &&
-               kp.w_slice_bytes == 0 && last_row + uint64_t(kp.k_tiles >> l) * kp.tile_size <= src0->size;
+               kp.w_slice_bytes == 0 && last_row_at + uint64_t(kp.k_tiles >> l) * kp.tile_size <= src0->size;
     }
     const uint32_t shift = tt == proto::tiled_type::q1_0 ? 2 : tt == proto::tiled_type::q2_0 ? 1 : 0;
     const uint32_t unit  = proto::is_kquant(tt) ? proto::KQUANT_TILES : 1;
@@ -501,7 +530,7 @@ bool guard_matmul_hmx(const htp_op_context * octx) {
 uint32_t op_matmul_hmx(htp_op_context * octx) {
     hmx_mm_job job{};
     job.octx = octx;
-    job.kp   = kparams_of(octx);
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
     job.lay  = proto::htp_mm_hmx_layout_of(job.kp);
     if (job.kp.vtcm_size > octx->vtcm_size) {
         return proto::HTP_STATUS_VTCM_TOO_SMALL;
