@@ -1,4 +1,4 @@
-// hexnpu bench-ops [-o OP] [-b BACKEND] [-t TYPE] [--large] [--flat] [--json]: the perf mode of
+// hexnpu bench-ops [-o OP] [-b BACKEND] [-t TYPE] [--large] [--flat] [--json] [--trace FILE]: the perf mode of
 // test-ops on model-sized cases (like test-backend-ops perf): per case, µs per run, GFLOP/s and GB/s
 // of weights read, with the machine's read bandwidth measured in the same run.
 #include "cli-util.h"
@@ -7,10 +7,12 @@
 #include "memory-bandwidth.h"
 
 #include "hexnpu/hexagon.h"
+#include "hexnpu/output-file.h"
 #include "testing/runner.h"
 #include "util/json-string.h"
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -18,14 +20,15 @@ namespace hexnpu::cli {
 namespace {
 
 const char * kUsage =
-    "usage: hexnpu bench-ops [-o OP] [-b BACKEND] [-t TYPE] [--large] [--flat] [--json]\n"
+    "usage: hexnpu bench-ops [-o OP] [-b BACKEND] [-t TYPE] [--large] [--flat] [--json] [--trace FILE]\n"
     "  Times the benchmark cases (MUL_MAT with a 4096 x 4096 weight of every type and 1, 2, 4, 8\n"
     "  activation rows; RMS_NORM, ROPE, SOFT_MAX, FLASH_ATTN_EXT, GET_ROWS, SET_ROWS, CONT and GLU at\n"
     "  model sizes) on BACKEND (default HTP0): us per run, GFLOP/s, GB/s of weights read.\n"
     "  -o OP, -t TYPE  only the cases of this op / with a tensor of this type\n"
     "  --large         also a 65536 x 8192 weight per type (beyond the last-level cache)\n"
     "  --flat          keep matmul weights flat (default: in the device's REPACK buffer, tiled)\n"
-    "  --json          one JSON object per case (op, params, backend, us_per_run, gflops, gbps)\n";
+    "  --json          one JSON object per case (op, params, backend, us_per_run, gflops, gbps)\n"
+    "  --trace FILE    write the HTP devices' NPU trace (Perfetto UI / Chrome trace JSON) to FILE\n";
 
 using util::json_string;
 
@@ -35,6 +38,7 @@ int cmd_bench_ops(args a) {
     optest::case_filter filter;
     std::string_view    backend_name = "HTP0";
     bool                large = false, flat = false, json = false;
+    std::string         trace_path;
     for (size_t i = 0; i < a.size(); ++i) {
         const bool has_value = i + 1 < a.size();
         if (a[i] == "--help" || a[i] == "-h") {
@@ -46,8 +50,10 @@ int cmd_bench_ops(args a) {
             flat = true;
         } else if (a[i] == "--json") {
             json = true;
-        } else if ((a[i] == "-o" || a[i] == "-b" || a[i] == "-t") && !has_value) {
+        } else if ((a[i] == "-o" || a[i] == "-b" || a[i] == "-t" || a[i] == "--trace") && !has_value) {
             return fail("%.*s needs a value", int(a[i].size()), a[i].data());
+        } else if (a[i] == "--trace") {
+            trace_path = std::string(a[++i]);
         } else if (a[i] == "-o") {
             filter.op = std::string(a[++i]);
         } else if (a[i] == "-b") {
@@ -61,7 +67,12 @@ int cmd_bench_ops(args a) {
             return fail("unexpected argument '%.*s'\n%s", int(a[i].size()), a[i].data(), kUsage);
         }
     }
-    register_htp_devices();
+    // The trace file is checked (and its temporary made) before the cases run, not after.
+    std::optional<output_file> trace;
+    if (!trace_path.empty()) {
+        trace.emplace(output_file::create(trace_path));
+    }
+    register_htp_devices(!trace_path.empty());
     cpu_device();
     backend_device * target = find_device(backend_name);
     if (!target) {
@@ -117,6 +128,10 @@ int cmd_bench_ops(args a) {
     }
     if (timed == 0) {
         return fail("%s supports none of the %zu selected cases", target->name(), selected.size());
+    }
+    if (trace) {
+        write_htp_trace(*trace);
+        trace->commit();
     }
     return 0;
 }
