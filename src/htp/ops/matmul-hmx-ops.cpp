@@ -415,10 +415,13 @@ void hmx_step_job(void * data) {
     const uint32_t step = job.hmx_step;
     trace_buf *    tr   = &job.octx->trace[HMX_TRACE_SLOT];
     trace_event_start(tr, proto::HTP_TRACE_EVT_HMX_COMP, trace_info(step));
-    hmx_status st = HMX_OK;
-    for (uint32_t j = 0, strips = step_count(job, step); j < strips && st == HMX_OK; ++j) {
-        st = hmx_set_scale_bias(job.unit, sb_block(job, step, j));
-        for (uint32_t t = 0; t < job.m_tiles && st == HMX_OK; ++t) {
+    // Row tile by row tile, each against the step's strips: a row tile's activation run is read
+    // n_chunk times in a row (hot in cache), the step's expanded strips m_tiles times.
+    hmx_status     st     = HMX_OK;
+    const uint32_t strips = step_count(job, step);
+    for (uint32_t t = 0; t < job.m_tiles && st == HMX_OK; ++t) {
+        for (uint32_t j = 0; j < strips && st == HMX_OK; ++j) {
+            st = hmx_set_scale_bias(job.unit, sb_block(job, step, j));
             for (uint32_t kt = 0; kt < job.kp.k_tiles && st == HMX_OK;) {
                 const uint8_t * a = act_tile(job, t, kt);
                 const uint8_t * w = wexp_tile(job, step, j, kt);
