@@ -189,6 +189,23 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }
+    if (opcode == proto::HTP_OP_MUL_MAT_ID && target.hmx != htp_hmx_matmul::off) {
+        // Prompts: more than HTP_MM_HMX_MIN_ROWS routed rows per expert on average.
+        const auto                    src1 = static_descriptor(node->src[1]);
+        const auto                    ids  = static_descriptor(node->src[2]);
+        proto::htp_matmul_hmx_kparams kp{};
+        const int64_t                 routed = node->src[2]->ne[0] * node->src[2]->ne[1];
+        const bool rows = target.hmx == htp_hmx_matmul::always ||
+                          routed > int64_t(proto::HTP_MM_HMX_MIN_ROWS) * node->src[0]->ne[2];
+        if (src1 && ids && rows &&
+            proto::prepare_matmul_id_hmx_kparams(*src0, *src1, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
+            op.desc.opcode = proto::HTP_OP_MUL_MAT_ID_HMX;
+            op.src[1]      = node->src[1];
+            op.src[2]      = node->src[2];
+            std::memcpy(op.desc.kparams, &kp, sizeof kp);
+            return op;
+        }
+    }
     if (opcode == proto::HTP_OP_MUL_MAT_ID) {
         const auto                src1 = static_descriptor(node->src[1]);
         const auto                ids  = static_descriptor(node->src[2]);

@@ -215,4 +215,21 @@ constexpr bool prepare_matmul_hmx_kparams(const htp_tensor & src0, const htp_ten
     return true;
 }
 
+// MUL_MAT_ID on HMX (proto/htp-matmul.h's shapes: src0 the experts' weights [K, N, n_expert], ids
+// I32 [n_used, n_tokens]): per expert, the (slot, token) rows routed to it in chunks, as a MUL_MAT of
+// that expert's matrix, activation rows gathered and output rows scattered one DMA transfer each.
+// The plan is MUL_MAT's for one expert's matrix and all n_used * n_tokens rows.
+constexpr bool prepare_matmul_id_hmx_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & ids,
+                                             const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
+                                             htp_matmul_hmx_kparams * out) {
+    if (!htp_matmul_id_shapes_supported(src0, src1, ids, dst) || uint64_t(ids.ne[0]) * ids.ne[1] > UINT32_MAX) {
+        return false;
+    }
+    htp_tensor w = src0, a = src1, d = dst;
+    w.ne[2] = w.ne[3] = 1;
+    a.ne[1] = d.ne[1] = ids.ne[0] * ids.ne[1];
+    a.ne[2] = a.ne[3] = d.ne[2] = d.ne[3] = 1;
+    return prepare_matmul_hmx_kparams(w, a, d, n_threads, vtcm_size, out);
+}
+
 } // namespace hexnpu::proto

@@ -365,3 +365,111 @@ TEST(HtpMatmulHmx, APlantedHmxMisuseFailsItsOpWithStrict) {
 }
 
 } // namespace
+
+namespace {
+
+// MUL_MAT_ID on HMX: Q4_K experts (tiled) and Q5_0 ones (flat), 300 tokens x 2 slots routed to 4
+// experts (some rows of a shared activation), every output row within the bound against its
+// expert's product; an id outside [0, 4) is refused before any work.
+TEST(HtpMatmulHmx, MulMatIdRoutesEachRowToItsExpert) {
+    in_process_session s(config(), 2);
+    for (const auto & [type, tiled, shared] : {std::tuple{GGML_TYPE_Q4_K, true, false}, std::tuple{GGML_TYPE_Q5_0, false, true}}) {
+        const uint32_t k = 256, n = 72, n_expert = 4, n_used = 2, n_tokens = 300, n_b = shared ? 1 : n_used;
+        const auto *   traits = ggml_get_type_traits(type);
+        std::mt19937   rng(7);
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        std::vector<float> wf(size_t(k) * n * n_expert), act(size_t(k) * n_b * n_tokens);
+        for (float & v : wf) {
+            v = dist(rng);
+        }
+        for (float & v : act) {
+            v = dist(rng);
+        }
+        const size_t         row_bytes = k / traits->blck_size * traits->type_size;
+        std::vector<uint8_t> flat(row_bytes * n * n_expert), bytes = flat;
+        traits->from_float_ref(wf.data(), flat.data(), int64_t(wf.size()));
+        const int64_t ne[4] = {k, n, n_expert, 1};
+        if (tiled) {
+            bytes.assign(hexagon::tiled_nbytes(type, ne), 0);
+            ASSERT_TRUE(hexagon::repack_tensor(type, ne, flat.data(), bytes.data()).ok());
+            hexagon::dequantize_tiled_rows(type, ne, bytes.data(), 0, int64_t(n) * n_expert, wf.data());
+        } else {
+            bytes = flat;
+            traits->to_float_ref(flat.data(), wf.data(), int64_t(wf.size()));
+        }
+        std::vector<int32_t> ids(size_t(n_used) * n_tokens);
+        for (uint32_t t = 0; t < n_tokens; ++t) {
+            ids[t * n_used]     = int32_t(rng() % n_expert);
+            ids[t * n_used + 1] = int32_t((ids[t * n_used] + 1 + rng() % (n_expert - 1)) % n_expert);  // distinct
+        }
+        shared_buffer wbuf(bytes.size()), abuf(act.size() * 4), ibuf(ids.size() * 4), dbuf(size_t(n) * 4 * n_used * n_tokens);
+        std::memcpy(wbuf.data(), bytes.data(), bytes.size());
+        std::memcpy(abuf.data(), act.data(), act.size() * 4);
+        std::memcpy(ibuf.data(), ids.data(), ids.size() * 4);
+
+        proto::htp_tensor w{}, a{}, id{}, d{};
+        w.type = uint32_t(type), w.size = bytes.size(), w.flags = tiled ? proto::HTP_TENSOR_TILED : 0;
+        w.ne[0] = k, w.ne[1] = n, w.ne[2] = n_expert, w.ne[3] = 1;
+        w.nb[0] = uint32_t(traits->type_size), w.nb[1] = uint32_t(row_bytes), w.nb[2] = w.nb[3] = uint32_t(row_bytes * n);
+        a.ne[0] = k, a.ne[1] = n_b, a.ne[2] = n_tokens, a.ne[3] = 1, a.size = abuf.size();
+        a.nb[0] = 4, a.nb[1] = k * 4, a.nb[2] = a.nb[3] = k * 4 * n_b;
+        id.type = 26, id.ne[0] = n_used, id.ne[1] = n_tokens, id.ne[2] = id.ne[3] = 1, id.size = ibuf.size();
+        id.nb[0] = 4, id.nb[1] = n_used * 4, id.nb[2] = id.nb[3] = uint32_t(ibuf.size());
+        d.ne[0] = n, d.ne[1] = n_used, d.ne[2] = n_tokens, d.ne[3] = 1, d.size = dbuf.size();
+        d.nb[0] = 4, d.nb[1] = n * 4, d.nb[2] = d.nb[3] = n * 4 * n_used;
+        a.flags = id.flags = d.flags = proto::HTP_TENSOR_COMPUTE;
+        proto::htp_matmul_hmx_kparams kp{};
+        ASSERT_TRUE(proto::prepare_matmul_id_hmx_kparams(w, a, id, d, 2, 8u << 20, &kp));
+        auto run = [&] {
+            batch_builder b;
+            const std::pair<proto::htp_tensor *, const shared_buffer *> operands[] = {
+                {&w, &wbuf}, {&a, &abuf}, {&id, &ibuf}, {&d, &dbuf}};
+            for (const auto & [t, buf] : operands) {
+                t->bi = b.add_buffer(*buf, false);
+                b.add_tensor(*t);
+            }
+            proto::htp_op_desc op = batch_builder::op(proto::HTP_OP_MUL_MAT_ID_HMX, {0, 1, 2}, {3});
+            std::memcpy(op.kparams, &kp, sizeof kp);
+            b.add_op(op);
+            packed_batch   batch  = b.pack(1, 0, 0);
+            const uint32_t status = s.process(batch).status;
+            for (const auto & [t, buf] : operands) {
+                htp_iface_munmap(s.handle(), buf->fd());
+            }
+            return status;
+        };
+        ASSERT_EQ(run(), proto::HTP_STATUS_OK);
+        EXPECT_EQ(s.platform().last_violation(), "");
+        hmx_run r{{}, {}, {}, proto::HTP_STATUS_OK};
+        for (uint32_t t = 0; t < n_tokens; ++t) {
+            for (uint32_t slot = 0; slot < n_used; ++slot) {
+                const float * x    = &act[(size_t(t) * n_b + (shared ? 0 : slot)) * k];
+                float         amax = 0;
+                for (uint32_t i = 0; i < k; ++i) {
+                    amax = std::fmax(amax, std::fabs(x[i]));
+                }
+                const float    scale = std::ldexp(1.0f, -(std::ilogb(amax) + 1));
+                const uint32_t e     = uint32_t(ids[t * n_used + slot]);
+                for (uint32_t j = 0; j < n; ++j) {
+                    double sum = 0, mag = 0;
+                    for (uint32_t i = 0; i < k; ++i) {
+                        const double p = double(fp16_round(x[i] * scale)) / scale * fp16_round(wf[(size_t(e) * n + j) * k + i]);
+                        sum += p;
+                        mag += std::fabs(p);
+                    }
+                    r.want.push_back(sum);
+                    r.bound.push_back(std::ldexp(std::fabs(sum), -11) + k * std::ldexp(mag, -24) + std::ldexp(mag / scale, -24));
+                    float f;
+                    std::memcpy(&f, dbuf.data() + ((size_t(t) * n_used + slot) * n + j) * 4, 4);
+                    r.got.push_back(f);
+                }
+            }
+        }
+        expect_within_bounds(r, std::string("MUL_MAT_ID ") + ggml_type_name(type));
+        ids[7] = int32_t(n_expert);
+        std::memcpy(ibuf.data(), ids.data(), ids.size() * 4);
+        EXPECT_EQ(run(), proto::HTP_STATUS_INVAL_PARAMS) << "id " << n_expert;
+    }
+}
+
+} // namespace

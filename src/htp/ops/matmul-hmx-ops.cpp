@@ -45,9 +45,12 @@ struct hmx_mm_job {
     bool                      flat;               // flat weights: DMA-gathered blocks, rows nb[1] apart
     act_order                 order;              // the activations' element order (flat weights')
     // The chunk in progress: the weight matrix's byte offset, the slice's offsets in src1 and dst,
-    // its first row, its rows and row tiles.
+    // its first row, its rows and row tiles. MUL_MAT_ID (scatter): row r's offsets in src1 and dst.
     uint32_t w_offset, a_slice, d_slice;
     uint32_t m0, mrows, m_tiles;
+    bool     scatter;
+    uint32_t a_row[proto::HTP_MM_HMX_MAX_M_TILES * 32];
+    uint32_t d_row[proto::HTP_MM_HMX_MAX_M_TILES * 32];
     // The steps the current HVX run expands and converts (NO_STEP: none), the step HMX multiplies.
     uint32_t expand_step, convert_step, hmx_step;
     uint32_t hmx_error;       // the first hmx_status other than HMX_OK
@@ -102,8 +105,9 @@ const HVX_Vector * stage_row(const hmx_mm_job & job, uint32_t i, uint32_t r, uin
     // F16 rows land on the first vector boundary past half the staging and widen into its start.
     uint8_t *        landing = f16 ? staging + (n + 1) / 2 * 128 : staging;
     const dma_addr_t base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
-    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(landing), dma_addr_at(base, job.a_slice + (job.m0 + r) * job.src1->nb[1]),
-                               bytes, bytes, bytes, 1, trace_info(job.m0 + r));
+    const uint32_t   offset  = job.scatter ? job.a_row[r] : job.a_slice + (job.m0 + r) * job.src1->nb[1];
+    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(landing), dma_addr_at(base, offset), bytes, bytes, bytes, 1,
+                               trace_info(job.m0 + r));
     dma_queue_pop(q);
     HVX_Vector * x = reinterpret_cast<HVX_Vector *>(staging);
     if (f16) {
@@ -344,12 +348,14 @@ __attribute__((noinline)) void convert_tile(const uint8_t * tile, const HVX_Vect
 }
 
 // The step's output tiles, every n-th from i on: fp32 rows into the thread's two staging tiles
-// (alternating; a tile's previous writeback popped first), written back by DMA.
+// (alternating; a tile's previous writeback popped first: FIFO, so its entries are the oldest),
+// written back by DMA: one 2-D transfer, or a transfer per row (MUL_MAT_ID's scattered rows).
 void convert_step(hmx_mm_job & job, uint32_t n, uint32_t i, uint32_t step) {
     dma_queue *      q        = &job.octx->dma[i];
     const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
     uint8_t *        staging  = thread_area(job, i);
-    uint32_t         turn = 0, k = 0, pending = 0;
+    uint32_t         turn = 0, k = 0;
+    uint32_t         entries[2] = {0, 0};  // each staging tile's writeback in flight
     for (uint32_t j = 0, strips = step_count(job, step); j < strips; ++j) {
         const uint32_t strip = step_first(job, step) + j;
         const uint32_t left  = job.kp.n - strip * proto::TILE_N_ROWS;
@@ -361,23 +367,30 @@ void convert_step(hmx_mm_job & job, uint32_t n, uint32_t i, uint32_t step) {
                 continue;
             }
             trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_O_PROC, trace_info(step));
-            if (pending == 2) {
+            for (; entries[k] > 0; --entries[k]) {
                 dma_queue_pop(q);  // this staging tile's previous writeback
-                --pending;
             }
             HVX_Vector * out = reinterpret_cast<HVX_Vector *>(staging + k * 32 * 128);
             convert_tile(out_tile(job, step, j, t), col_vectors(job, step, j), row_factors(job) + 32 * t, out);
-            const uint32_t rows = job.mrows - 32 * t < 32 ? job.mrows - 32 * t : 32;
-            dma_queue_push_vtcm_to_ddr(q,
-                                       dma_addr_at(dst_base, job.d_slice + (job.m0 + 32 * t) * job.dst->nb[1] +
-                                                                 strip * proto::TILE_N_ROWS * 4),
-                                       dma_addr_of(out), job.dst->nb[1], 128, cols, rows, trace_info(strip));
-            ++pending;
+            const uint32_t rows   = job.mrows - 32 * t < 32 ? job.mrows - 32 * t : 32;
+            const uint32_t column = strip * proto::TILE_N_ROWS * 4;
+            if (job.scatter) {
+                for (uint32_t r = 0; r < rows; ++r) {
+                    dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, job.d_row[32 * t + r] + column),
+                                               dma_addr_of(out + r), cols, 128, cols, 1, trace_info(strip));
+                }
+                entries[k] = rows;
+            } else {
+                dma_queue_push_vtcm_to_ddr(
+                    q, dma_addr_at(dst_base, job.d_slice + (job.m0 + 32 * t) * job.dst->nb[1] + column),
+                    dma_addr_of(out), job.dst->nb[1], 128, cols, rows, trace_info(strip));
+                entries[k] = 1;
+            }
             k ^= 1;
             trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_O_PROC, trace_info(step));
         }
     }
-    for (; pending > 0; --pending) {
+    for (uint32_t left = entries[0] + entries[1]; left > 0; --left) {
         dma_queue_pop(q);
     }
 }
@@ -510,31 +523,60 @@ bool weights_ok(const htp_matmul_hmx_kparams & kp, const htp_tensor * src0) {
 
 } // namespace
 
+namespace {
+
+// The plan's own fields: bounds within the fixed arrays, the VTCM layout, K and N as the weights have them.
+bool plan_ok(const htp_op_context * octx, const htp_matmul_hmx_kparams & kp) {
+    const htp_tensor * src0 = octx->src[0];
+    return octx->hmx != nullptr && octx->plat->hmx_unit != nullptr && kp.wtype == src0->type && kp.flat <= 1 &&
+           weights_ok(kp, src0) && kp.k == src0->ne[0] && kp.n == src0->ne[1] &&
+           kp.k_tiles * proto::TILE_N_COLS == kp.k && kp.n_strips * proto::TILE_N_ROWS >= kp.n &&
+           kp.n_strips * proto::TILE_N_ROWS < kp.n + proto::TILE_N_ROWS && kp.m_tiles >= 1 &&
+           kp.m_tiles <= proto::HTP_MM_HMX_MAX_M_TILES && kp.n_chunk >= 1 && kp.n_chunk <= proto::HTP_MM_HMX_MAX_N_CHUNK &&
+           kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.thread_bytes % 128 == 0 &&
+           kp.thread_bytes >= proto::htp_mm_hmx_thread_bytes(kp) && kp.vtcm_size == proto::htp_mm_hmx_layout_of(kp).end &&
+           uintptr_t(octx->vtcm_base) % HMX_TILE_ALIGN == 0;
+}
+
+// Activation rows of k elements and output rows of n floats inside their tensors.
+bool rows_inside(const htp_op_context * octx, const htp_matmul_hmx_kparams & kp) {
+    const uint32_t a_size = octx->src[1]->type == HTP_TYPE_F16 ? 2 : 4;
+    return last_row(octx->src[1]) + uint64_t(kp.k) * a_size <= octx->src[1]->size &&
+           last_row(octx->dst[0]) + uint64_t(kp.n) * 4 <= octx->dst[0]->size;
+}
+
+} // namespace
+
 bool guard_matmul_hmx(const htp_op_context * octx) {
     const htp_matmul_hmx_kparams kp   = kparams_of(octx);
     const htp_tensor *           src0 = octx->src[0];
     const htp_tensor *           src1 = octx->src[1];
-    const htp_tensor *           dst  = octx->dst[0];
-    if (octx->hmx == nullptr || octx->plat->hmx_unit == nullptr ||
-        !proto::htp_matmul_hmx_operands_ok(*src0, *src1, *dst) || kp.wtype != src0->type || kp.flat > 1) {
-        return false;
-    }
-    const uint32_t a_size = src1->type == HTP_TYPE_F16 ? 2 : 4;
-    return weights_ok(kp, src0) && kp.k == src0->ne[0] && kp.n == src0->ne[1] && kp.k_tiles * proto::TILE_N_COLS == kp.k &&
-           kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.n_strips * proto::TILE_N_ROWS < kp.n + proto::TILE_N_ROWS &&
-           kp.m_tiles >= 1 && kp.m_tiles <= proto::HTP_MM_HMX_MAX_M_TILES && kp.n_chunk >= 1 &&
-           kp.n_chunk <= proto::HTP_MM_HMX_MAX_N_CHUNK && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads &&
-           kp.thread_bytes % 128 == 0 && kp.thread_bytes >= proto::htp_mm_hmx_thread_bytes(kp) &&
-           kp.vtcm_size == proto::htp_mm_hmx_layout_of(kp).end && uint64_t(kp.r2) * src0->ne[2] == src1->ne[2] &&
-           uint64_t(kp.r3) * src0->ne[3] == src1->ne[3] && last_row(src1) + uint64_t(kp.k) * a_size <= src1->size &&
-           last_row(dst) + uint64_t(kp.n) * 4 <= dst->size && uintptr_t(octx->vtcm_base) % HMX_TILE_ALIGN == 0;
+    return proto::htp_matmul_hmx_operands_ok(*src0, *src1, *octx->dst[0]) && plan_ok(octx, kp) &&
+           uint64_t(kp.r2) * src0->ne[2] == src1->ne[2] && uint64_t(kp.r3) * src0->ne[3] == src1->ne[3] &&
+           rows_inside(octx, kp);
 }
 
-uint32_t op_matmul_hmx(htp_op_context * octx) {
-    hmx_mm_job job{};
+bool guard_matmul_id_hmx(const htp_op_context * octx) {
+    const htp_matmul_hmx_kparams kp  = kparams_of(octx);
+    const htp_tensor *           ids = octx->src[2];
+    // The operands as the plan sees them: one expert's matrix against all the routed rows.
+    htp_tensor w = *octx->src[0], a = *octx->src[1], d = *octx->dst[0];
+    w.ne[2] = w.ne[3] = 1;
+    a.ne[1] = d.ne[1] = ids->ne[0] * ids->ne[1];
+    a.ne[2] = a.ne[3] = d.ne[2] = d.ne[3] = 1;
+    return proto::htp_matmul_id_shapes_supported(*octx->src[0], *octx->src[1], *ids, *octx->dst[0]) &&
+           proto::htp_matmul_hmx_operands_ok(w, a, d) && plan_ok(octx, kp) && kp.r2 == 1 && kp.r3 == 1 &&
+           last_row(ids) + uint64_t(ids->ne[0]) * 4 <= ids->size && rows_inside(octx, kp);
+}
+
+namespace {
+
+// The job's operands, plan and VTCM layout, and this device's strips; VTCM_TOO_SMALL when the
+// session's VTCM is smaller than the plan.
+uint32_t start_job(htp_op_context * octx, hmx_mm_job & job) {
     job.octx = octx;
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
-    job.lay  = proto::htp_mm_hmx_layout_of(job.kp);
+    job.lay = proto::htp_mm_hmx_layout_of(job.kp);
     if (job.kp.vtcm_size > octx->vtcm_size) {
         return proto::HTP_STATUS_VTCM_TOO_SMALL;
     }
@@ -554,8 +596,32 @@ uint32_t op_matmul_hmx(htp_op_context * octx) {
         job.strip0                       = part.start;
         job.strip_end                    = part.start + part.count;
     }
-    if (job.strip0 == job.strip_end) {
-        return proto::HTP_STATUS_OK;  // another device of the group computes all of N
+    return proto::HTP_STATUS_OK;
+}
+
+// A chunk of mrows rows; STRICT when the unit faulted (op_done logs hmx_fault()).
+uint32_t run_rows(hmx_mm_job & job, uint32_t mrows) {
+    job.mrows   = mrows;
+    job.m_tiles = (mrows + 31) / 32;
+    run_chunk(job);
+    return job.hmx_error != HMX_OK ? proto::HTP_STATUS_STRICT : proto::HTP_STATUS_OK;
+}
+
+uint32_t finish_job(const hmx_mm_job & job) {
+    if (job.weight_overflow != 0) {
+        job.octx->plat->log(job.octx->plat->ctx, 0, "htp: MUL_MAT_HMX: a weight value exceeds the fp16 range");
+        return proto::HTP_STATUS_INVAL_PARAMS;
+    }
+    return proto::HTP_STATUS_OK;
+}
+
+} // namespace
+
+uint32_t op_matmul_hmx(htp_op_context * octx) {
+    hmx_mm_job job{};
+    uint32_t   status = start_job(octx, job);
+    if (status != proto::HTP_STATUS_OK || job.strip0 == job.strip_end) {
+        return status;  // VTCM too small, or another device of the group computes all of N
     }
     const uint32_t ne11 = job.src1->ne[1], chunk = job.kp.m_tiles * 32;
     uint32_t       i03 = 0, n3 = 0;
@@ -570,13 +636,8 @@ uint32_t op_matmul_hmx(htp_op_context * octx) {
             }
             job.a_slice = i12 * job.src1->nb[2] + i13 * job.src1->nb[3];
             job.d_slice = i12 * job.dst->nb[2] + i13 * job.dst->nb[3];
-            for (job.m0 = 0; job.m0 < ne11; job.m0 += chunk) {
-                job.mrows   = ne11 - job.m0 < chunk ? ne11 - job.m0 : chunk;
-                job.m_tiles = (job.mrows + 31) / 32;
-                run_chunk(job);
-                if (job.hmx_error != HMX_OK) {
-                    return proto::HTP_STATUS_STRICT;  // the unit faulted; op_done logs hmx_fault()
-                }
+            for (job.m0 = 0; job.m0 < ne11 && status == proto::HTP_STATUS_OK; job.m0 += chunk) {
+                status = run_rows(job, ne11 - job.m0 < chunk ? ne11 - job.m0 : chunk);
             }
         }
         if (++n3 == job.kp.r3) {
@@ -584,11 +645,56 @@ uint32_t op_matmul_hmx(htp_op_context * octx) {
             ++i03;
         }
     }
-    if (job.weight_overflow != 0) {
-        octx->plat->log(octx->plat->ctx, 0, "htp: MUL_MAT_HMX: a weight value exceeds the fp16 range");
-        return proto::HTP_STATUS_INVAL_PARAMS;
+    return status != proto::HTP_STATUS_OK ? status : finish_job(job);
+}
+
+// Per expert, the (slot, token) rows whose id names it, in chunks; an id outside [0, n_expert) is
+// INVAL_PARAMS before any work.
+uint32_t op_matmul_id_hmx(htp_op_context * octx) {
+    hmx_mm_job job{};
+    uint32_t   status = start_job(octx, job);
+    if (status != proto::HTP_STATUS_OK || job.strip0 == job.strip_end) {
+        return status;
     }
-    return proto::HTP_STATUS_OK;
+    job.scatter                 = true;
+    const htp_tensor * ids      = octx->src[2];
+    const uint8_t *    id_bytes = htp_tensor_ptr(octx->plat, ids);
+    const uint32_t     n_expert = job.src0->ne[2], n_used = ids->ne[0], n_tokens = ids->ne[1];
+    const bool         shared_b = job.src1->ne[1] == 1;  // one activation row for every slot
+    const uint32_t     chunk    = job.kp.m_tiles * 32;
+    auto id_at = [&](uint32_t s, uint32_t t) {
+        int32_t id;
+        __builtin_memcpy(&id, id_bytes + t * ids->nb[1] + s * 4, 4);  // a small DDR table: scalar reads
+        return id;
+    };
+    for (uint32_t t = 0; t < n_tokens; ++t) {
+        for (uint32_t s = 0; s < n_used; ++s) {
+            if (id_at(s, t) < 0 || uint32_t(id_at(s, t)) >= n_expert) {
+                return proto::HTP_STATUS_INVAL_PARAMS;
+            }
+        }
+    }
+    for (uint32_t e = 0; e < n_expert && status == proto::HTP_STATUS_OK; ++e) {
+        job.w_offset = job.flat ? e * job.src0->nb[2] : e * job.kp.w_slice_bytes;
+        uint32_t rows = 0;
+        for (uint32_t t = 0; t < n_tokens && status == proto::HTP_STATUS_OK; ++t) {
+            for (uint32_t s = 0; s < n_used && status == proto::HTP_STATUS_OK; ++s) {
+                if (uint32_t(id_at(s, t)) != e) {
+                    continue;
+                }
+                job.a_row[rows] = (shared_b ? 0 : s) * job.src1->nb[1] + t * job.src1->nb[2];
+                job.d_row[rows] = s * job.dst->nb[1] + t * job.dst->nb[2];
+                if (++rows == chunk) {
+                    status = run_rows(job, rows);
+                    rows   = 0;
+                }
+            }
+        }
+        if (rows > 0 && status == proto::HTP_STATUS_OK) {
+            status = run_rows(job, rows);
+        }
+    }
+    return status != proto::HTP_STATUS_OK ? status : finish_job(job);
 }
 
 } // namespace hexnpu::htp
