@@ -173,6 +173,7 @@ struct fa_block {
     uint32_t blk;
     uint32_t n;    // keys in this block
     uint32_t iq1, iq2;
+    bool     last; // the item's last block: it finishes the row
 };
 
 struct fa_job {
@@ -214,7 +215,29 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
     const uint8_t *  sinks  = job.sinks ? htp_tensor_ptr(plat, job.sinks) : nullptr;
     const uint32_t   m_elem = kp.mask == proto::HTP_FA_MASK_F16 ? 2 : 4;
 
-    uint32_t item = it0, blk = 0;
+    // The item's blocks end at the last one with a key its mask lets through: a causal prompt's
+    // rows skip the keys after them (half the work), and the result is the same bits (a fully masked
+    // block leaves max, denominator and accumulators exactly as they were). The mask row is read
+    // from DDR by scalar loads (a small table, as the sinks), never from VTCM.
+    const uint8_t * m_ddr   = job.mask ? htp_tensor_ptr(plat, job.mask) : nullptr;
+    auto            last_of = [&](uint32_t iq1, uint32_t iq2) {
+        if (m_ddr == nullptr) {
+            return kp.n_blocks - 1;
+        }
+        const uint8_t * row = m_ddr + iq1 * job.mask->nb[1] + proto::fastmodulo(iq2, kp.div_mask2) * job.mask->nb[2];
+        for (uint32_t blk = kp.n_blocks - 1; blk > 0; --blk) {
+            const uint32_t j1 = blk + 1 < kp.n_blocks ? (blk + 1) * HTP_FA_BLOCK : kp.n_kv;
+            for (uint32_t j = blk * HTP_FA_BLOCK; j < j1; ++j) {
+                uint32_t bits = 0;
+                __builtin_memcpy(&bits, row + j * m_elem, m_elem);
+                if (bits != (m_elem == 2 ? 0xFC00u : 0xFF800000u)) {
+                    return blk;
+                }
+            }
+        }
+        return 0u;
+    };
+    uint32_t item = it0, blk = 0, last = 0;
     stream_blocks<proto::HTP_FA_MAX_SLOTS, fa_block>(
         q, &job.octx->trace[i], kp.n_slots, FA_INPUTS,
         [&](fa_block & b) {
@@ -222,9 +245,13 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                 return false;
             }
             const uint32_t iq1 = proto::fastdiv(item, kp.div_head);
-            b                  = fa_block{item, blk, 0, iq1, item - iq1 * kp.div_head.d};
-            b.n                = blk + 1 < kp.n_blocks ? HTP_FA_BLOCK : kp.n_kv - blk * HTP_FA_BLOCK;
-            if (++blk == kp.n_blocks) {
+            const uint32_t iq2 = item - iq1 * kp.div_head.d;
+            if (blk == 0) {
+                last = last_of(iq1, iq2);
+            }
+            b   = fa_block{item, blk, 0, iq1, iq2, blk == last};
+            b.n = blk + 1 < kp.n_blocks ? HTP_FA_BLOCK : kp.n_kv - blk * HTP_FA_BLOCK;
+            if (++blk > last) {
                 blk = 0;
                 ++item;
             }
@@ -262,7 +289,7 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                 ln_slope = c * float(low ? b.iq2 + 1 : 2 * (b.iq2 - kp.n_head_log2) + 1) * 0.693147181f;
             }
             fa_accumulate(mem, s, fa_scores(mem, s, b.n, kp, ln_slope), b.n, kp);
-            if (b.blk + 1 == kp.n_blocks) {
+            if (b.last) {
                 float sink = 0.0f;
                 if (sinks) {
                     __builtin_memcpy(&sink, sinks + b.iq2 * 4, 4);  // a small DDR table: a scalar read
@@ -271,7 +298,7 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             }
         },
         [&](uint32_t k, const fa_block & b) -> uint32_t {
-            if (b.blk + 1 != kp.n_blocks) {
+            if (!b.last) {
                 return 0;
             }
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(o_base, b.iq2 * job.dst->nb[1] + b.iq1 * job.dst->nb[2]),
