@@ -23,6 +23,7 @@ struct fill_spec {
         away_from_zero,    // floats with |x| in [lo, hi) and a random sign (divisors)
         mask,              // attention mask: each entry -inf (1/4), 0 (3/8) or a bias in [lo, hi) (3/8); entry 0
                            // of a row stays finite, except that with n > 0 every n-th row is -inf throughout
+        causal_mask,       // row q: entries past n + q are -inf, the others 0 (1/2) or a bias in [lo, hi)
         indices,           // integers in [0, n)
         distinct_indices,  // each row a sample without repetition from [0, n) (rows to set, experts of a token)
         distinct_values,   // each row a shuffle of distinct multiples of 1/4 (sorting without ties)
@@ -37,6 +38,8 @@ struct fill_spec {
 inline fill_spec uniform(double lo, double hi) { return {fill_spec::kind::uniform, lo, hi, 0}; }
 inline fill_spec away_from_zero(double lo, double hi) { return {fill_spec::kind::away_from_zero, lo, hi, 0}; }
 inline fill_spec mask_fill(int64_t masked_row_every = 0) { return {fill_spec::kind::mask, -1.0, 1.0, masked_row_every}; }
+// A prompt's mask after n cached positions: query q sees keys 0 .. n + q.
+inline fill_spec causal_mask_fill(int64_t n) { return {fill_spec::kind::causal_mask, -1.0, 1.0, n}; }
 inline fill_spec indices(int64_t n) { return {fill_spec::kind::indices, 0, 0, n}; }
 inline fill_spec distinct_indices(int64_t n) { return {fill_spec::kind::distinct_indices, 0, 0, n}; }
 inline fill_spec distinct_values() { return {fill_spec::kind::distinct_values, 0, 0, 0}; }

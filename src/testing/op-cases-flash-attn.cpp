@@ -17,14 +17,14 @@ struct fa_variant {
     int64_t   d, dv, n_q, n_kv, n_head, n_head_kv, ne3;
     ggml_type kv_type;
     int       mask;  // 0: none, 1: [n_kv, n_q] for all heads, 2: one per head, 3: rows padded past n_q,
-                     // 4: every 3rd query fully masked
+                     // 4: every 3rd query fully masked, 5: causal (a prompt after n_kv - n_q cached keys)
     float     max_bias, softcap;
     bool      sinks, kv_permuted;
     double    q_range = 1.0;  // queries uniform in [-q_range, q_range]: 100 gives logits in the thousands
 };
 
 std::string fa_params(const fa_variant & v) {
-    static const char * masks[] = {"none", "shared", "per_head", "padded", "with_empty_rows"};
+    static const char * masks[] = {"none", "shared", "per_head", "padded", "with_empty_rows", "causal"};
     return "d=" + std::to_string(v.d) + ",dv=" + std::to_string(v.dv) + ",n_q=" + std::to_string(v.n_q) +
            ",n_kv=" + std::to_string(v.n_kv) + ",n_head=" + std::to_string(v.n_head) + ",n_head_kv=" +
            std::to_string(v.n_head_kv) + ",ne3=" + std::to_string(v.ne3) + ",type_kv=" + type_str(v.kv_type) +
@@ -48,7 +48,8 @@ ggml_tensor * build_fa(case_graph & g, const fa_variant & v) {
     if (v.mask) {
         const int64_t rows  = v.mask == 3 ? v.n_q + 5 : v.n_q;
         const int64_t heads = v.mask == 2 ? v.n_head : 1;
-        mask = g.input(GGML_TYPE_F16, {v.n_kv, rows, heads, 1}, mask_fill(v.mask == 4 ? 3 : 0));
+        mask = g.input(GGML_TYPE_F16, {v.n_kv, rows, heads, 1},
+                       v.mask == 5 ? causal_mask_fill(v.n_kv - v.n_q) : mask_fill(v.mask == 4 ? 3 : 0));
     }
     // Softcap cases use a large scale so that the cap bends the logits noticeably.
     const float   scale = v.softcap != 0.0f ? 1.0f : 1.0f / std::sqrt(float(v.d));
@@ -83,6 +84,8 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
         {64, 64, 4, 40, 4, 2, 1, f16, 1, 0.0f, 0.0f, false, true},     // K/V viewed from a cache
         {64, 64, 4, 40, 4, 4, 1, f32, 4, 8.0f, 20.0f, true, true},     // everything at once
         {256, 256, 1, 1000, 4, 1, 1, f16, 1, 0.0f, 0.0f, false, false},  // Gemma 3 decode, a long context
+        {64, 64, 70, 150, 4, 2, 1, f16, 5, 0.0f, 0.0f, false, false},    // a causal prompt: rows end early
+        {64, 64, 40, 40, 4, 4, 1, f16, 5, 0.0f, 0.0f, true, false},      // the same from position 0, sinks
         {256, 256, 12, 77, 4, 1, 1, f16, 4, 0.0f, 0.0f, true, false},    // Gemma 3 prefill, empty rows, sinks
         {128, 128, 3, 200, 4, 2, 1, f16, 4, 0.0f, 0.0f, false, false, 100.0},  // logits in the thousands
     };

@@ -61,6 +61,13 @@ void draw_row(const fill_spec & fill, int64_t index, rng & r, std::span<double> 
         }
         return;
     }
+    case fill_spec::kind::causal_mask:
+        for (int64_t i = 0; i < n; ++i) {
+            row[size_t(i)] = i > fill.n + index ? -std::numeric_limits<double>::infinity()
+                             : r.below(2) == 0  ? 0.0
+                                                : r.in(fill.lo, fill.hi);
+        }
+        return;
     case fill_spec::kind::indices:
         for (double & v : row) {
             v = double(r.below(fill.n));
@@ -166,7 +173,8 @@ std::vector<uint8_t> make_input_bytes(const ggml_tensor * t, const fill_spec & f
                           fill.k == fill_spec::kind::small_integers;
     const bool int_type = t->type == GGML_TYPE_I32 || t->type == GGML_TYPE_I64;
     if ((int_type && !integral) || (!int_type && !is_float_storage(t->type)) ||
-        (fill.k == fill_spec::kind::mask && t->type != GGML_TYPE_F32 && t->type != GGML_TYPE_F16)) {
+        ((fill.k == fill_spec::kind::mask || fill.k == fill_spec::kind::causal_mask) && t->type != GGML_TYPE_F32 &&
+         t->type != GGML_TYPE_F16)) {
         throw std::invalid_argument(std::string("cannot fill a ") + ggml_type_name(t->type) + " input this way");
     }
     rng                  r(seed);
