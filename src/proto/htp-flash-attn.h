@@ -7,9 +7,11 @@
 // dims 3 of size 1; ALiBi slopes on the mask (max_bias) and the logit softcap
 // (s = softcap * tanh(s / softcap), before the mask) as GGML applies them.
 //
-// The NPU streams each work item's (query row, head) keys in blocks of HTP_FA_BLOCK: K rows, V rows,
-// the mask's 32 entries and the query row by DMA into one of n_slots slots, scores by HVX dot
-// products folded into one vector, an online softmax over vectors, P·V into fp32 accumulators.
+// The NPU streams each work item's keys in blocks of HTP_FA_BLOCK: K rows, V rows, the mask's 32
+// entries and the query rows by DMA into one of n_slots slots, scores by HVX dot products folded
+// into one vector, an online softmax over vectors, P·V into fp32 accumulators. A work item is one
+// query row and `heads` consecutive heads of one K/V head's group (GQA): the group's heads share
+// each K/V block, so it crosses the DMA once for all of them.
 #pragma once
 
 #include "fastdiv.h"
@@ -23,23 +25,25 @@ namespace hexnpu::proto {
 inline constexpr uint32_t HTP_FA_BLOCK     = 32;    // keys per block: one score vector
 inline constexpr uint32_t HTP_FA_MAX_D     = 512;
 inline constexpr uint32_t HTP_FA_MAX_SLOTS = 3;
+inline constexpr uint32_t HTP_FA_MAX_HEADS = 8;     // query heads per work item
 
 enum htp_fa_mask : uint32_t { HTP_FA_MASK_NONE = 0, HTP_FA_MASK_F16 = 1, HTP_FA_MASK_F32 = 2 };
 
 struct htp_flash_attn_kparams {
     uint32_t       n_threads;         // threads the work items are split over
-    uint32_t       items_per_thread;  // thread i takes items [i * it, (i + 1) * it) of n_q * n_head
+    uint32_t       items_per_thread;  // thread i takes items [i * it, (i + 1) * it) of n_q * n_head / heads
+    uint32_t       heads;             // query heads per item, 1..HTP_FA_MAX_HEADS, dividing the GQA group
     uint32_t       n_slots;           // key blocks in flight, 2..HTP_FA_MAX_SLOTS
     uint32_t       d;                 // head size
     uint32_t       n_kv;              // keys
     uint32_t       n_blocks;          // ceil(n_kv / HTP_FA_BLOCK)
     uint32_t       kv_row_stride;     // VTCM stride of a K or V row: d * 2 rounded up to 128
-    uint32_t       slot_bytes;        // one slot: K block, V block, mask (128), query row (d * 4), out row (d * 4)
+    uint32_t       slot_bytes;        // one slot: K block, V block, per head a mask (128), query row and out row (d * 4 each)
     uint32_t       vtcm_size;         // n_threads * (n_slots * slot_bytes + scratch)
     uint32_t       scale;             // float bits (GGML op_params 0)
     uint32_t       mask;              // htp_fa_mask
     uint32_t       has_sinks;
-    fastdiv_values div_head;    // item -> (iq2 = item % n_head, iq1 = item / n_head)
+    fastdiv_values div_head;    // item -> (iq1 = item / (n_head / heads), first head (item % that) * heads)
     fastdiv_values div_group;   // ik2 = iq2 / (n_head / n_head_kv)
     fastdiv_values div_mask2;   // the mask's head: iq2 % mask.ne2
     uint32_t       softcap;      // float bits (GGML op_params 2), 0: none
@@ -49,15 +53,16 @@ struct htp_flash_attn_kparams {
 };
 static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
-// Per-thread scratch after the slots: the query in the dot's even/odd order, 32 broadcast
-// probabilities, the accumulators (even/odd halves), the running max and denominator.
-constexpr uint32_t htp_fa_scratch_bytes(uint32_t d) { return d * 4 + HTP_FA_BLOCK * 128 + d * 4 + 2 * 128; }
-constexpr uint32_t htp_fa_slot_bytes(uint32_t d) {
+// Per-thread scratch after the slots, per head of an item: the query in the dot's even/odd order,
+// the accumulators (even/odd halves), the running max and denominator.
+constexpr uint32_t htp_fa_head_scratch_bytes(uint32_t d) { return d * 4 + d * 4 + 2 * 128; }
+constexpr uint32_t htp_fa_scratch_bytes(uint32_t d, uint32_t heads) { return heads * htp_fa_head_scratch_bytes(d); }
+constexpr uint32_t htp_fa_slot_bytes(uint32_t d, uint32_t heads) {
     const uint32_t kv_stride = (d * 2 + 127) / 128 * 128;
-    return 2 * HTP_FA_BLOCK * kv_stride + 128 + 2 * d * 4;
+    return 2 * HTP_FA_BLOCK * kv_stride + heads * (128 + 2 * d * 4);
 }
-constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t d) {
-    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_bytes(d) + htp_fa_scratch_bytes(d));
+constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t d, uint32_t heads) {
+    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_bytes(d, heads) + htp_fa_scratch_bytes(d, heads));
 }
 
 // The layout FLASH_ATTN_EXT runs on (compares only: the NPU's guard checks it too). mask and sinks
@@ -97,33 +102,47 @@ inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & 
         return false;
     }
     htp_flash_attn_kparams kp{};
-    const uint64_t         items = uint64_t(q.ne[1]) * q.ne[2];
-    if (items > UINT32_MAX) {
+    if (uint64_t(q.ne[1]) * q.ne[2] > UINT32_MAX) {
         return false;
     }
-    kp.n_threads        = items < n_threads ? uint32_t(items) : n_threads;
-    kp.items_per_thread = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
-    kp.d                = q.ne[0];
-    kp.n_kv             = k.ne[1];
-    kp.n_blocks         = (kp.n_kv + HTP_FA_BLOCK - 1) / HTP_FA_BLOCK;
-    kp.kv_row_stride    = (kp.d * 2 + 127) / 128 * 128;
-    kp.slot_bytes       = htp_fa_slot_bytes(kp.d);
-    kp.n_slots          = HTP_FA_MAX_SLOTS;
-    while (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d) > vtcm_size) {
+    // The most heads of a GQA group per item that divide the group, fit, and leave an item for
+    // every thread (decode has one query row: its heads are the only parallelism).
+    const uint32_t group = q.ne[2] / k.ne[2];
+    kp.heads             = group < HTP_FA_MAX_HEADS ? group : HTP_FA_MAX_HEADS;
+    while (kp.heads > 1 && (group % kp.heads != 0 || uint64_t(q.ne[1]) * (q.ne[2] / kp.heads) < n_threads)) {
+        --kp.heads;
+    }
+    kp.d             = q.ne[0];
+    kp.n_kv          = k.ne[1];
+    kp.n_blocks      = (kp.n_kv + HTP_FA_BLOCK - 1) / HTP_FA_BLOCK;
+    kp.kv_row_stride = (kp.d * 2 + 127) / 128 * 128;
+    kp.n_slots       = HTP_FA_MAX_SLOTS;
+    uint32_t threads = n_threads;
+    for (;;) {
+        const uint64_t items = uint64_t(q.ne[1]) * (q.ne[2] / kp.heads);
+        kp.n_threads         = items < threads ? uint32_t(items) : threads;
+        kp.items_per_thread  = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
+        if (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads) <= vtcm_size) {
+            break;
+        }
         if (kp.n_slots > 2) {
             --kp.n_slots;
-        } else if (kp.n_threads > 1) {
-            --kp.n_threads;
-            kp.items_per_thread = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
+        } else if (kp.heads > 1) {
+            do {
+                --kp.heads;
+            } while (group % kp.heads != 0);
+        } else if (threads > 1) {
+            --threads;
         } else {
             return false;
         }
     }
-    kp.vtcm_size = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d));
+    kp.slot_bytes = htp_fa_slot_bytes(kp.d, kp.heads);
+    kp.vtcm_size  = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads));
     kp.scale     = uint32_t(params[0]);
     kp.mask      = mask == nullptr ? HTP_FA_MASK_NONE : mask->type == 1 ? HTP_FA_MASK_F16 : HTP_FA_MASK_F32;
     kp.has_sinks = sinks != nullptr;
-    kp.div_head  = init_fastdiv(q.ne[2]);
+    kp.div_head  = init_fastdiv(q.ne[2] / kp.heads);
     kp.div_group = init_fastdiv(q.ne[2] / k.ne[2]);
     kp.div_mask2 = init_fastdiv(mask != nullptr ? mask->ne[2] : 1);
     kp.softcap   = uint32_t(params[2]);

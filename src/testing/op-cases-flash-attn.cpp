@@ -73,6 +73,7 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
         {64, 64, 1, 32, 4, 4, 1, f32, 1, 0.0f, 0.0f, false, false},
         {64, 64, 7, 113, 8, 2, 1, f32, 1, 0.0f, 0.0f, false, false},
         {64, 64, 6, 64, 4, 4, 1, f16, 2, 0.0f, 0.0f, false, false},
+        {64, 64, 6, 100, 8, 2, 1, f16, 2, 8.0f, 0.0f, true, false},   // GQA heads sharing K/V, each its mask
         {64, 64, 6, 64, 4, 4, 1, f16, 3, 0.0f, 0.0f, false, false},
         {64, 64, 6, 64, 4, 4, 1, f16, 4, 0.0f, 0.0f, false, false},
         {64, 64, 5, 48, 8, 8, 1, f16, 1, 8.0f, 0.0f, false, false},    // ALiBi, 8 heads

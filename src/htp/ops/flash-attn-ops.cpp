@@ -1,6 +1,7 @@
 // FLASH_ATTN_EXT on HVX (proto/htp-flash-attn.h): each thread takes a range of work items (query
-// row, head) and streams every item's keys in blocks of 32 through the spec's DMA pipeline: the
-// block's K rows, V rows, mask entries and the query row land in one of n_slots VTCM slots; HVX
+// row, `heads` heads of one GQA group) and streams every item's keys in blocks of 32 through the
+// spec's DMA pipeline: the block's K rows and V rows (once for all the item's heads), the heads'
+// mask entries and query rows land in one of n_slots VTCM slots; per head HVX
 // computes the block's 32 scores as one vector (fp32 dot products folded by a word-deal tree), then
 // an online softmax over vectors (running max and denominator kept as splats; every lane of a
 // masked key is -inf and its probability exactly 0), then P·V into fp32 accumulators. The item's
@@ -31,34 +32,50 @@ using proto::HTP_FA_BLOCK;
 using proto::htp_flash_attn_kparams;
 using proto::htp_tensor;
 
-constexpr uint32_t FA_INPUTS = 4;  // K, V, mask (or a token), the query row
+// DMA inputs per block: K, V, a mask row (or a token) per head, the heads' query rows.
+constexpr uint32_t fa_inputs(uint32_t heads) { return 3 + heads; }
+
+// An item's heads stay inside one K/V head's group: heads divides the group (no division here).
+constexpr bool heads_divide_group(uint32_t heads, uint32_t group) {
+    uint32_t h = heads;
+    while (h < group) {
+        h += heads;
+    }
+    return h == group;
+}
 
 // fp32 bits as signed integers in the floats' order (its own inverse): maxima by integer max.
 HVX_Vector order_key(HVX_Vector v) { return Q6_V_vxor_VV(v, Q6_V_vand_VV(Q6_Vw_vasr_VwR(v, 31), hvx_splat_w(0x7FFFFFFF))); }
 
-// One thread's VTCM: n_slots slots, then the scratch (proto::htp_fa_scratch_bytes).
+// One head's state in a thread's scratch (proto::htp_fa_head_scratch_bytes, after the slots).
 struct fa_memory {
-    uint8_t *    slots;
     HVX_Vector * q_eo;   // d / 32 vectors: each 64-element chunk's even elements, then its odd ones
     HVX_Vector * acc;    // d / 32 vectors in the same order
     HVX_Vector * stats;  // [0] running max, [1] denominator (splats)
 };
 
+fa_memory head_state(uint8_t * scratch, uint32_t d, uint32_t g) {
+    auto * q_eo = reinterpret_cast<HVX_Vector *>(scratch + g * proto::htp_fa_head_scratch_bytes(d));
+    return {q_eo, q_eo + d / 32, q_eo + d / 16};
+}
+
+// A slot: the K block, the V block, then per head its 32 mask entries (a vector), query row and
+// output row.
 struct fa_slot {
     const HVX_Vector * k;
     const HVX_Vector * v;
-    const HVX_Vector * mask;
-    const HVX_Vector * q;
-    HVX_Vector *       out;
+    const HVX_Vector * mask;  // head g's at mask[g]
+    uint8_t *          q;     // head g's at q + g * d * 4
+    uint8_t *          out;   // head g's at out + g * d * 4
 };
 
-fa_slot slot_at(const fa_memory & m, const htp_flash_attn_kparams & kp, uint32_t k) {
-    uint8_t * s = m.slots + k * kp.slot_bytes;
-    uint8_t * v = s + HTP_FA_BLOCK * kp.kv_row_stride;
+fa_slot slot_at(uint8_t * slots, const htp_flash_attn_kparams & kp, uint32_t k) {
+    uint8_t * s  = slots + k * kp.slot_bytes;
+    uint8_t * v  = s + HTP_FA_BLOCK * kp.kv_row_stride;
     uint8_t * mk = v + HTP_FA_BLOCK * kp.kv_row_stride;
+    uint8_t * q  = mk + kp.heads * 128;
     return {reinterpret_cast<const HVX_Vector *>(s), reinterpret_cast<const HVX_Vector *>(v),
-            reinterpret_cast<const HVX_Vector *>(mk), reinterpret_cast<const HVX_Vector *>(mk + 128),
-            reinterpret_cast<HVX_Vector *>(mk + 128 + kp.d * 4)};
+            reinterpret_cast<const HVX_Vector *>(mk), q, q + kp.heads * kp.d * 4};
 }
 
 // A new item: the query row in even/odd order, zero accumulators, max -inf, denominator 0.
@@ -76,12 +93,11 @@ __attribute__((noinline)) void fa_begin(const fa_memory & m, const HVX_Vector * 
 
 // Lane j: scale * q·k_j (softcapped: softcap * tanh(. / softcap)) + slope * mask_j for the block's n
 // keys, -inf past them; the ALiBi slope is e^ln_slope (ln_slope 0: 1).
-__attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const fa_slot & s, uint32_t n,
-                                               const htp_flash_attn_kparams & kp, float ln_slope) {
+__attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const HVX_Vector * k, const HVX_Vector * mask,
+                                               uint32_t n, const htp_flash_attn_kparams & kp, float ln_slope) {
     const uint32_t   per_row = kp.kv_row_stride / 128;
     const uint32_t   chunks  = kp.d / 64;
     const HVX_Vector * q_eo  = m.q_eo;
-    const HVX_Vector * k     = s.k;
     HVX_Vector         sc    = hvx_sf_row_sums<HTP_FA_BLOCK>(
         [&](uint32_t r) { return hvx_sf_dot_16<false>(k + r * per_row, q_eo, chunks); }, 0);
     sc = hvx_sf_mul(sc, Q6_V_vsplat_R(int32_t(kp.scale)));
@@ -90,7 +106,7 @@ __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const fa_slo
         sc                   = hvx_sf_mul(cap, hvx_sf_tanh(hvx_sf_div(sc, cap)));
     }
     if (kp.mask != proto::HTP_FA_MASK_NONE) {
-        HVX_Vector mk = kp.mask == proto::HTP_FA_MASK_F16 ? hvx_hf_rows_to_sf(s.mask[0]) : s.mask[0];
+        HVX_Vector mk = kp.mask == proto::HTP_FA_MASK_F16 ? hvx_hf_rows_to_sf(mask[0]) : mask[0];
         if (ln_slope != 0.0f) {
             mk = hvx_sf_mul(hvx_sf_exp(hvx_splat_sf(ln_slope)), mk);
         }
@@ -106,7 +122,7 @@ __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const fa_slo
 // accumulators and denominator rescaled by e^(old max - new max), then acc += sum_j p_j v_j over the
 // block's n value rows. A max of -inf (nothing seen yet) is replaced by 0 in the exponents, so
 // -inf - -inf never occurs.
-__attribute__((noinline)) void fa_accumulate(const fa_memory & m, const fa_slot & s, HVX_Vector sc, uint32_t n,
+__attribute__((noinline)) void fa_accumulate(const fa_memory & m, const HVX_Vector * v, HVX_Vector sc, uint32_t n,
                                              const htp_flash_attn_kparams & kp) {
     const HVX_Vector neg_inf = hvx_splat_w(int32_t(0xFF800000u));
     HVX_Vector       key     = order_key(sc);
@@ -133,7 +149,7 @@ __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const fa_slot 
         HVX_Vector odd  = hvx_sf_mul(m.acc[2 * c + 1], shrink);
         for (uint32_t j = 0; j < n; ++j) {
             HVX_Vector ve, vo;
-            hvx_hf_pairs_to_sf(s.v[j * per_row + c], &ve, &vo);
+            hvx_hf_pairs_to_sf(v[j * per_row + c], &ve, &vo);
             const HVX_Vector pj = Q6_V_vsplat_R(lanes.w[j]);
             even                = hvx_sf_add(even, hvx_sf_mul(ve, pj));
             odd                 = hvx_sf_add(odd, hvx_sf_mul(vo, pj));
@@ -145,7 +161,7 @@ __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const fa_slot 
 
 // The item's output row: the sink logit (when there is one) joins the denominator, then acc / l in
 // element order (0 when every key was masked).
-__attribute__((noinline)) void fa_finish(const fa_memory & m, const fa_slot & s, bool has_sink, float sink,
+__attribute__((noinline)) void fa_finish(const fa_memory & m, HVX_Vector * out, bool has_sink, float sink,
                                          uint32_t d) {
     HVX_Vector l = m.stats[1];
     HVX_Vector shrink = hvx_splat_sf(1.0f);
@@ -163,8 +179,8 @@ __attribute__((noinline)) void fa_finish(const fa_memory & m, const fa_slot & s,
     const HVX_Vector inv = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(l, zero), hvx_sf_mul(hvx_sf_div(hvx_splat_sf(1.0f), l), shrink), zero);
     for (uint32_t c = 0; c < d / 64; ++c) {
         const HVX_VectorPair o = Q6_W_vshuff_VVR(hvx_sf_mul(m.acc[2 * c + 1], inv), hvx_sf_mul(m.acc[2 * c], inv), -4);
-        s.out[2 * c]           = Q6_V_lo_W(o);
-        s.out[2 * c + 1]       = Q6_V_hi_W(o);
+        out[2 * c]             = Q6_V_lo_W(o);
+        out[2 * c + 1]         = Q6_V_hi_W(o);
     }
 }
 
@@ -172,8 +188,8 @@ struct fa_block {
     uint32_t row;  // the work item (trace info)
     uint32_t blk;
     uint32_t n;    // keys in this block
-    uint32_t iq1, iq2;
-    bool     last; // the item's last block: it finishes the row
+    uint32_t iq1, iq2;  // the query row, the item's first head
+    bool     last;      // the item's last block: it finishes the rows
 };
 
 struct fa_job {
@@ -192,18 +208,14 @@ struct fa_job {
 void fa_thread(uint32_t, uint32_t i, void * data) {
     const fa_job &                 job = *static_cast<const fa_job *>(data);
     const htp_flash_attn_kparams & kp  = job.kp;
-    const uint32_t n_items = job.q->ne[1] * job.q->ne[2];
+    const uint32_t n_items = job.q->ne[1] * kp.div_head.d;
     const uint32_t it0     = i * kp.items_per_thread;
     const uint32_t it1     = it0 + kp.items_per_thread < n_items ? it0 + kp.items_per_thread : n_items;
     if (it0 >= it1) {
         return;
     }
-    uint8_t * base = job.vtcm + i * job.thread_bytes;
-    fa_memory mem;
-    mem.slots = base;
-    mem.q_eo  = reinterpret_cast<HVX_Vector *>(base + kp.n_slots * kp.slot_bytes);
-    mem.acc   = mem.q_eo + kp.d / 32;
-    mem.stats = mem.acc + kp.d / 32;
+    uint8_t * slots   = job.vtcm + i * job.thread_bytes;
+    uint8_t * scratch = slots + kp.n_slots * kp.slot_bytes;
 
     dma_queue *      q      = &job.octx->dma[i];
     const platform * plat   = job.octx->plat;
@@ -220,12 +232,9 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
     // block leaves max, denominator and accumulators exactly as they were). The mask row is read
     // from DDR by scalar loads (a small table, as the sinks), never from VTCM.
     const uint8_t * m_ddr   = job.mask ? htp_tensor_ptr(plat, job.mask) : nullptr;
-    auto            last_of = [&](uint32_t iq1, uint32_t iq2) {
-        if (m_ddr == nullptr) {
-            return kp.n_blocks - 1;
-        }
+    auto            last_of_head = [&](uint32_t iq1, uint32_t iq2, uint32_t from) {
         const uint8_t * row = m_ddr + iq1 * job.mask->nb[1] + proto::fastmodulo(iq2, kp.div_mask2) * job.mask->nb[2];
-        for (uint32_t blk = kp.n_blocks - 1; blk > 0; --blk) {
+        for (uint32_t blk = kp.n_blocks - 1; blk > from; --blk) {
             const uint32_t j1 = blk + 1 < kp.n_blocks ? (blk + 1) * HTP_FA_BLOCK : kp.n_kv;
             for (uint32_t j = blk * HTP_FA_BLOCK; j < j1; ++j) {
                 uint32_t bits = 0;
@@ -235,17 +244,27 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                 }
             }
         }
-        return 0u;
+        return from;
+    };
+    auto last_of = [&](uint32_t iq1, uint32_t iq2) {
+        if (m_ddr == nullptr) {
+            return kp.n_blocks - 1;
+        }
+        uint32_t last = 0;  // the latest over the item's heads
+        for (uint32_t g = 0; g < kp.heads; ++g) {
+            last = last_of_head(iq1, iq2 + g, last);
+        }
+        return last;
     };
     uint32_t item = it0, blk = 0, last = 0;
     stream_blocks<proto::HTP_FA_MAX_SLOTS, fa_block>(
-        q, &job.octx->trace[i], kp.n_slots, FA_INPUTS,
+        q, &job.octx->trace[i], kp.n_slots, fa_inputs(kp.heads),
         [&](fa_block & b) {
             if (item >= it1) {
                 return false;
             }
             const uint32_t iq1 = proto::fastdiv(item, kp.div_head);
-            const uint32_t iq2 = item - iq1 * kp.div_head.d;
+            const uint32_t iq2 = (item - iq1 * kp.div_head.d) * kp.heads;
             if (blk == 0) {
                 last = last_of(iq1, iq2);
             }
@@ -257,9 +276,9 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             }
             return true;
         },
-        [&](uint32_t k, const fa_block & b) { dma_queue_push_token(q, slot_at(mem, kp, k).out, trace_info(b.row)); },
+        [&](uint32_t k, const fa_block & b) { dma_queue_push_token(q, slot_at(slots, kp, k).out, trace_info(b.row)); },
         [&](uint32_t k, const fa_block & b) {
-            const fa_slot  s   = slot_at(mem, kp, k);
+            const fa_slot  s   = slot_at(slots, kp, k);
             const uint32_t ik2 = proto::fastdiv(b.iq2, kp.div_group);
             const uint32_t j0  = b.blk * HTP_FA_BLOCK;
             const uint16_t tag = trace_info(b.row);
@@ -267,34 +286,41 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                                        kp.kv_row_stride, job.k->nb[1], kp.d * 2, b.n, tag);
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v), dma_addr_at(v_base, j0 * job.v->nb[1] + ik2 * job.v->nb[2]),
                                        kp.kv_row_stride, job.v->nb[1], kp.d * 2, b.n, tag);
-            if (job.mask) {
-                const uint32_t off = b.iq1 * job.mask->nb[1] + proto::fastmodulo(b.iq2, kp.div_mask2) * job.mask->nb[2] +
-                                     j0 * m_elem;
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.mask), dma_addr_at(m_base, off), 128, 128, b.n * m_elem, 1, tag);
-            } else {
-                dma_queue_push_token(q, s.mask, tag);
+            for (uint32_t g = 0; g < kp.heads; ++g) {
+                if (job.mask) {
+                    const uint32_t off = b.iq1 * job.mask->nb[1] +
+                                         proto::fastmodulo(b.iq2 + g, kp.div_mask2) * job.mask->nb[2] + j0 * m_elem;
+                    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.mask + g), dma_addr_at(m_base, off), 128, 128,
+                                               b.n * m_elem, 1, tag);
+                } else {
+                    dma_queue_push_token(q, s.mask + g, tag);
+                }
             }
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.q), dma_addr_at(q_base, b.iq1 * job.q->nb[1] + b.iq2 * job.q->nb[2]),
-                                       kp.d * 4, kp.d * 4, kp.d * 4, 1, tag);
+                                       kp.d * 4, job.q->nb[2], kp.d * 4, kp.heads, tag);
         },
         [&](uint32_t k, const fa_block & b) {
-            const fa_slot s = slot_at(mem, kp, k);
-            if (b.blk == 0) {
-                fa_begin(mem, s.q, kp.d);
-            }
-            float ln_slope = 0.0f;  // ALiBi: GGML's per-head powers of m0 and m1, as e^(ln 2 * c * power)
-            if (kp.n_head_log2 != 0) {
-                const bool  low = b.iq2 < kp.n_head_log2;
-                const float c   = __builtin_bit_cast(float, low ? kp.alibi_c0 : kp.alibi_c1);
-                ln_slope = c * float(low ? b.iq2 + 1 : 2 * (b.iq2 - kp.n_head_log2) + 1) * 0.693147181f;
-            }
-            fa_accumulate(mem, s, fa_scores(mem, s, b.n, kp, ln_slope), b.n, kp);
-            if (b.last) {
-                float sink = 0.0f;
-                if (sinks) {
-                    __builtin_memcpy(&sink, sinks + b.iq2 * 4, 4);  // a small DDR table: a scalar read
+            const fa_slot s = slot_at(slots, kp, k);
+            for (uint32_t g = 0; g < kp.heads; ++g) {
+                const fa_memory mem = head_state(scratch, kp.d, g);
+                const uint32_t  iq2 = b.iq2 + g;
+                if (b.blk == 0) {
+                    fa_begin(mem, reinterpret_cast<const HVX_Vector *>(s.q + g * kp.d * 4), kp.d);
                 }
-                fa_finish(mem, s, sinks != nullptr, sink, kp.d);
+                float ln_slope = 0.0f;  // ALiBi: GGML's per-head powers of m0 and m1, as e^(ln 2 * c * power)
+                if (kp.n_head_log2 != 0) {
+                    const bool  low = iq2 < kp.n_head_log2;
+                    const float c   = __builtin_bit_cast(float, low ? kp.alibi_c0 : kp.alibi_c1);
+                    ln_slope        = c * float(low ? iq2 + 1 : 2 * (iq2 - kp.n_head_log2) + 1) * 0.693147181f;
+                }
+                fa_accumulate(mem, s.v, fa_scores(mem, s.k, s.mask + g, b.n, kp, ln_slope), b.n, kp);
+                if (b.last) {
+                    float sink = 0.0f;
+                    if (sinks) {
+                        __builtin_memcpy(&sink, sinks + iq2 * 4, 4);  // a small DDR table: a scalar read
+                    }
+                    fa_finish(mem, reinterpret_cast<HVX_Vector *>(s.out + g * kp.d * 4), sinks != nullptr, sink, kp.d);
+                }
             }
         },
         [&](uint32_t k, const fa_block & b) -> uint32_t {
@@ -302,8 +328,8 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                 return 0;
             }
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(o_base, b.iq2 * job.dst->nb[1] + b.iq1 * job.dst->nb[2]),
-                                       dma_addr_of(slot_at(mem, kp, k).out), kp.d * 4, kp.d * 4, kp.d * 4, 1,
-                                       trace_info(b.row));
+                                       dma_addr_of(slot_at(slots, kp, k).out), job.dst->nb[1], kp.d * 4, kp.d * 4,
+                                       kp.heads, trace_info(b.row));
             return 1;
         });
 }
@@ -323,11 +349,13 @@ bool guard_flash_attn(const htp_op_context * octx) {
            kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
            kp.n_slots <= proto::HTP_FA_MAX_SLOTS && kp.d == q->ne[0] && kp.n_kv == k->ne[1] && kp.n_blocks >= 1 &&
            (kp.n_blocks - 1) * HTP_FA_BLOCK < kp.n_kv && kp.n_blocks * HTP_FA_BLOCK >= kp.n_kv &&
-           kp.kv_row_stride == (kp.d * 2 + 127) / 128 * 128 && kp.slot_bytes == proto::htp_fa_slot_bytes(kp.d) &&
-           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d) && kp.mask == mask_kind &&
-           kp.has_sinks == (octx->src[4] != nullptr) && kp.div_head.d == q->ne[2] && kp.div_group.d >= 1 &&
+           kp.heads >= 1 && kp.heads <= proto::HTP_FA_MAX_HEADS && kp.kv_row_stride == (kp.d * 2 + 127) / 128 * 128 &&
+           kp.slot_bytes == proto::htp_fa_slot_bytes(kp.d, kp.heads) &&
+           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads) && kp.mask == mask_kind &&
+           kp.has_sinks == (octx->src[4] != nullptr) && uint64_t(kp.div_head.d) * kp.heads == q->ne[2] &&
+           kp.div_group.d >= 1 && heads_divide_group(kp.heads, kp.div_group.d) &&
            kp.div_group.d * k->ne[2] == q->ne[2] && (mask == nullptr || kp.div_mask2.d == mask->ne[2]) &&
-           uint64_t(kp.items_per_thread) * kp.n_threads >= uint64_t(q->ne[1]) * q->ne[2];
+           uint64_t(kp.items_per_thread) * kp.n_threads >= uint64_t(q->ne[1]) * kp.div_head.d;
 }
 
 uint32_t op_flash_attn(htp_op_context * octx) {
@@ -346,7 +374,7 @@ uint32_t op_flash_attn(htp_op_context * octx) {
         return proto::HTP_STATUS_VTCM_TOO_SMALL;
     }
     // Each thread's share, from the same sizes the host planned with (no division here).
-    job.thread_bytes = job.kp.n_slots * job.kp.slot_bytes + proto::htp_fa_scratch_bytes(job.kp.d);
+    job.thread_bytes = job.kp.n_slots * job.kp.slot_bytes + proto::htp_fa_scratch_bytes(job.kp.d, job.kp.heads);
     work_queue_run(octx->work, fa_thread, &job, job.kp.n_threads);
     return proto::HTP_STATUS_OK;
 }
