@@ -54,9 +54,14 @@ void htp_backend::graph_compute(ggml_cgraph & graph) {
             throw backend_error(std::string(name()) + ": " + ggml_op_desc(node) + " '" + node->name +
                                 "' cannot run on the NPU (supports_op is false for it)");
         }
+        if ((device_.options().op_stage & 2) == 0) {
+            op->desc.flags |= proto::HTP_OPFLAGS_SKIP_COMPUTE;
+        }
         ops.push_back(*op);
     }
-    compute_ops(ops);
+    if ((device_.options().op_stage & 1) != 0) {
+        compute_ops(ops);
+    }
 }
 
 void htp_backend::compute_ops(std::span<const htp_op> ops) {

@@ -39,6 +39,9 @@ struct htp_options {
     uint32_t                     op_batch   = 1024;                  // ops per batch
     uint32_t                     op_queue   = 16;                    // batches in flight
     uint32_t                     op_trace   = 0;                     // trace records per thread; 0: 256 per op
+    // GGML_HEXAGON_OPSTAGE: bit 0 sends the ops to the NPU (else graph_compute returns at once),
+    // bit 1 computes them (else the NPU skips each op's compute): for measuring the overheads.
+    uint32_t                     op_stage   = 3;
     uint32_t                     verbose    = 0;
     htp_profile_mode             profile    = htp_profile_mode::off;
     bool                         collect_trace = false;  // record trace events whatever the mode (--trace)
