@@ -52,13 +52,11 @@ inline uint64_t htp_tensor_extent(const proto::htp_tensor * t, uint32_t elem_siz
 
 inline bool htp_tensor_mdev_data_aligned(const proto::htp_tensor * t) { return t->data % HTP_L2_LINE_SIZE == 0; }
 
-inline uint32_t htp_gcd_u32(uint32_t a, uint32_t b) {
-    while (b != 0) {
-        const uint32_t r = a % b;
-        a                = b;
-        b                = r;
-    }
-    return a;
+// 128 / gcd(row_size, 128), the rows per chunk of packed rows: 128 is a power of two, so the gcd is
+// row_size's lowest set bit (at most 128), and the quotient a shift (no division on the NPU).
+inline uint32_t htp_line_rows(uint32_t row_size) {
+    const uint32_t low = row_size & (~row_size + 1);
+    return low == 0 || low >= HTP_L2_LINE_SIZE ? 1 : HTP_L2_LINE_SIZE >> __builtin_ctz(low);
 }
 
 // The fewest rows of row_size bytes per chunk such that every chunk of the flattened row space
@@ -81,8 +79,8 @@ inline bool htp_tensor_mdev_rows_per_chunk(const proto::htp_tensor * t, uint32_t
     if (t->nb[1] != row_size) {
         return false;
     }
-    const uint32_t rpc = HTP_L2_LINE_SIZE / htp_gcd_u32(row_size, HTP_L2_LINE_SIZE);
-    if (htp_tensor_slices_packed(t) || (outer_aligned && t->ne[1] % rpc == 0)) {
+    const uint32_t rpc = htp_line_rows(row_size);
+    if (htp_tensor_slices_packed(t) || (outer_aligned && (t->ne[1] & (rpc - 1)) == 0)) {
         *rows_per_chunk = rpc;
         return true;
     }
@@ -94,15 +92,15 @@ struct htp_tensor_mdev_range {
     uint32_t count;
 };
 
-// Device mdev_idx's share of total_units split in chunks of units_per_chunk over mdev_count
-// devices: whole chunks evenly, the remainder to the last device. Device 0 takes everything (and
-// the others nothing) when units_per_chunk is 0 (unsafe to split) or there are fewer chunks than
-// devices.
+// Device mdev_idx's share of total_units split in chunks of units_per_chunk (0 or a power of two,
+// as the line rules give) over mdev_count devices: whole chunks evenly, the remainder to the last
+// device. Device 0 takes everything (and the others nothing) when units_per_chunk is 0 (unsafe to
+// split) or there are fewer chunks than devices.
 inline htp_tensor_mdev_range htp_tensor_mdev_partition(uint32_t total_units, uint32_t units_per_chunk,
                                                        uint32_t mdev_idx, uint32_t mdev_count,
                                                        const proto::fastdiv_values * mdev_count_div) {
     const uint64_t n_chunks =
-        units_per_chunk == 0 ? 0 : (uint64_t(total_units) + units_per_chunk - 1) / units_per_chunk;
+        units_per_chunk == 0 ? 0 : (uint64_t(total_units) + units_per_chunk - 1) >> __builtin_ctz(units_per_chunk);
     if (n_chunks < mdev_count) {
         return mdev_idx == 0 ? htp_tensor_mdev_range{0, total_units} : htp_tensor_mdev_range{0, 0};
     }

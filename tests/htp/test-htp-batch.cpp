@@ -719,6 +719,84 @@ TEST(HtpFaultDeathTest, MappedAddressReadsFine) {
     EXPECT_EXIT(run_fault_batch(0x1000 + 100, false), ::testing::ExitedWithCode(0), "no fault: status OK");
 }
 
+// ---- multi-device row partition of the streaming ops (spec "Row-Partitioned Operators")
+
+// Each of a group's devices (simulated indices on separate in-process sessions) runs the same
+// TEST_STREAM op into its own copy of dst: the rows each writes are one contiguous range, the
+// ranges are disjoint and cover every row, each starts on a 128-byte line, and the stitched rows
+// are the exact result. Rows on lines: 1 row per chunk; packed rows of 160 bytes: 4 rows per chunk
+// (128 / gcd(160, 128)); rows 4 bytes off the lines: device 0 computes everything.
+TEST(HtpStreamBatch, GroupDevicesSplitTheRowsOnLinesOrLeaveThemToDeviceZero) {
+    struct shape {
+        std::array<uint32_t, 4> ne;
+        uint32_t                row_pad;
+        uint32_t                rows_per_chunk;  // 0: device 0 takes all
+    };
+    const shape shapes[] = {{{64, 13, 3, 1}, 0, 1}, {{40, 30, 2, 1}, 0, 4}, {{64, 13, 3, 1}, 4, 0}};
+    for (const shape & sh : shapes) {
+        const layout   ls = padded_layout(sh.ne, 16, 64), ld = padded_layout(sh.ne, sh.row_pad, 0);
+        const uint32_t rows = sh.ne[1] * sh.ne[2] * sh.ne[3];
+        for (uint32_t count = 2; count <= 4; ++count) {
+            std::vector<uint8_t> stitched(ld.size, 0x77);
+            uint32_t             next = 0;  // rows are handed out in device order
+            for (uint32_t idx = 0; idx < count; ++idx) {
+                vnpu::platform_config cfg = quiet_config();
+                cfg.mdev_idx              = idx;
+                cfg.mdev_count            = count;
+                in_process_session s(cfg, 2);
+                shared_buffer      src(ls.size), dst(ld.size);
+                fill_tensor(src.data(), ls, 1);
+                std::memset(dst.data(), 0x77, ld.size);
+                batch_builder b;
+                const uint16_t ts = add_tensor(b, b.add_buffer(src, false), 0, ls);
+                const uint16_t td = add_tensor(b, b.add_buffer(dst, false), 0, ld);
+                stream_params  p;
+                p.n_threads = 2;
+                b.add_op(stream_op(ts, td, sh.ne, p));
+                packed_batch batch = b.pack(1, 0, 0);
+                ASSERT_EQ(s.process(batch).status, proto::HTP_STATUS_OK) << s.platform().last_violation();
+                // The flat rows this device wrote, in order.
+                uint32_t first = rows, written = 0;
+                for (uint32_t r = 0; r < rows; ++r) {
+                    const uint64_t off = uint64_t(r % sh.ne[1]) * ld.nb[1] + uint64_t(r / sh.ne[1]) * ld.nb[2];
+                    bool           any = false;
+                    for (uint32_t k = 0; k < sh.ne[0] * 4; ++k) {
+                        any = any || dst.data()[off + k] != 0x77;
+                    }
+                    if (any) {
+                        first = written == 0 ? r : first;
+                        ++written;
+                        std::memcpy(stitched.data() + off, dst.data() + off, sh.ne[0] * 4);
+                    }
+                }
+                const std::string what = "device " + std::to_string(idx) + " of " + std::to_string(count) +
+                                         ", row pad " + std::to_string(sh.row_pad) + ", ne0 " + std::to_string(sh.ne[0]);
+                if (sh.rows_per_chunk == 0) {
+                    EXPECT_EQ(written, idx == 0 ? rows : 0u) << what;
+                    next = rows;
+                    continue;
+                }
+                const uint32_t chunks = (rows + sh.rows_per_chunk - 1) / sh.rows_per_chunk;
+                const uint32_t expect = idx + 1 < count ? chunks / count * sh.rows_per_chunk : rows - next;
+                EXPECT_EQ(written, expect) << what;
+                if (written > 0) {
+                    EXPECT_EQ(first, next) << what << ": disjoint and in order";
+                    const uint64_t off = uint64_t(first % sh.ne[1]) * ld.nb[1] + uint64_t(first / sh.ne[1]) * ld.nb[2];
+                    EXPECT_EQ(off % 128, 0u) << what << ": starts on a line";
+                }
+                next += written;
+            }
+            EXPECT_EQ(next, rows) << "every row written";
+            EXPECT_TRUE(scaled_exactly(stitched.data(), ld, [&] {
+                static std::vector<uint8_t> src_bytes;
+                src_bytes.assign(ls.size, 0);
+                fill_tensor(src_bytes.data(), ls, 1);
+                return src_bytes.data();
+            }(), ls, stream_params{}.scale));
+        }
+    }
+}
+
 TEST(HtpFaultDeathTest, UnmappedWindowAddressFaultsAndIsAttributed) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(run_fault_batch(0x300010, false), ::testing::ExitedWithCode(42), "fault at npu 0x00300010 in op 1");

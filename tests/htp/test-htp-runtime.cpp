@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <numeric>
+
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -446,11 +448,18 @@ TEST(HtpTensor, MdevRowsPerChunkKeepsDevicesOffEachOthersLines) {
     EXPECT_GT(accepted, 300);
 }
 
+// Packed rows per 128-byte-aligned chunk: the spec's 128 / gcd(row_size, 128), for every row size.
+TEST(HtpTensor, LineRowsIs128OverTheGcd) {
+    for (uint32_t row_size = 1; row_size <= 8192; ++row_size) {
+        ASSERT_EQ(htp::htp_line_rows(row_size), 128u / std::gcd(row_size, 128u)) << row_size;
+    }
+}
+
 TEST(HtpTensor, MdevPartitionCoversEveryUnitOnce) {
     for (uint32_t count = 1; count <= 6; ++count) {
         const proto::fastdiv_values div = proto::init_fastdiv(count);
         for (uint32_t total = 0; total <= 300; ++total) {
-            for (uint32_t upc : {0u, 1u, 3u, 8u, 32u}) {
+            for (uint32_t upc : {0u, 1u, 2u, 8u, 32u, 128u}) {  // 0 or a power of two (the line rules')
                 const uint64_t chunks   = upc == 0 ? 0 : (total + upc - 1) / upc;
                 const bool     fallback = chunks < count;
                 uint32_t       next     = 0;

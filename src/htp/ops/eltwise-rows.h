@@ -66,16 +66,39 @@ inline void rows_from_sf(HVX_Vector * d, const HVX_Vector * s, uint32_t nrows, u
     }
 }
 
-// Plans dst's rows and takes the layout's VTCM. HTP_STATUS_OK with nrows = 0 means nothing to do.
+// ceil(a / b) for b >= 1 without a division (none on the NPU): the bits of the quotient, high first.
+inline uint32_t ceil_div_small(uint32_t a, uint32_t b) {
+    uint32_t q = 0;
+    for (int bit = 31; bit >= 0; --bit) {
+        const uint64_t t = uint64_t(q | (1u << bit)) * b;
+        if (t < a) {
+            q |= 1u << bit;
+        }
+    }
+    return a == 0 ? 0 : q + 1;  // the largest q with q * b < a, plus one
+}
+
+// Plans dst's rows (this device's share of them in a multi-device group) and takes the layout's VTCM. HTP_STATUS_OK with nrows = 0 means nothing to do.
 inline uint32_t plan_eltwise_rows(const htp_op_context * octx, const proto::htp_tensor * dst,
                                   const proto::htp_eltwise_pipeline & pipe, uint32_t n_streams, eltwise_rows * out) {
     // Rows fit in 32 bits: each takes at least 4 of the tensor's (window-bounded) bytes.
     out->row_start       = 0;
     out->nrows           = uint32_t(htp_tensor_nrows(dst));
     out->rows_per_thread = pipe.rows_per_thread;
-    // Multi-device row split (spec "Row-Partitioned Operators"; octx->mdev, as the matmul does)
-    // goes here, inside `if (mdev.count > 1)`: it narrows [row_start, +nrows) and splits the
-    // device's rows over the threads again (the element-wise ops do not split yet).
+    if (octx->mdev->count > 1) {
+        // The spec's row partition: whole chunks of rows that start on 128-byte lines (1 row when
+        // rows start on lines, 128 / gcd(row_size, 128) packed rows), the remainder to the last
+        // device; device 0 alone when no chunking keeps devices off each other's lines. Each
+        // device then splits its rows over the threads afresh; the row cursors start from any row
+        // (stateless coordinates).
+        uint32_t rows_per_chunk = 0;
+        htp_tensor_mdev_rows_per_chunk(dst, dst->nb[0], dst->ne[0] * dst->nb[0], &rows_per_chunk);
+        const htp_tensor_mdev_range part = htp_tensor_mdev_partition(out->nrows, rows_per_chunk, octx->mdev->idx,
+                                                                     octx->mdev->count, &octx->mdev->count_div);
+        out->row_start       = part.start;
+        out->nrows           = part.count;
+        out->rows_per_thread = ceil_div_small(part.count, pipe.n_threads);
+    }
     if (out->nrows == 0) {
         return proto::HTP_STATUS_OK;
     }
