@@ -49,9 +49,11 @@ uint32_t opcode_of(const ggml_tensor * node) {
                        ? proto::HTP_OP_CPY
                        : proto::HTP_OP_NONE;
         case GGML_OP_ROPE:
-            // F32, F16 or BF16 rows, I32 positions, no frequency factors (modes and YaRN: the kparams).
+            // F32, F16 or BF16 rows, I32 positions, F32 frequency factors or none (modes, YaRN and
+            // the factors' length: the kparams).
             return node->type == node->src[0]->type && proto::htp_cpy_elem_size(uint32_t(node->type)) != 0 &&
-                           node->src[1]->type == GGML_TYPE_I32 && node->src[2] == nullptr
+                           node->src[1]->type == GGML_TYPE_I32 &&
+                           (node->src[2] == nullptr || node->src[2]->type == GGML_TYPE_F32)
                        ? proto::HTP_OP_ROPE
                        : proto::HTP_OP_NONE;
         case GGML_OP_GET_ROWS:
@@ -221,12 +223,15 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     }
     if (opcode == proto::HTP_OP_ROPE) {
         const auto              pos = static_descriptor(node->src[1]);
+        const auto              ff  = node->src[2] ? static_descriptor(node->src[2]) : std::nullopt;
         proto::htp_rope_kparams kp{};
-        if (!pos || !proto::prepare_rope_kparams(*src0, *pos, *dst, op.desc.params, target.n_threads, target.vtcm_size,
-                                                 &kp)) {
+        if (!pos || (node->src[2] && !ff) ||
+            !proto::prepare_rope_kparams(*src0, *pos, ff ? &*ff : nullptr, *dst, op.desc.params, target.n_threads,
+                                         target.vtcm_size, &kp)) {
             return std::nullopt;
         }
         op.src[1] = node->src[1];
+        op.src[2] = node->src[2];
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }

@@ -3,6 +3,7 @@
 // (positions[i2], a 4-byte transfer into the block's position slot) and one table of cos/sin
 // serve all its rows.
 #include "hvx-arith.h"
+#include "hvx-div.h"
 #include "hvx-exp.h"
 #include "hvx-frexp.h"
 #include "hvx-quant-act.h"
@@ -33,25 +34,67 @@ HVX_Vector lane_index_sf() {
     return hvx_sf_sub(v, hvx_splat_sf(1.0f));
 }
 
-// A block's rows, all at one position p (lane 0 of the position slot). The angles p *
-// freq_scale * e^(j ln theta_scale) for the pair indices j = 32 v + lane, then their cos and sin
-// (times attn_factor) go to a table in the position slot (n_dims * 4 bytes: within one row's
+// A block's rows, all at one position p (lane 0 of the position slot). The angles of the pair
+// indices j = 32 v + lane (proto/htp-kparams.h: p e^(j ln theta_scale), divided by the frequency
+// factor, which the DMA put where the angle goes, then freq_scale and YaRN's mix), then their cos
+// and sin (times mscale) go to a table in the position slot (n_dims * 4 bytes: within one row's
 // stride), then every row rotates its pairs from the table: x0' = x0 cos - x1 sin,
 // x1' = x0 sin + x1 cos; elements from n_dims on are copied. Three loops, each with few
 // constants, nothing called inside: no vector register spills.
+// theta_extrap of pairs 32 v + lane into table[v] (the cos half, free until the last pass). Each
+// pass its own function: constants in registers, none live across passes.
+__attribute__((noinline)) void rope_extrap(HVX_Vector * table, HVX_Vector p, uint32_t half, const htp_rope_kparams & kp) {
+    HVX_Vector j = lane_index_sf();
+    for (uint32_t v = 0; v < half; ++v) {
+        HVX_Vector       k;
+        const HVX_Vector e = hvx_sf_exp_parts(hvx_sf_mul(j, Q6_V_vsplat_R(int32_t(kp.ln_theta_scale))), &k);
+        table[v]           = hvx_sf_mul(p, hvx_sf_ldexp(e, k));
+        j                  = hvx_sf_add(j, hvx_splat_sf(32.0f));
+    }
+}
+
+// theta_extrap divided by the frequency factors, which the DMA put in table[half + v], there.
+__attribute__((noinline)) void rope_divide(HVX_Vector * table, uint32_t half) {
+    for (uint32_t v = 0; v < half; ++v) {
+        table[half + v] = hvx_sf_div(table[v], table[half + v]);
+    }
+}
+
+// theta from theta_extrap in place: interp = freq_scale extrap, mixed with extrap by YaRN: mix =
+// ext_factor (1 - clamp(y, 0, 1)), y = (j - low) / range (non-negative floats order like their
+// bits: the clamp is an integer min/max).
+__attribute__((noinline)) void rope_theta(HVX_Vector * table, uint32_t half, const htp_rope_kparams & kp) {
+    HVX_Vector j = lane_index_sf();
+    for (uint32_t v = 0; v < half; ++v) {
+        const HVX_Vector extrap = table[half + v];
+        HVX_Vector       theta  = hvx_sf_mul(extrap, Q6_V_vsplat_R(int32_t(kp.freq_scale)));
+        if (kp.ext_factor != 0) {
+            const HVX_Vector y = hvx_sf_mul(hvx_sf_sub(j, Q6_V_vsplat_R(int32_t(kp.corr_low))),
+                                            Q6_V_vsplat_R(int32_t(kp.inv_range)));
+            const HVX_Vector c = Q6_Vw_vmin_VwVw(Q6_Vw_vmax_VwVw(y, Q6_V_vzero()), hvx_splat_sf(1.0f));
+            const HVX_Vector mix =
+                hvx_sf_mul(hvx_sf_sub(hvx_splat_sf(1.0f), c), Q6_V_vsplat_R(int32_t(kp.ext_factor)));
+            theta = hvx_sf_add(hvx_sf_mul(theta, hvx_sf_sub(hvx_splat_sf(1.0f), mix)), hvx_sf_mul(extrap, mix));
+        }
+        table[half + v] = theta;
+        j               = hvx_sf_add(j, hvx_splat_sf(32.0f));
+    }
+}
+
 __attribute__((noinline)) void rope_rows(HVX_Vector * d, const HVX_Vector * s, HVX_Vector * table, uint32_t nrows,
                                          uint32_t per_row, const htp_rope_kparams & kp) {
     const uint32_t half = kp.n_dims / 64;  // vectors of pairs
     // The position in every lane: lane 0 kept, the others zeroed, then summed.
     const HVX_Vector p  = hvx_w_small_to_sf(hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vsetq_R(4), table[0], Q6_V_vzero())));
-    const HVX_Vector ps = hvx_sf_mul(p, Q6_V_vsplat_R(int32_t(kp.freq_scale)));
-    HVX_Vector       j  = lane_index_sf();
-    for (uint32_t v = 0; v < half; ++v) {
-        HVX_Vector       k;
-        const HVX_Vector e = hvx_sf_exp_parts(hvx_sf_mul(j, Q6_V_vsplat_R(int32_t(kp.ln_theta_scale))), &k);
-        table[half + v]    = hvx_sf_mul(ps, hvx_sf_ldexp(e, k));
-        j                  = hvx_sf_add(j, hvx_splat_sf(32.0f));
+    rope_extrap(table, p, half, kp);
+    if (kp.freq_factors) {
+        rope_divide(table, half);
+    } else {
+        for (uint32_t v = 0; v < half; ++v) {
+            table[half + v] = table[v];
+        }
     }
+    rope_theta(table, half, kp);
     for (uint32_t v = 0; v < half; ++v) {
         HVX_Vector sn, c;
         hvx_sf_sincos(table[half + v], &sn, &c);
@@ -89,6 +132,7 @@ struct rope_job {
     htp_rope_kparams       kp;
     const htp_tensor *     src;
     const htp_tensor *     pos;
+    const htp_tensor *     ff;  // the frequency factors, or null
     const htp_tensor *     dst;
     eltwise_rows           rows_plan;
 };
@@ -97,11 +141,18 @@ void rope_thread(uint32_t, uint32_t i, void * data) {
     const rope_job &     job      = *static_cast<const rope_job *>(data);
     const eltwise_rows & plan     = job.rows_plan;
     const dma_addr_t     pos_base = htp_tensor_dma_addr(job.octx->plat, job.pos);
+    const dma_addr_t     ff_base  = job.ff ? htp_tensor_dma_addr(job.octx->plat, job.ff) : dma_addr_t(0);
     const uint32_t row_bytes = job.dst->ne[0] * proto::htp_cpy_elem_size(job.kp.row_type);
-    stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst, row_bytes, row_bytes, 1,
+    const uint32_t ff_bytes  = job.kp.n_dims * 2;  // n_dims / 2 factors, where the angles go
+    stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst, row_bytes, row_bytes,
+                job.ff ? 2 : 1,
                 [&](dma_queue * q, uint32_t k, const row_block & b) {
                     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k)), dma_addr_at(pos_base, b.i2 * 4), 4,
                                                4, 4, 1, trace_info(b.row));
+                    if (job.ff) {
+                        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k) + ff_bytes), ff_base, ff_bytes,
+                                                   ff_bytes, ff_bytes, 1, trace_info(b.row));
+                    }
                 },
                 [&](uint32_t k, const row_block & b) {
                     HVX_Vector *   d       = reinterpret_cast<HVX_Vector *>(plan.slot(i, 2, k));
@@ -126,7 +177,9 @@ bool guard_rope(const htp_op_context * octx) {
            eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && elem != 0 && src->type == kp.row_type &&
            dst->type == kp.row_type && proto::htp_rows_inside(*src, elem) && proto::htp_rows_apart(*dst, elem) &&
            kp.pipe.row_size == dst->ne[0] * 4 && kp.n_dims % 64 == 0 && kp.n_dims <= kp.pipe.row_size / 4 &&
-           pos->type == HTP_TYPE_I32 && pos->ne[0] == dst->ne[2] && pos->ne[0] <= pos->size / 4;
+           pos->type == HTP_TYPE_I32 && pos->ne[0] == dst->ne[2] && pos->ne[0] <= pos->size / 4 &&
+           kp.freq_factors == (octx->src[2] != nullptr) &&
+           (octx->src[2] == nullptr || (octx->src[2]->type == HTP_TYPE_F32 && octx->src[2]->size >= kp.n_dims * 2));
 }
 
 uint32_t op_rope(htp_op_context * octx) {
@@ -135,6 +188,7 @@ uint32_t op_rope(htp_op_context * octx) {
     job.octx = octx;
     job.src  = octx->src[0];
     job.pos  = octx->src[1];
+    job.ff   = octx->src[2];
     job.dst  = octx->dst[0];
     return run_eltwise_job(octx, job, ROPE_STREAMS, rope_thread);
 }
