@@ -225,11 +225,8 @@ constexpr bool prepare_matmul_id_hmx_kparams(const htp_tensor & src0, const htp_
     if (!htp_matmul_id_shapes_supported(src0, src1, ids, dst) || uint64_t(ids.ne[0]) * ids.ne[1] > UINT32_MAX) {
         return false;
     }
-    htp_tensor w = src0, a = src1, d = dst;
-    w.ne[2] = w.ne[3] = 1;
-    a.ne[1] = d.ne[1] = ids.ne[0] * ids.ne[1];
-    a.ne[2] = a.ne[3] = d.ne[2] = d.ne[3] = 1;
-    return prepare_matmul_hmx_kparams(w, a, d, n_threads, vtcm_size, out);
+    const htp_matmul_id_view v = htp_matmul_id_as_2d(src0, src1, ids, dst);
+    return prepare_matmul_hmx_kparams(v.w, v.a, v.d, n_threads, vtcm_size, out);
 }
 
 } // namespace hexnpu::proto

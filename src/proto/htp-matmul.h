@@ -305,18 +305,28 @@ constexpr bool htp_matmul_id_shapes_supported(const htp_tensor & src0, const htp
            dst.ne[0] == src0.ne[1] && dst.ne[1] == n_used && dst.ne[2] == n_tokens && dst.ne[3] == 1;
 }
 
+// MUL_MAT_ID's operands as the plan sees them: one expert's matrix against all n_used * n_tokens
+// rows, a 2-D MUL_MAT.
+struct htp_matmul_id_view {
+    htp_tensor w, a, d;
+};
+constexpr htp_matmul_id_view htp_matmul_id_as_2d(const htp_tensor & src0, const htp_tensor & src1,
+                                                 const htp_tensor & ids, const htp_tensor & dst) {
+    htp_matmul_id_view v{src0, src1, dst};
+    v.w.ne[2] = v.w.ne[3] = 1;
+    v.a.ne[1] = v.d.ne[1] = ids.ne[0] * ids.ne[1];
+    v.a.ne[2] = v.a.ne[3] = v.d.ne[2] = v.d.ne[3] = 1;
+    return v;
+}
+
 constexpr bool prepare_matmul_id_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & ids,
                                          const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
                                          htp_matmul_kparams * out) {
     if (!htp_matmul_id_shapes_supported(src0, src1, ids, dst) || uint64_t(ids.ne[0]) * ids.ne[1] > UINT32_MAX) {
         return false;
     }
-    // One expert's matrix against all the rows, as a 2-D MUL_MAT.
-    htp_tensor w = src0, a = src1, d = dst;
-    w.ne[2] = w.ne[3] = 1;
-    a.ne[1] = d.ne[1] = ids.ne[0] * ids.ne[1];
-    a.ne[2] = a.ne[3] = d.ne[2] = d.ne[3] = 1;
-    return prepare_matmul_plan(w, a, d, n_threads, vtcm_size, true, out);
+    const htp_matmul_id_view v = htp_matmul_id_as_2d(src0, src1, ids, dst);
+    return prepare_matmul_plan(v.w, v.a, v.d, n_threads, vtcm_size, true, out);
 }
 
 } // namespace hexnpu::proto

@@ -14,6 +14,7 @@
 #include "htp-tensor.h"
 #include "hvx-hmx-tiles.h"
 #include "matmul-flat-dma.h"
+#include "matmul-job.h"
 #include "ops.h"
 #include "trace.h"
 #include "work-queue.h"
@@ -559,13 +560,9 @@ bool guard_matmul_hmx(const htp_op_context * octx) {
 bool guard_matmul_id_hmx(const htp_op_context * octx) {
     const htp_matmul_hmx_kparams kp  = kparams_of(octx);
     const htp_tensor *           ids = octx->src[2];
-    // The operands as the plan sees them: one expert's matrix against all the routed rows.
-    htp_tensor w = *octx->src[0], a = *octx->src[1], d = *octx->dst[0];
-    w.ne[2] = w.ne[3] = 1;
-    a.ne[1] = d.ne[1] = ids->ne[0] * ids->ne[1];
-    a.ne[2] = a.ne[3] = d.ne[2] = d.ne[3] = 1;
+    const proto::htp_matmul_id_view v = proto::htp_matmul_id_as_2d(*octx->src[0], *octx->src[1], *ids, *octx->dst[0]);
     return proto::htp_matmul_id_shapes_supported(*octx->src[0], *octx->src[1], *ids, *octx->dst[0]) &&
-           proto::htp_matmul_hmx_operands_ok(w, a, d) && plan_ok(octx, kp) && kp.r2 == 1 && kp.r3 == 1 &&
+           proto::htp_matmul_hmx_operands_ok(v.w, v.a, v.d) && plan_ok(octx, kp) && kp.r2 == 1 && kp.r3 == 1 &&
            last_row(ids) + uint64_t(ids->ne[0]) * 4 <= ids->size && rows_inside(octx, kp);
 }
 
@@ -588,14 +585,9 @@ uint32_t start_job(htp_op_context * octx, hmx_mm_job & job) {
     job.hmx_error = HMX_OK;
     job.flat      = job.kp.flat != 0;
     job.order     = act_order_of(job.kp.wtype, !job.flat);
-    // The strips of N this device computes: a strip is one 128-byte line of every output row.
-    job.strip0    = 0;
-    job.strip_end = job.kp.n_strips;
-    if (octx->mdev->count > 1) {
-        const htp_tensor_mdev_range part = htp_tensor_mdev_line_columns(job.dst, job.kp.n_strips, *octx->mdev);
-        job.strip0                       = part.start;
-        job.strip_end                    = part.start + part.count;
-    }
+    const htp_tensor_mdev_range strips = device_strips(octx, job.dst, job.kp.n_strips);
+    job.strip0                         = strips.start;
+    job.strip_end                      = strips.start + strips.count;
     return proto::HTP_STATUS_OK;
 }
 
@@ -656,23 +648,14 @@ uint32_t op_matmul_id_hmx(htp_op_context * octx) {
     if (status != proto::HTP_STATUS_OK || job.strip0 == job.strip_end) {
         return status;
     }
-    job.scatter                 = true;
-    const htp_tensor * ids      = octx->src[2];
-    const uint8_t *    id_bytes = htp_tensor_ptr(octx->plat, ids);
-    const uint32_t     n_expert = job.src0->ne[2], n_used = ids->ne[0], n_tokens = ids->ne[1];
-    const bool         shared_b = job.src1->ne[1] == 1;  // one activation row for every slot
-    const uint32_t     chunk    = job.kp.m_tiles * 32;
-    auto id_at = [&](uint32_t s, uint32_t t) {
-        int32_t id;
-        __builtin_memcpy(&id, id_bytes + t * ids->nb[1] + s * 4, 4);  // a small DDR table: scalar reads
-        return id;
-    };
-    for (uint32_t t = 0; t < n_tokens; ++t) {
-        for (uint32_t s = 0; s < n_used; ++s) {
-            if (id_at(s, t) < 0 || uint32_t(id_at(s, t)) >= n_expert) {
-                return proto::HTP_STATUS_INVAL_PARAMS;
-            }
-        }
+    job.scatter               = true;
+    const expert_ids ids      = expert_ids_of(octx);
+    const uint32_t   n_expert = job.src0->ne[2], n_used = ids.n_used, n_tokens = ids.n_tokens;
+    const bool       shared_b = job.src1->ne[1] == 1;  // one activation row for every slot
+    const uint32_t   chunk    = job.kp.m_tiles * 32;
+    auto id_at = [&](uint32_t s, uint32_t t) { return ids.at(s, t); };
+    if (!ids.in_range(n_expert)) {
+        return proto::HTP_STATUS_INVAL_PARAMS;
     }
     for (uint32_t e = 0; e < n_expert && status == proto::HTP_STATUS_OK; ++e) {
         job.w_offset = job.flat ? e * job.src0->nb[2] : e * job.kp.w_slice_bytes;

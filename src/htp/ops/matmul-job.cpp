@@ -53,14 +53,9 @@ bool start_job(htp_op_context * octx, mm_job & job) {
     job.src1  = octx->src[1];
     job.dst   = octx->dst[0];
     job.tiled = (job.src0->flags & proto::HTP_TENSOR_TILED) != 0;
-    // The strips of N this device computes: a strip is one 128-byte line of every output row.
-    job.strip0    = 0;
-    job.strip_end = job.kp.n_strips;
-    if (octx->mdev->count > 1) {
-        const htp_tensor_mdev_range part = htp_tensor_mdev_line_columns(job.dst, job.kp.n_strips, *octx->mdev);
-        job.strip0                       = part.start;
-        job.strip_end                    = part.start + part.count;
-    }
+    const htp_tensor_mdev_range strips = device_strips(octx, job.dst, job.kp.n_strips);
+    job.strip0                         = strips.start;
+    job.strip_end                      = strips.start + strips.count;
     job.strips_per_thread = proto::fastdiv(job.strip_end - job.strip0 + job.kp.n_threads - 1, job.kp.div_threads);
     vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
     job.act     = vtcm.take(uint64_t(job.kp.act_rows) * job.kp.act_row_bytes);
@@ -137,22 +132,13 @@ uint32_t run_matmul_id_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_
     if (!start_job(octx, job)) {
         return proto::HTP_STATUS_VTCM_TOO_SMALL;
     }
-    job.scatter                 = true;
-    const htp_tensor * ids      = octx->src[2];
-    const uint8_t *    id_bytes = htp_tensor_ptr(octx->plat, ids);
-    const uint32_t     n_expert = job.src0->ne[2], n_used = ids->ne[0], n_tokens = ids->ne[1];
-    const bool         shared_b = job.src1->ne[1] == 1;  // one activation row for every slot
-    auto id_at = [&](uint32_t s, uint32_t t) {
-        int32_t id;
-        __builtin_memcpy(&id, id_bytes + t * ids->nb[1] + s * 4, 4);  // a small DDR table: scalar reads
-        return id;
-    };
-    for (uint32_t t = 0; t < n_tokens; ++t) {
-        for (uint32_t s = 0; s < n_used; ++s) {
-            if (id_at(s, t) < 0 || uint32_t(id_at(s, t)) >= n_expert) {
-                return proto::HTP_STATUS_INVAL_PARAMS;
-            }
-        }
+    job.scatter               = true;
+    const expert_ids ids      = expert_ids_of(octx);
+    const uint32_t   n_expert = job.src0->ne[2], n_used = ids.n_used, n_tokens = ids.n_tokens;
+    const bool       shared_b = job.src1->ne[1] == 1;  // one activation row for every slot
+    auto id_at = [&](uint32_t s, uint32_t t) { return ids.at(s, t); };
+    if (!ids.in_range(n_expert)) {
+        return proto::HTP_STATUS_INVAL_PARAMS;
     }
     for (uint32_t e = 0; e < n_expert; ++e) {
         job.w_offset = job.tiled ? e * job.kp.w_slice_bytes : e * job.src0->nb[2];

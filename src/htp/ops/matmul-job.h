@@ -189,6 +189,42 @@ using mm_thread_fn = void (*)(uint32_t n, uint32_t i, void * job);
 // by w_slice_bytes.
 uint32_t run_matmul_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_thread_fn dot);
 
+// The strips of N (32 output columns: one 128-byte line of every output row) this device
+// computes: all of them alone, its share of whole lines in a multi-device group.
+inline htp_tensor_mdev_range device_strips(const htp_op_context * octx, const proto::htp_tensor * dst, uint32_t n_strips) {
+    if (octx->mdev->count > 1) {
+        return htp_tensor_mdev_line_columns(dst, n_strips, *octx->mdev);
+    }
+    return {0, n_strips};
+}
+
+// MUL_MAT_ID's expert ids (I32 [n_used, n_tokens], a small DDR table the NPU reads by scalar
+// loads), for both matmul kernels.
+struct expert_ids {
+    const uint8_t * bytes;
+    uint32_t        nb1, n_used, n_tokens;
+    int32_t at(uint32_t s, uint32_t t) const {
+        int32_t id;
+        __builtin_memcpy(&id, bytes + t * nb1 + s * 4, 4);
+        return id;
+    }
+    // Every id names one of n_expert experts.
+    bool in_range(uint32_t n_expert) const {
+        for (uint32_t t = 0; t < n_tokens; ++t) {
+            for (uint32_t s = 0; s < n_used; ++s) {
+                if (at(s, t) < 0 || uint32_t(at(s, t)) >= n_expert) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+};
+inline expert_ids expert_ids_of(const htp_op_context * octx) {
+    const proto::htp_tensor * ids = octx->src[2];
+    return {htp_tensor_ptr(octx->plat, ids), ids->nb[1], ids->ne[0], ids->ne[1]};
+}
+
 // MUL_MAT_ID (proto/htp-matmul.h): per expert, the (slot, token) rows whose id names it, in groups
 // of act_rows, as above. An id outside [0, n_expert) is HTP_STATUS_INVAL_PARAMS, before any work.
 uint32_t run_matmul_id_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_thread_fn dot);
