@@ -473,3 +473,41 @@ TEST(HtpMatmulHmx, MulMatIdRoutesEachRowToItsExpert) {
 }
 
 } // namespace
+
+namespace {
+
+// A multi-device group (simulated indices): each device writes only its share of whole 32-column
+// strips (remainder to the last), the others' columns untouched; together the whole product.
+TEST(HtpMatmulHmx, DevicesOfAGroupEachWriteTheirStripsOfN) {
+    const hmx_case c{GGML_TYPE_Q4_0, 256, 230, 40, 1, 1, 1, 1, false, 1.0f, 1.0f, 0, 104};  // rows of 1024 bytes: 8 strips
+    hmx_run        whole{};
+    for (uint32_t idx = 0; idx < 3; ++idx) {
+        vnpu::platform_config cfg = config();
+        cfg.mdev_idx              = idx;
+        cfg.mdev_count            = 3;
+        in_process_session s(cfg, 2);
+        const hmx_run      r = run_case(s, c, 2, 5);  // the same seed: the same operands on every device
+        ASSERT_EQ(r.status, proto::HTP_STATUS_OK);
+        whole.want  = r.want;
+        whole.bound = r.bound;
+        whole.got.resize(r.got.size());
+        for (uint32_t row = 0; row < c.m; ++row) {
+            for (uint32_t j = 0; j < c.n; ++j) {
+                const size_t   i     = size_t(row) * c.n + j;
+                const uint32_t strip = j / 32;
+                const bool     mine  = idx < 2 ? strip / 2 == idx : strip >= 4;  // 8 strips: 2, 2, 4
+                float          untouched;
+                std::memset(&untouched, 0x5A, 4);
+                if (mine) {
+                    whole.got[i] = r.got[i];
+                } else {
+                    ASSERT_EQ(std::memcmp(&r.got[i], &untouched, 4), 0) << "device " << idx << " wrote column " << j;
+                }
+            }
+        }
+    }
+    whole.status = proto::HTP_STATUS_OK;
+    expect_within_bounds(whole, "three devices");
+}
+
+} // namespace
