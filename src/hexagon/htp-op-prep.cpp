@@ -48,6 +48,9 @@ uint32_t opcode_of(const ggml_tensor * node) {
                             (ggml_is_contiguous(node) && ggml_nelements(node) == ggml_nelements(node->src[0])))
                        ? proto::HTP_OP_CPY
                        : proto::HTP_OP_NONE;
+        case GGML_OP_PAD:
+            return node->type == GGML_TYPE_F32 && node->src[0]->type == GGML_TYPE_F32 ? proto::HTP_OP_PAD
+                                                                                      : proto::HTP_OP_NONE;
         case GGML_OP_ROPE:
             // F32, F16 or BF16 rows, I32 positions, F32 frequency factors or none (modes, YaRN and
             // the factors' length: the kparams).
@@ -248,6 +251,14 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         }
         for (int i = 1; i < 5; ++i) {
             op.src[i] = node->src[i];
+        }
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
+    if (opcode == proto::HTP_OP_PAD) {
+        proto::htp_pad_kparams kp{};
+        if (!proto::prepare_pad_kparams(*src0, *dst, op.desc.params, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
         }
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;

@@ -560,6 +560,56 @@ inline bool prepare_get_rows_kparams(const htp_tensor & src0, const htp_tensor &
     return true;
 }
 
+// PAD (GGML's, zeros after the end of each dimension: op_params (lp, rp) per dim with every lp 0):
+// dst row (i1, i2, i3) is src0's row there (its ne00 elements, then zeros) when i1 < ne01, i2 <
+// ne02 and i3 < ne03, else zeros. F32, elements in order. One dst row per block, as GET_ROWS.
+struct htp_pad_kparams {
+    htp_eltwise_pipeline pipe;     // over dst's rows: row_size = ne0 * 4, block_rows = 1
+    fastdiv_values       div_ne1;  // flat dst row -> (i1, i2, i3)
+    fastdiv_values       div_ne2;
+    uint32_t             src_ne1, src_ne2, src_ne3;
+    uint32_t             src_row_size;  // ne00 * 4
+};
+static_assert(sizeof(htp_pad_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
+// The layout PAD runs on (compares only: the NPU's guard checks it too).
+constexpr bool htp_pad_layout_valid(const htp_tensor & src0, const htp_tensor & dst) {
+    for (int d = 0; d < 4; ++d) {
+        if (src0.ne[d] == 0 || src0.ne[d] > dst.ne[d]) {
+            return false;
+        }
+    }
+    return src0.type == 0 && dst.type == 0 && dst.ne[0] <= UINT32_MAX / 4 && htp_rows_inside(src0, 4) &&
+           htp_rows_apart(dst, 4);
+}
+
+inline bool prepare_pad_kparams(const htp_tensor & src0, const htp_tensor & dst, const int32_t params[HTP_OP_MAX_PARAMS],
+                                uint32_t n_threads, uint32_t vtcm_size, htp_pad_kparams * out) {
+    for (int d = 0; d < 4; ++d) {
+        if (params[2 * d] != 0 || uint64_t(src0.ne[d]) + uint32_t(params[2 * d + 1]) != dst.ne[d]) {
+            return false;  // left padding (or a shape that does not add up): the CPU's
+        }
+    }
+    if (!htp_pad_layout_valid(src0, dst)) {
+        return false;
+    }
+    htp_pad_kparams kp{};
+    const uint64_t  total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
+    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
+        return false;
+    }
+    kp.pipe.block_rows = 1;
+    kp.pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
+    kp.div_ne1         = init_fastdiv(dst.ne[1]);
+    kp.div_ne2         = init_fastdiv(dst.ne[2]);
+    kp.src_ne1         = src0.ne[1];
+    kp.src_ne2         = src0.ne[2];
+    kp.src_ne3         = src0.ne[3];
+    kp.src_row_size    = src0.ne[0] * 4;
+    *out               = kp;
+    return true;
+}
+
 // params: the op's GGML op_params (SCALE reads its factor and bias from words 0 and 1).
 inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst,
                                   const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,

@@ -99,6 +99,11 @@ def unary_cases():
         x = a.tensor("f32", 33, 5, 2)
         return g.op("fill", C.c_void_p, F)(a.ctx, x, 1.5), [(x, tensor_bytes(g, "f32", rand(rng, 33, 5, 2)))]
     yield Case("FILL", "ne=[33,5,2],value=1.5", EXACT, fill)
+    def pad(g, w, a, rng):  # ggml_pad: zeros after the end of each dimension
+        x = a.tensor("f32", 33, 5, 2)
+        I = C.c_int
+        return g.op("pad", C.c_void_p, I, I, I, I)(a.ctx, x, 7, 2, 1, 0), [(x, tensor_bytes(g, "f32", rand(rng, 33, 5, 2)))]
+    yield Case("PAD", "ne=[33,5,2],pad=[7,2,1,0]", EXACT, pad)
 
 
 def reduce_cases():

@@ -36,7 +36,7 @@ htp_options test_options() {
     return o;
 }
 
-// x + y -> sqr -> pad by nothing (CPU: no NPU kernel) -> * w (broadcast rows) -> silu -> scale.
+// x + y -> sqr -> repeat to its own shape (CPU: no NPU kernel) -> * w (broadcast rows) -> silu -> scale.
 struct mixed_graph {
     ggml_context  ctx;
     ggml_tensor * x = ggml_new_tensor_3d(&ctx, GGML_TYPE_F32, 96, 5, 3);
@@ -44,7 +44,7 @@ struct mixed_graph {
     ggml_tensor * w = ggml_new_tensor_3d(&ctx, GGML_TYPE_F32, 96, 1, 3);
     ggml_tensor * sum = ggml_add(&ctx, x, y);
     ggml_tensor * sq  = ggml_sqr(&ctx, sum);
-    ggml_tensor * lg  = ggml_pad(&ctx, sq, 0, 0, 0, 0);
+    ggml_tensor * lg  = ggml_repeat(&ctx, sq, sq);
     ggml_tensor * mul = ggml_mul(&ctx, lg, w);
     ggml_tensor * act = ggml_unary(&ctx, mul, GGML_UNARY_OP_SILU);
     ggml_tensor * out = ggml_scale(&ctx, act, 0.25f);
@@ -147,7 +147,7 @@ TEST(HtpGraph, WeightsInARepackBufferPinTheirOpsToTheNpu) {
 
     ggml_context  ctx;
     ggml_tensor * x   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 40, 6);
-    ggml_tensor * lg  = ggml_pad(&ctx, x, 0, 0, 0, 0);  // on the CPU (no NPU kernel)
+    ggml_tensor * lg  = ggml_repeat(&ctx, x, x);  // on the CPU (no NPU kernel)
     ggml_tensor * out = ggml_mul(&ctx, lg, w);  // with the weight, on the NPU
     lg->flags |= GGML_TENSOR_FLAG_OUTPUT;
     out->flags |= GGML_TENSOR_FLAG_OUTPUT;
@@ -185,7 +185,7 @@ TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     EXPECT_TRUE(dev.supports_op(ggml_add(&ctx, h, h))) << "F16 rows";
     ggml_tensor * q = ggml_new_tensor_2d(&ctx, GGML_TYPE_Q8_0, 64, 8);
     EXPECT_FALSE(dev.supports_op(ggml_add(&ctx, q, q))) << "F32, F16, BF16 only";
-    EXPECT_FALSE(dev.supports_op(ggml_pad(&ctx, a, 1, 0, 0, 0))) << "no kernel";
+    EXPECT_FALSE(dev.supports_op(ggml_concat(&ctx, a, a, 1))) << "no kernel";
     EXPECT_TRUE(dev.supports_op(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU)));
     EXPECT_FALSE(dev.supports_op(ggml_sqrt(&ctx, ggml_transpose(&ctx, a)))) << "permuted rows";
     // A row of 16 Ki floats, double buffered over three streams, needs more than 64 KiB of VTCM.

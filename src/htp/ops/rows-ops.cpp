@@ -179,7 +179,93 @@ void get_rows_thread(uint32_t, uint32_t i, void * data) {
         });
 }
 
+// ---- PAD: GET_ROWS's pipeline with the source row at dst's own coordinates, or none.
+
+struct pad_job {
+    const htp_op_context *  octx;
+    proto::htp_pad_kparams  kp;
+    const htp_tensor *      src;
+    const htp_tensor *      dst;
+    eltwise_rows            rows_plan;
+};
+
+// The row's first `bytes` bytes from s (none: bytes 0), zeros after them, into d.
+__attribute__((noinline)) void pad_row(HVX_Vector * d, const HVX_Vector * s, uint32_t bytes, uint32_t n_vectors) {
+    const uint32_t full = bytes / 128, tail = bytes % 128;
+    for (uint32_t v = 0; v < n_vectors; ++v) {
+        d[v] = v < full ? s[v] : v == full && tail != 0 ? Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(tail)), s[v], Q6_V_vzero())
+                                                         : Q6_V_vzero();
+    }
+}
+
+void pad_thread(uint32_t, uint32_t i, void * data) {
+    pad_job &                      job  = *static_cast<pad_job *>(data);
+    const proto::htp_pad_kparams & kp   = job.kp;
+    const eltwise_rows &           plan = job.rows_plan;
+    uint32_t                       ir0, ir1;
+    if (!plan.thread_range(i, &ir0, &ir1)) {
+        return;
+    }
+    dma_queue *      q        = &job.octx->dma[i];
+    const dma_addr_t src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
+    const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
+    const uint32_t   stride   = kp.pipe.vtcm_row_stride;
+    auto inside = [&](const row_cursor & b) { return b.i1 < kp.src_ne1 && b.i2 < kp.src_ne2 && b.i3 < kp.src_ne3; };
+
+    row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
+    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, row_cursor>(
+        q, &job.octx->trace[i], kp.pipe.n_slots, 1,
+        [&](row_cursor & b) {
+            if (next.row >= ir1) {
+                return false;
+            }
+            b = next;
+            row_cursor_advance(next, 1, kp.div_ne1.d, kp.div_ne2.d);
+            return true;
+        },
+        [&](uint32_t k, const row_cursor & b) { dma_queue_push_token(q, plan.slot(i, 1, k), trace_info(b.row)); },
+        [&](uint32_t k, const row_cursor & b) {
+            if (!inside(b)) {
+                dma_queue_push_token(q, plan.slot(i, 0, k), trace_info(b.row));  // all zeros: nothing to fetch
+                return;
+            }
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)),
+                                       dma_addr_at(src_base, row_offset(job.src, b.i1, b.i2, b.i3)), stride,
+                                       kp.src_row_size, kp.src_row_size, 1, trace_info(b.row));
+        },
+        [&](uint32_t k, const row_cursor & b) {
+            pad_row(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
+                    reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), inside(b) ? kp.src_row_size : 0,
+                    stride / 128);
+        },
+        [&](uint32_t k, const row_cursor & b) {
+            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, row_offset(job.dst, b.i1, b.i2, b.i3)),
+                                       dma_addr_of(plan.slot(i, 1, k)), kp.pipe.row_size, stride, kp.pipe.row_size,
+                                       1, trace_info(b.row));
+        });
+}
+
 } // namespace
+
+bool guard_pad(const htp_op_context * octx) {
+    proto::htp_pad_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * src = octx->src[0];
+    const htp_tensor * dst = octx->dst[0];
+    return eltwise_pipeline_fits(octx, kp.pipe, 2, proto::HTP_ELTWISE_MAX_SLOTS) && kp.pipe.block_rows == 1 &&
+           eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == dst->ne[0] * 4 &&
+           kp.src_ne1 == src->ne[1] && kp.src_ne2 == src->ne[2] && kp.src_ne3 == src->ne[3] &&
+           kp.src_row_size == src->ne[0] * 4 && proto::htp_pad_layout_valid(*src, *dst);
+}
+
+uint32_t op_pad(htp_op_context * octx) {
+    pad_job job{};
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    job.octx = octx;
+    job.src  = octx->src[0];
+    job.dst  = octx->dst[0];
+    return run_eltwise_job(octx, job, 2, pad_thread);
+}
 
 bool guard_get_rows(const htp_op_context * octx) {
     proto::htp_get_rows_kparams kp;
