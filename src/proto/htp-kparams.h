@@ -539,20 +539,30 @@ constexpr bool htp_get_rows_layout_valid(const htp_tensor & src0, const htp_tens
     return htp_rows_inside(ids, id_bytes) && htp_rows_inside(src0, elem) && htp_rows_apart(dst, 4);
 }
 
+// The pipeline of the ops that move one F32 dst row per block (GET_ROWS, PAD): two streams (the
+// fetched row, the result), and the walk over dst's rows.
+inline bool htp_dst_row_plan(const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size, htp_eltwise_pipeline * pipe,
+                             fastdiv_values * div_ne1, fastdiv_values * div_ne2) {
+    const uint64_t total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
+    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, pipe)) {
+        return false;
+    }
+    pipe->block_rows = 1;
+    pipe->vtcm_size  = uint32_t(htp_eltwise_vtcm_size(*pipe, 2));
+    *div_ne1         = init_fastdiv(dst.ne[1]);
+    *div_ne2         = init_fastdiv(dst.ne[2]);
+    return true;
+}
+
 inline bool prepare_get_rows_kparams(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst,
                                      uint32_t n_threads, uint32_t vtcm_size, htp_get_rows_kparams * out) {
     if (!htp_get_rows_layout_valid(src0, ids, dst)) {
         return false;
     }
     htp_get_rows_kparams kp{};
-    const uint64_t       total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
+    if (!htp_dst_row_plan(dst, n_threads, vtcm_size, &kp.pipe, &kp.div_ne1, &kp.div_ne2)) {
         return false;
     }
-    kp.pipe.block_rows   = 1;
-    kp.pipe.vtcm_size    = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
-    kp.div_ne1           = init_fastdiv(dst.ne[1]);
-    kp.div_ne2           = init_fastdiv(dst.ne[2]);
     kp.src_type          = src0.type;
     kp.src_row_size      = dst.ne[0] * (src0.type == 26 ? 4 : htp_cpy_elem_size(src0.type));
     kp.ids_i64           = ids.type == 27;
@@ -594,14 +604,9 @@ inline bool prepare_pad_kparams(const htp_tensor & src0, const htp_tensor & dst,
         return false;
     }
     htp_pad_kparams kp{};
-    const uint64_t  total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
+    if (!htp_dst_row_plan(dst, n_threads, vtcm_size, &kp.pipe, &kp.div_ne1, &kp.div_ne2)) {
         return false;
     }
-    kp.pipe.block_rows = 1;
-    kp.pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
-    kp.div_ne1         = init_fastdiv(dst.ne[1]);
-    kp.div_ne2         = init_fastdiv(dst.ne[2]);
     kp.src_ne1         = src0.ne[1];
     kp.src_ne2         = src0.ne[2];
     kp.src_ne3         = src0.ne[3];

@@ -130,18 +130,20 @@ struct get_rows_job {
     volatile uint32_t      bad_id;
 };
 
-void get_rows_thread(uint32_t, uint32_t i, void * data) {
-    get_rows_job &                      job  = *static_cast<get_rows_job *>(data);
-    const proto::htp_get_rows_kparams & kp   = job.kp;
-    const eltwise_rows &                plan = job.rows_plan;
-    uint32_t                            ir0, ir1;
+// One dst row per block (GET_ROWS, PAD): source_of(b, &offset) names the source row's byte offset
+// in src (false: none, and a token keeps the pops paired), whose src_row_size bytes land in slot 0;
+// compute(k, b) fills slot 1, which goes to dst row b.
+template <class Job, class Source, class Compute>
+void gather_dst_rows(const Job & job, uint32_t i, uint32_t src_row_size, Source source_of, Compute compute) {
+    const auto &         kp   = job.kp;
+    const eltwise_rows & plan = job.rows_plan;
+    uint32_t             ir0, ir1;
     if (!plan.thread_range(i, &ir0, &ir1)) {
         return;
     }
     dma_queue *      q        = &job.octx->dma[i];
     const dma_addr_t src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
     const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint8_t *  ids      = htp_tensor_ptr(job.octx->plat, job.ids);
     const uint32_t   stride   = kp.pipe.vtcm_row_stride;
 
     row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
@@ -157,25 +159,43 @@ void get_rows_thread(uint32_t, uint32_t i, void * data) {
         },
         [&](uint32_t k, const row_cursor & b) { dma_queue_push_token(q, plan.slot(i, 1, k), trace_info(b.row)); },
         [&](uint32_t k, const row_cursor & b) {
-            uint32_t id;
-            if (!read_row_id(ids + b.i1 * job.ids->nb[0] + b.i2 * job.ids->nb[1] + b.i3 * job.ids->nb[2],
-                             kp.ids_i64 != 0, job.src->ne[1], &id)) {
-                job.bad_id = 1;
-                dma_queue_push_token(q, plan.slot(i, 0, k), trace_info(b.row));  // keeps the pops paired
+            uint32_t offset;
+            if (!source_of(b, &offset)) {
+                dma_queue_push_token(q, plan.slot(i, 0, k), trace_info(b.row));
                 return;
             }
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)),
-                                       dma_addr_at(src_base, row_offset(job.src, id, b.i2, b.i3)), stride,
-                                       kp.src_row_size, kp.src_row_size, 1, trace_info(b.row));
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)), dma_addr_at(src_base, offset), stride,
+                                       src_row_size, src_row_size, 1, trace_info(b.row));
         },
-        [&](uint32_t k, const row_cursor &) {
-            rows_to_sf(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
-                       reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), 1, stride / 128, kp.src_type);
+        [&](uint32_t k, const row_cursor & b) {
+            compute(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
+                    reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), stride / 128, b);
         },
         [&](uint32_t k, const row_cursor & b) {
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, row_offset(job.dst, b.i1, b.i2, b.i3)),
                                        dma_addr_of(plan.slot(i, 1, k)), kp.pipe.row_size, stride, kp.pipe.row_size,
                                        1, trace_info(b.row));
+        });
+}
+
+void get_rows_thread(uint32_t, uint32_t i, void * data) {
+    get_rows_job &                      job = *static_cast<get_rows_job *>(data);
+    const proto::htp_get_rows_kparams & kp  = job.kp;
+    const uint8_t *                     ids = htp_tensor_ptr(job.octx->plat, job.ids);
+    gather_dst_rows(
+        job, i, kp.src_row_size,
+        [&](const row_cursor & b, uint32_t * offset) {
+            uint32_t id;
+            if (!read_row_id(ids + b.i1 * job.ids->nb[0] + b.i2 * job.ids->nb[1] + b.i3 * job.ids->nb[2],
+                             kp.ids_i64 != 0, job.src->ne[1], &id)) {
+                job.bad_id = 1;
+                return false;
+            }
+            *offset = row_offset(job.src, id, b.i2, b.i3);
+            return true;
+        },
+        [&](HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const row_cursor &) {
+            rows_to_sf(d, s, 1, n_vectors, kp.src_type);
         });
 }
 
@@ -199,49 +219,20 @@ __attribute__((noinline)) void pad_row(HVX_Vector * d, const HVX_Vector * s, uin
 }
 
 void pad_thread(uint32_t, uint32_t i, void * data) {
-    pad_job &                      job  = *static_cast<pad_job *>(data);
-    const proto::htp_pad_kparams & kp   = job.kp;
-    const eltwise_rows &           plan = job.rows_plan;
-    uint32_t                       ir0, ir1;
-    if (!plan.thread_range(i, &ir0, &ir1)) {
-        return;
-    }
-    dma_queue *      q        = &job.octx->dma[i];
-    const dma_addr_t src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
-    const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint32_t   stride   = kp.pipe.vtcm_row_stride;
+    const pad_job &                job = *static_cast<const pad_job *>(data);
+    const proto::htp_pad_kparams & kp  = job.kp;
     auto inside = [&](const row_cursor & b) { return b.i1 < kp.src_ne1 && b.i2 < kp.src_ne2 && b.i3 < kp.src_ne3; };
-
-    row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
-    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, row_cursor>(
-        q, &job.octx->trace[i], kp.pipe.n_slots, 1,
-        [&](row_cursor & b) {
-            if (next.row >= ir1) {
-                return false;
+    gather_dst_rows(
+        job, i, kp.src_row_size,
+        [&](const row_cursor & b, uint32_t * offset) {
+            if (!inside(b)) {
+                return false;  // all zeros: nothing to fetch
             }
-            b = next;
-            row_cursor_advance(next, 1, kp.div_ne1.d, kp.div_ne2.d);
+            *offset = row_offset(job.src, b.i1, b.i2, b.i3);
             return true;
         },
-        [&](uint32_t k, const row_cursor & b) { dma_queue_push_token(q, plan.slot(i, 1, k), trace_info(b.row)); },
-        [&](uint32_t k, const row_cursor & b) {
-            if (!inside(b)) {
-                dma_queue_push_token(q, plan.slot(i, 0, k), trace_info(b.row));  // all zeros: nothing to fetch
-                return;
-            }
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)),
-                                       dma_addr_at(src_base, row_offset(job.src, b.i1, b.i2, b.i3)), stride,
-                                       kp.src_row_size, kp.src_row_size, 1, trace_info(b.row));
-        },
-        [&](uint32_t k, const row_cursor & b) {
-            pad_row(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
-                    reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), inside(b) ? kp.src_row_size : 0,
-                    stride / 128);
-        },
-        [&](uint32_t k, const row_cursor & b) {
-            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, row_offset(job.dst, b.i1, b.i2, b.i3)),
-                                       dma_addr_of(plan.slot(i, 1, k)), kp.pipe.row_size, stride, kp.pipe.row_size,
-                                       1, trace_info(b.row));
+        [&](HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const row_cursor & b) {
+            pad_row(d, s, inside(b) ? kp.src_row_size : 0, n_vectors);
         });
 }
 
