@@ -61,19 +61,18 @@ inline void hvx_expand_codes(const HVX_Vector * w, const HVX_Vector * sc, HVX_Ve
     }
 }
 
-// One weight tile (its slot in VTCM; a K-quant tile's super-block starts at `first`, tiles
-// slot_size apart: Q2_K's row d and -dmin live there) into 1 << log2(Tile::blocks) HMX tiles at out.
+// One weight tile (its slot in VTCM) into 1 << log2(Tile::blocks) HMX tiles at out. Q2_K's rows'
+// d and -dmin live in its super-block's tiles: dd is their tile_q2_k::group, read once per
+// super-block by the caller (unused for the other types).
 template <class Tile>
-inline void hvx_expand_tile(const uint8_t * slot, const uint8_t * first, uint32_t slot_size, HVX_Vector * out,
-                            hmx_row_stats & st) {
+inline void hvx_expand_tile(const uint8_t * slot, const HVX_Vector * dd, HVX_Vector * out, hmx_row_stats & st) {
     const HVX_Vector * tile = reinterpret_cast<const HVX_Vector *>(slot);
     HVX_Vector         w[8];
     HVX_Vector         sc[4] = {};
     if constexpr (Tile::type == tile_q2_k::type) {
-        HVX_Vector dd[2];
-        Tile::group(first, slot_size, dd);
         Tile::scales(tile, dd, sc);
     } else {
+        (void) dd;
         Tile::scales(tile, sc);
     }
     if constexpr (Tile::blocks > 1) {
@@ -82,7 +81,6 @@ inline void hvx_expand_tile(const uint8_t * slot, const uint8_t * first, uint32_
             hvx_expand_codes<Tile>(w, sc, out + sub * HMX_TILE_VECTORS, st);
         }
     } else {
-        (void) first;
         Tile::unpack(tile, w);
         hvx_expand_codes<Tile>(w, sc, out, st);
     }

@@ -26,21 +26,20 @@ constexpr ggml_type kTiledTypes[] = {GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q
                                      GGML_TYPE_MXFP4, GGML_TYPE_Q1_0, GGML_TYPE_Q2_0, GGML_TYPE_Q2_K,
                                      GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K};
 
-void expand(ggml_type type, const uint8_t * slot, const uint8_t * first, uint32_t slot_size, HVX_Vector * out,
-            htp::hmx_row_stats & st) {
+void expand(ggml_type type, const uint8_t * slot, const HVX_Vector * dd, HVX_Vector * out, htp::hmx_row_stats & st) {
     switch (type) {
-        case GGML_TYPE_Q4_0: return htp::hvx_expand_tile<htp::tile_q4_0>(slot, first, slot_size, out, st);
-        case GGML_TYPE_Q4_1: return htp::hvx_expand_tile<htp::tile_q4_1>(slot, first, slot_size, out, st);
-        case GGML_TYPE_Q8_0: return htp::hvx_expand_tile<htp::tile_q8_0>(slot, first, slot_size, out, st);
-        case GGML_TYPE_IQ4_NL: return htp::hvx_expand_tile<htp::tile_iq4_nl>(slot, first, slot_size, out, st);
-        case GGML_TYPE_MXFP4: return htp::hvx_expand_tile<htp::tile_mxfp4>(slot, first, slot_size, out, st);
-        case GGML_TYPE_Q1_0: return htp::hvx_expand_tile<htp::tile_q1_0>(slot, first, slot_size, out, st);
-        case GGML_TYPE_Q2_0: return htp::hvx_expand_tile<htp::tile_q2_0>(slot, first, slot_size, out, st);
-        case GGML_TYPE_Q2_K: return htp::hvx_expand_tile<htp::tile_q2_k>(slot, first, slot_size, out, st);
-        case GGML_TYPE_Q3_K: return htp::hvx_expand_tile<htp::tile_q3_k>(slot, first, slot_size, out, st);
-        case GGML_TYPE_Q4_K: return htp::hvx_expand_tile<htp::tile_q4_k>(slot, first, slot_size, out, st);
-        case GGML_TYPE_Q5_K: return htp::hvx_expand_tile<htp::tile_q5_k>(slot, first, slot_size, out, st);
-        default: return htp::hvx_expand_tile<htp::tile_q6_k>(slot, first, slot_size, out, st);
+        case GGML_TYPE_Q4_0: return htp::hvx_expand_tile<htp::tile_q4_0>(slot, dd, out, st);
+        case GGML_TYPE_Q4_1: return htp::hvx_expand_tile<htp::tile_q4_1>(slot, dd, out, st);
+        case GGML_TYPE_Q8_0: return htp::hvx_expand_tile<htp::tile_q8_0>(slot, dd, out, st);
+        case GGML_TYPE_IQ4_NL: return htp::hvx_expand_tile<htp::tile_iq4_nl>(slot, dd, out, st);
+        case GGML_TYPE_MXFP4: return htp::hvx_expand_tile<htp::tile_mxfp4>(slot, dd, out, st);
+        case GGML_TYPE_Q1_0: return htp::hvx_expand_tile<htp::tile_q1_0>(slot, dd, out, st);
+        case GGML_TYPE_Q2_0: return htp::hvx_expand_tile<htp::tile_q2_0>(slot, dd, out, st);
+        case GGML_TYPE_Q2_K: return htp::hvx_expand_tile<htp::tile_q2_k>(slot, dd, out, st);
+        case GGML_TYPE_Q3_K: return htp::hvx_expand_tile<htp::tile_q3_k>(slot, dd, out, st);
+        case GGML_TYPE_Q4_K: return htp::hvx_expand_tile<htp::tile_q4_k>(slot, dd, out, st);
+        case GGML_TYPE_Q5_K: return htp::hvx_expand_tile<htp::tile_q5_k>(slot, dd, out, st);
+        default: return htp::hvx_expand_tile<htp::tile_q6_k>(slot, dd, out, st);
     }
 }
 
@@ -86,8 +85,11 @@ TEST(HmxTiles, EveryTypesExpansionIsTheFp16RoundingOfTheDequantizedTile) {
             std::vector<HVX_Vector> out(size_t(n_tiles) * per * htp::HMX_TILE_VECTORS);
             htp::hmx_row_stats st{Q6_V_vzero(), Q6_V_vzero()};
             for (uint32_t t = 0; t < n_tiles; ++t) {
-                const uint8_t * first = bytes + size_t(t & ~7u) * slot;
-                expand(type, bytes + size_t(t) * slot, first, slot, out.data() + size_t(t) * per * htp::HMX_TILE_VECTORS, st);
+                HVX_Vector dd[2] = {};  // Q2_K: the super-block's d and -dmin rows
+                if (type == GGML_TYPE_Q2_K) {
+                    htp::tile_q2_k::group(bytes + size_t(t & ~7u) * slot, slot, dd);
+                }
+                expand(type, bytes + size_t(t) * slot, dd, out.data() + size_t(t) * per * htp::HMX_TILE_VECTORS, st);
             }
             const auto * halves = reinterpret_cast<const uint16_t *>(out.data());
             std::vector<double> l1(32, 0.0);

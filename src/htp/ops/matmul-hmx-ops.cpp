@@ -173,10 +173,14 @@ __attribute__((noinline)) void expand_block(const uint8_t * slot, uint32_t slot_
                                             HVX_Vector * stats) {
     constexpr uint32_t per = Tile::blocks;  // HMX tiles per weight tile
     hmx_row_stats      st{stats[0], stats[1]};
+    HVX_Vector         dd[2] = {};  // Q2_K: the super-block's row d and -dmin
     for (uint32_t t = 0; t < ntiles; ++t) {
-        const uint8_t * first = slot + (t & ~(proto::KQUANT_TILES - 1)) * slot_size;
-        hvx_expand_tile<Tile>(slot + t * slot_size, first, slot_size,
-                              reinterpret_cast<HVX_Vector *>(out + size_t(t) * per * TILE), st);
+        if constexpr (Tile::type == tile_q2_k::type) {
+            if ((t & (proto::KQUANT_TILES - 1)) == 0) {
+                Tile::group(slot + t * slot_size, slot_size, dd);
+            }
+        }
+        hvx_expand_tile<Tile>(slot + t * slot_size, dd, reinterpret_cast<HVX_Vector *>(out + size_t(t) * per * TILE), st);
     }
     stats[0] = st.l1;
     stats[1] = st.max_bits;
