@@ -99,22 +99,10 @@ const HVX_Vector * stage_row(const hmx_mm_job & job, uint32_t i, uint32_t r, uin
     if (r >= job.mrows) {
         return nullptr;
     }
-    dma_queue *      q     = &job.octx->dma[i];
-    const bool       f16   = job.src1->type == HTP_TYPE_F16;
-    const uint32_t   bytes = job.kp.k * (f16 ? 2 : 4);
-    const uint32_t   n     = job.kp.k_tiles;
-    // F16 rows land on the first vector boundary past half the staging and widen into its start.
-    uint8_t *        landing = f16 ? staging + (n + 1) / 2 * 128 : staging;
-    const dma_addr_t base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
-    const uint32_t   offset  = job.scatter ? job.a_row[r] : job.a_slice + (job.m0 + r) * job.src1->nb[1];
-    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(landing), dma_addr_at(base, offset), bytes, bytes, bytes, 1,
-                               trace_info(job.m0 + r));
-    dma_queue_pop(q);
-    HVX_Vector * x = reinterpret_cast<HVX_Vector *>(staging);
-    if (f16) {
-        hvx_hf_row_to_sf(reinterpret_cast<const HVX_Vector *>(landing), x, n);
-    }
-    return x;
+    // K is whole tiles: no tail to clear.
+    const uint32_t offset = job.scatter ? job.a_row[r] : job.a_slice + (job.m0 + r) * job.src1->nb[1];
+    return land_act_row(&job.octx->dma[i], staging, job.src1, htp_tensor_dma_addr(job.octx->plat, job.src1), offset,
+                        job.kp.k, job.kp.k_tiles, trace_info(job.m0 + r));
 }
 
 // The row's factor 2^e in every lane of *factor, its scale 2^-e returned (x nullptr: zero rows).

@@ -72,26 +72,32 @@ inline uint8_t * weight_slot(const mm_job & job, uint32_t i, uint32_t k) {
 }
 inline uint8_t * act_row(const mm_job & job, uint32_t j) { return job.act + size_t(j) * job.kp.act_row_bytes; }
 
+// An activation row of k elements (src1 F32 or F16, at byte offset `offset` of base) by DMA into
+// staging, as fp32 in order from its start: F16 rows land on the first vector boundary past half
+// the staging (which holds n_vectors + 1 vectors) and widen into its start. The vectors past k are
+// the caller's.
+inline HVX_Vector * land_act_row(dma_queue * q, uint8_t * staging, const proto::htp_tensor * src1, dma_addr_t base,
+                                 uint32_t offset, uint32_t k, uint32_t n_vectors, uint16_t info) {
+    const bool     f16     = src1->type == HTP_TYPE_F16;
+    const uint32_t bytes   = k * (f16 ? 2 : 4);
+    uint8_t *      landing = f16 ? staging + (n_vectors + 1) / 2 * 128 : staging;
+    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(landing), dma_addr_at(base, offset), bytes, bytes, bytes, 1, info);
+    dma_queue_pop(q);
+    HVX_Vector * x = reinterpret_cast<HVX_Vector *>(staging);
+    if (f16) {
+        hvx_hf_row_to_sf(reinterpret_cast<const HVX_Vector *>(landing), x, n_vectors);
+    }
+    return x;
+}
+
 // Activation row j of the group as n_vectors fp32 vectors (32 elements each, in order) in thread
 // i's staging (its slots), elements from k on zero: DMA in, F16 widened, HVX_A_QUANT traced.
 inline const HVX_Vector * stage_act_row(const mm_job & job, uint32_t i, uint32_t j, uint32_t n_vectors) {
     dma_queue *      q       = &job.octx->dma[i];
     uint8_t *        staging = thread_area(job, i);
-    const dma_addr_t base    = htp_tensor_dma_addr(job.octx->plat, job.src1);
-    const bool       f16     = job.src1->type == HTP_TYPE_F16;
-    const uint32_t   bytes   = job.kp.k * (f16 ? 2 : 4);
-    const uint32_t   offset  = job.a_off[j];
-    // F16 rows land on the first vector boundary past half the staging and widen into its start
-    // (the staging holds n_vectors + 1 vectors: proto/htp-matmul.h).
-    uint8_t * landing = f16 ? staging + (n_vectors + 1) / 2 * 128 : staging;
-    dma_queue_push_ddr_to_vtcm(q, dma_addr_of(landing), dma_addr_at(base, offset), bytes, bytes, bytes, 1,
-                               trace_info(job.row0 + j));
-    dma_queue_pop(q);
+    HVX_Vector * x = land_act_row(q, staging, job.src1, htp_tensor_dma_addr(job.octx->plat, job.src1), job.a_off[j],
+                                  job.kp.k, n_vectors, trace_info(job.row0 + j));
     trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
-    HVX_Vector * x = reinterpret_cast<HVX_Vector *>(staging);
-    if (f16) {
-        hvx_hf_row_to_sf(reinterpret_cast<const HVX_Vector *>(landing), x, n_vectors);
-    }
     // The tail past k: what the DMA did not write (or widened from stale halves) becomes zero.
     const uint32_t full = job.kp.k / 32, tail = job.kp.k % 32;
     if (tail != 0) {
