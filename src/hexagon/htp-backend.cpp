@@ -144,6 +144,11 @@ std::string htp_backend::finish(htp_session & s, in_flight & batch) {
         return dev + ": the NPU answered batch " + std::to_string(rsp.id) + " where batch " +
                std::to_string(batch.req.id) + " was due";
     }
+    device_.count_window(rsp);
+    if (device_.options().verbose > 0 && (rsp.n_maps != 0 || rsp.n_unmaps != 0)) {
+        std::fprintf(stderr, "%s: batch %u: window: %u mapped (%" PRIu64 " bytes), %u unmapped (%" PRIu64 " bytes)\n",
+                     dev.c_str(), rsp.id, rsp.n_maps, rsp.map_bytes, rsp.n_unmaps, rsp.unmap_bytes);
+    }
     if (rsp.status != proto::HTP_STATUS_OK) {
         const std::string status = proto::htp_status_name(rsp.status);
         if (rsp.failed_op >= batch.ops.size()) {

@@ -92,6 +92,20 @@ void htp_device::forget_buffer(int fd) {
     }
 }
 
+htp_window_stats htp_device::window_stats() const {
+    std::lock_guard lock(window_mutex_);
+    return window_stats_;
+}
+
+void htp_device::count_window(const proto::htp_opbatch_rsp & rsp) {
+    std::lock_guard lock(window_mutex_);
+    window_stats_.batches += 1;
+    window_stats_.maps += rsp.n_maps;
+    window_stats_.unmaps += rsp.n_unmaps;
+    window_stats_.map_bytes += rsp.map_bytes;
+    window_stats_.unmap_bytes += rsp.unmap_bytes;
+}
+
 std::vector<std::unique_ptr<htp_device>> make_htp_devices(const htp_options & options,
                                                           const vnpu::rpc::session_options & session_options) {
     auto                                     shared = std::make_shared<const htp_options>(options);

@@ -51,6 +51,9 @@ class htp_device final : public backend_device {
     void                               forget_buffer(int fd);
     // The batches its backends ran while GGML_HEXAGON_PROFILE was on.
     htp_profile_log &                  profile_log() { return profile_log_; }
+    // The window's maps and unmaps over every batch this device ran (sessions restarted included).
+    htp_window_stats                   window_stats() const;
+    void                               count_window(const proto::htp_opbatch_rsp & rsp);
 
   private:
     htp_device_spec                    spec_;
@@ -62,6 +65,8 @@ class htp_device final : public backend_device {
     std::mutex                         mutex_;
     std::unique_ptr<htp_session>       session_;
     htp_profile_log                    profile_log_;
+    mutable std::mutex                 window_mutex_;
+    htp_window_stats                   window_stats_;
 };
 
 // One device per configured session.

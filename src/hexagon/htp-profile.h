@@ -48,6 +48,16 @@ class htp_profile_log {
     std::vector<htp_batch_profile> batches_;
 };
 
+// What a session's window did (the sliding window over buffers larger than it): counted for every
+// batch, profiling or not.
+struct htp_window_stats {
+    uint64_t batches     = 0;
+    uint64_t maps        = 0;
+    uint64_t unmaps      = 0;
+    uint64_t map_bytes   = 0;
+    uint64_t unmap_bytes = 0;
+};
+
 // Widens a 32-bit trace stamp to 64 bits, given a 64-bit clock value taken shortly before it.
 constexpr uint64_t widen_cycles(uint32_t stamp, uint64_t before) {
     return before + uint32_t(stamp - uint32_t(before));

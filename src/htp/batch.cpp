@@ -219,7 +219,12 @@ void run_batch(htp_session * s, const htp_opbatch_req * req, uint8_t * block, si
             }
         }
         if (status == proto::HTP_STATUS_OK) {
-            status = map_batch(s, req, v);
+            const buffer_map_stats before = s->buffers.stats;
+            status                        = map_batch(s, req, v);
+            rsp->n_maps                   = s->buffers.stats.maps - before.maps;
+            rsp->n_unmaps                 = s->buffers.stats.unmaps - before.unmaps;
+            rsp->map_bytes                = s->buffers.stats.map_bytes - before.map_bytes;
+            rsp->unmap_bytes              = s->buffers.stats.unmap_bytes - before.unmap_bytes;
         }
         if (status == proto::HTP_STATUS_OK) {
             setup_traces(s, req, v);

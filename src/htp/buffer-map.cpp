@@ -10,6 +10,7 @@ void buffer_map_init(buffer_map * m, const platform * plat, uint64_t vmem_budget
     m->mapped_bytes = 0;
     m->batch_seq    = 1;
     m->count        = 0;
+    m->stats        = buffer_map_stats{};
 }
 
 void buffer_map_begin_batch(buffer_map * m) { ++m->batch_seq; }
@@ -18,6 +19,8 @@ static void unmap_slot(buffer_map * m, uint32_t i) {
     const buffer_mapping & b = m->slots[i];
     m->plat->unmap_buffer(m->plat->ctx, b.npu_addr, b.size);
     m->mapped_bytes -= b.size;
+    m->stats.unmaps += 1;
+    m->stats.unmap_bytes += b.size;
     m->slots[i] = m->slots[--m->count];
 }
 
@@ -79,6 +82,8 @@ uint32_t buffer_map_acquire(buffer_map * m, int32_t fd, uint64_t size, bool pinn
     }
     m->slots[m->count++] = buffer_mapping{fd, addr, size, m->batch_seq, pinned};
     m->mapped_bytes += size;
+    m->stats.maps += 1;
+    m->stats.map_bytes += size;
     *npu_addr = addr;
     return proto::HTP_STATUS_OK;
 }

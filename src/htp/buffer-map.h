@@ -21,12 +21,21 @@ struct buffer_mapping {
     bool     pinned;
 };
 
+// What the window did so far: mappings made and removed, and their bytes.
+struct buffer_map_stats {
+    uint32_t maps        = 0;
+    uint32_t unmaps      = 0;
+    uint64_t map_bytes   = 0;
+    uint64_t unmap_bytes = 0;
+};
+
 struct buffer_map {
     const platform * plat         = nullptr;
     uint64_t         vmem_budget  = 0;
     uint64_t         mapped_bytes = 0;
     uint64_t         batch_seq    = 1;  // mappings with last_batch == batch_seq are in use
     uint32_t         count        = 0;
+    buffer_map_stats stats;
     buffer_mapping   slots[HTP_MAX_MAPPINGS];
 };
 

@@ -276,8 +276,10 @@ void model::create_tensors(const load_options & opts) {
         }
         buffers_.push_back(std::move(buf));
     }
-    // One buffer per other buffer type, tensors placed at aligned offsets, then their bytes copied
-    // in (set_tensor: a REPACK type tiles them).
+    // The other buffer types' buffers: tensors at aligned offsets, a new buffer whenever the next
+    // tensor would take one past the type's max_size (GGML_HEXAGON_MBUF for the NPU's: smaller
+    // buffers let its window slide over a model larger than it); then their bytes are copied in
+    // (set_tensor: a REPACK type tiles them).
     std::vector<backend_buffer_type *> types;
     for (backend_buffer_type * b : where) {
         if (b && std::find(types.begin(), types.end(), b) == types.end()) {
@@ -286,27 +288,45 @@ void model::create_tensors(const load_options & opts) {
     }
     size_t total_copy = 0;
     for (backend_buffer_type * buft : types) {
+        const size_t        align = buft->alignment();
+        std::vector<size_t> members;  // the tensors of the buffer being filled
         size_t              total = 0;
         std::vector<size_t> offs(loaded.size(), 0);
+        auto                flush = [&] {
+            if (members.empty()) {
+                return;
+            }
+            auto buf = buft->alloc_buffer(total);
+            buf->set_usage(buffer_usage::weights);
+            uint8_t * base = static_cast<uint8_t *>(buf->base());
+            for (size_t i : members) {
+                tensor_alloc(buf.get(), loaded[i].first, base + offs[i]);
+                total_copy += loaded[i].second->nbytes;
+            }
+            buffers_.push_back(std::move(buf));
+            members.clear();
+            total = 0;
+        };
         for (size_t i = 0; i < loaded.size(); ++i) {
             if (where[i] != buft) {
                 continue;
             }
-            const size_t align = buft->alignment();
-            total              = (total + align - 1) / align * align;
-            offs[i]            = total;
-            total += buft->alloc_size(loaded[i].first);
-        }
-        auto buf = buft->alloc_buffer(total);
-        buf->set_usage(buffer_usage::weights);
-        uint8_t * base = static_cast<uint8_t *>(buf->base());
-        for (size_t i = 0; i < loaded.size(); ++i) {
-            if (where[i] == buft) {
-                tensor_alloc(buf.get(), loaded[i].first, base + offs[i]);
-                total_copy += loaded[i].second->nbytes;
+            const size_t need = buft->alloc_size(loaded[i].first);
+            if (need > buft->max_size()) {
+                throw model_error("weight '" + std::string(loaded[i].first->name) + "' needs " + std::to_string(need) +
+                                  " bytes in " + buft->name() + ", more than its largest buffer (" +
+                                  std::to_string(buft->max_size()) + " bytes)");
             }
+            size_t at = (total + align - 1) / align * align;
+            if (at + need > buft->max_size()) {
+                flush();
+                at = 0;
+            }
+            offs[i] = at;
+            total   = at + need;
+            members.push_back(i);
         }
-        buffers_.push_back(std::move(buf));
+        flush();
     }
     size_t done = 0;
     for (size_t i = 0; i < loaded.size(); ++i) {

@@ -92,6 +92,12 @@ struct htp_opbatch_rsp {
     uint32_t n_ops_done;
     uint32_t n_traces[HTP_TRACE_SLOTS];  // events recorded per thread slot
     uint32_t fault_addr;                 // NPU address of a faulting access (status FAULT)
+    // The session window while preparing this batch's buffers (the sliding window): buffers mapped
+    // and unmapped, and their bytes.
+    uint32_t n_maps;
+    uint32_t n_unmaps;
+    uint64_t map_bytes;
+    uint64_t unmap_bytes;
     uint64_t usecs;
     uint64_t cycles_start;
     uint64_t cycles_stop;
@@ -103,7 +109,7 @@ static_assert(sizeof(htp_op_desc) == 224);
 static_assert(sizeof(htp_prof_desc) == 24);
 static_assert(sizeof(htp_trace_desc) == 8);
 static_assert(sizeof(htp_opbatch_req) == 24);
-static_assert(sizeof(htp_opbatch_rsp) == 88);
+static_assert(sizeof(htp_opbatch_rsp) == 112);
 
 // Byte offsets of the sections of one batch block.
 struct htp_batch_layout {

@@ -17,6 +17,10 @@
   which llama.cpp (and hexnpu) match in the raw text, while sentencepiece matches user-defined
   pieces after escaping spaces to U+2581, so it never produces them.
 - A prompt longer than the context is an error, exit 1; so is the NPU session dying.
+- A session window smaller than the weights (HEXNPU_WINDOW_SIZE 224 MiB, weights 235 MiB in
+  buffers of at most GGML_HEXAGON_MBUF 190 MiB): the window slides (maps and unmaps every token),
+  logits and tokens are bit-identical to a full window; a window smaller than one op's buffers and a
+  weight larger than MBUF are clear errors.
 """
 
 import os
@@ -33,8 +37,9 @@ TEXT = Path(__file__).resolve().parents[1] / "data" / "english-public-domain.txt
 PROMPT = "The capital of France is"
 
 
-def hexnpu(*args, check=True):
-    p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=300)
+def hexnpu(*args, check=True, env=None):
+    p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=300,
+                       env=None if env is None else {**os.environ, **env})
     if check and p.returncode != 0:
         raise AssertionError(f"hexnpu {' '.join(map(str, args))} failed ({p.returncode}):\n{p.stderr}")
     return p
@@ -105,6 +110,43 @@ def test_perplexity_is_plausible_and_htp0_agrees_with_cpu():
     agree = sum(a == b for a, b in zip(cpu_top, npu_top)) / len(cpu_top)
     assert agree >= 0.95, f"top-1 agreement {agree:.3f}"
     assert abs(npu_ppl / cpu_ppl - 1) < 0.02, (npu_ppl, cpu_ppl)
+
+
+def window_env(window_mib, mbuf_mib=190):
+    return {"HEXNPU_WINDOW_SIZE": str(window_mib << 20), "GGML_HEXAGON_MBUF": str(mbuf_mib)}
+
+
+def window_stats(stderr):
+    m = re.search(r"HTP0 window: (\d+) batches, (\d+) maps \(.*\), (\d+) unmaps", stderr)
+    assert m, stderr
+    return tuple(map(int, m.groups()))
+
+
+def test_weights_larger_than_the_window_slide_through_it():
+    tokens = ",".join(map(str, tokenize(PROMPT + " Paris, and the capital of Italy is")))
+    runs = {}
+    for window in [4096, 224]:
+        env = window_env(window)
+        logits = hexnpu("run", "-m", MODEL, "--tokens", tokens, "--logits", "-c", "512", "--device", "HTP0", env=env)
+        text = hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "12", "-c", "512", "--device", "HTP0", env=env)
+        runs[window] = (logits.stdout, text.stdout, window_stats(logits.stderr), window_stats(text.stderr))
+    full, small = runs[4096], runs[224]
+    assert full[2][2] == 0 and full[3][2] == 0, "a full window unmaps nothing"
+    batches, maps, unmaps = small[3]
+    assert unmaps >= 2 * 11 and maps > unmaps, small[3]  # each decoded token maps both weight buffers
+    assert small[2][2] > 0
+    assert small[0] == full[0], "logits differ with a sliding window"
+    assert small[1] == full[1]
+
+
+def test_window_smaller_than_one_op_is_an_error():
+    p = hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "2", "-c", "512", "--device", "HTP0",
+               env=window_env(160), check=False)
+    assert p.returncode == 1
+    assert "MUL_MAT" in p.stderr and "more than the window budget" in p.stderr, p.stderr
+    p = hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "2", "--device", "HTP0", env=window_env(4096, 100), check=False)
+    assert p.returncode == 1
+    assert "token_embd.weight" in p.stderr and "more than its largest buffer" in p.stderr, p.stderr
 
 
 def test_tokenize_round_trip_multilingual():

@@ -9,6 +9,7 @@
 
 #include "hexnpu/hexagon.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -111,6 +112,19 @@ devices open_devices(const std::string & spec, int n_threads) {
         d.names += b->name();
     }
     return d;
+}
+
+void print_window_stats(const devices & d) {
+    for (const backend * b : d.backends) {
+        const auto * htp = dynamic_cast<const hexagon::htp_device *>(b->device());
+        if (htp == nullptr) {
+            continue;
+        }
+        const hexagon::htp_window_stats w = htp->window_stats();
+        std::fprintf(stderr, "hexnpu_perf: %s window: %llu batches, %llu maps (%s), %llu unmaps (%s)\n", htp->name(),
+                     (unsigned long long) w.batches, (unsigned long long) w.maps, human_bytes(w.map_bytes).c_str(),
+                     (unsigned long long) w.unmaps, human_bytes(w.unmap_bytes).c_str());
+    }
 }
 
 model::context_params context_params_for(const devices & d) {

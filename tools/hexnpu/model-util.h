@@ -31,6 +31,10 @@ struct devices {
 };
 devices open_devices(const std::string & spec, int n_threads);
 
+// One stderr line per NPU device in d: its batches and the window's maps and unmaps (the sliding
+// window at work when the weights do not fit the session's window).
+void print_window_stats(const devices & d);
+
 // The context parameters every model command shares: the devices' backends, the KV cache's
 // buffer type, the NPU's refusal reasons for --verbose.
 model::context_params context_params_for(const devices & d);
