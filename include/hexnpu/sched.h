@@ -1,6 +1,8 @@
 // Scheduler: runs one graph on several backends. Each node goes to the first backend (priority
 // order) whose device supports the op and can read the buffers that already hold its inputs
 // (weights pin ops to devices that can read them); consecutive nodes on one backend form a split.
+// A node that the last non-fallback backend used can run stays there, so with several devices
+// (layer split) a layer's ops follow its weights rather than the priority order.
 // Where a backend cannot read a tensor produced elsewhere, the scheduler copies it into that
 // backend's buffer type before the split runs; a host-visible buffer is read in place by any
 // device that accepts it (unified memory, no copy). Intermediates of all splits are planned
@@ -68,7 +70,7 @@ class backend_sched {
     class redirect_guard;
 
     void                        plan(ggml_cgraph & graph);
-    size_t                      choose_backend(ggml_tensor * node) const;
+    size_t                      choose_backend(ggml_tensor * node, size_t preferred) const;
     const backend_buffer_type * location(const ggml_tensor * root) const;
     bool                        can_write(const backend_device * dev, const ggml_tensor * node) const;
     bool                        can_read_pinned(const backend_device * dev, const ggml_tensor * node) const;

@@ -132,10 +132,16 @@ bool backend_sched::can_read_pinned(const backend_device * dev, const ggml_tenso
     return true;
 }
 
-size_t backend_sched::choose_backend(ggml_tensor * node) const {
-    for (size_t i = 0; i < backends_.size(); ++i) {
+size_t backend_sched::choose_backend(ggml_tensor * node, size_t preferred) const {
+    auto fits = [&](size_t i) {
         const backend_device * dev = backends_[i]->device();
-        if (dev->supports_op(node) && can_write(dev, node) && can_read_pinned(dev, node)) {
+        return dev->supports_op(node) && can_write(dev, node) && can_read_pinned(dev, node);
+    };
+    if (preferred < backends_.size() && fits(preferred)) {
+        return preferred;
+    }
+    for (size_t i = 0; i < backends_.size(); ++i) {
+        if (fits(i)) {
             return i;
         }
     }
@@ -185,13 +191,19 @@ void backend_sched::plan(ggml_cgraph & graph) {
     planned_nodes_.clear();
     copies_ctx_ = std::make_unique<ggml_context>();
 
-    // Nodes that compute, in order. Memory-less inputs live where their first reader runs.
+    // Nodes that compute, in order. Memory-less inputs live where their first reader runs. A node
+    // stays on the last non-fallback backend used when that one can run it (a layer whose weights
+    // pinned it to one of several devices keeps its other ops there too).
+    size_t preferred = backends_.size();
     for (ggml_tensor * n : graph.nodes) {
         if (is_view_op(n->op)) {
             continue;
         }
-        const size_t b    = choose_backend(n);
+        const size_t b    = choose_backend(n, preferred);
         assignment_[n]    = b;
+        if (b + 1 < backends_.size()) {
+            preferred = b;
+        }
         auto settle_input = [&](ggml_tensor * root) {
             if (!root->data && !assignment_.count(root)) {
                 home_.emplace(root, b);

@@ -101,6 +101,7 @@ void htp_backend::compute_ops(std::span<const htp_op> ops) {
                 }
             }
             for (htp_buffer * b : batch.buffers()) {
+                b->add_user(&device_);
                 s.ensure_registered(b->fd(), b->size(), b->pinned());
             }
             const uint32_t               id   = s.next_batch_id();

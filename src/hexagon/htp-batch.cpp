@@ -53,7 +53,7 @@ bool htp_batch::add(const htp_op & op, const backend_device * device) {
     std::vector<proto::htp_tensor> described;
     auto                           describe = [&](const ggml_tensor * t) {
         auto * buf = dynamic_cast<htp_buffer *>(t->buffer);
-        if (buf == nullptr || buf->htp_buft()->device() != device) {
+        if (buf == nullptr || (buf->htp_buft()->device() != device && buf->kind() != htp_buffer_kind::compute)) {
             throw fail("tensor " + quoted(t) + " lives in " +
                        (t->buffer != nullptr ? std::string("a ") + t->buffer->buft()->name() + " buffer"
                                              : std::string("no buffer")) +

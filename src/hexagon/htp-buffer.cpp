@@ -56,7 +56,21 @@ size_t htp_buffer_type::alloc_size(const ggml_tensor * t) const {
 htp_buffer::htp_buffer(htp_buffer_type * buft, size_t size)
     : backend_buffer(buft, size), memory_(std::max<size_t>(size, 1)), kind_(buft->kind()) {}
 
-htp_buffer::~htp_buffer() { htp_buft()->htp()->forget_buffer(memory_.fd()); }
+htp_buffer::~htp_buffer() {
+    htp_buft()->htp()->forget_buffer(memory_.fd());
+    for (htp_device * d : users_) {
+        if (d != htp_buft()->htp()) {
+            d->forget_buffer(memory_.fd());
+        }
+    }
+}
+
+void htp_buffer::add_user(htp_device * device) {
+    std::lock_guard lock(users_mutex_);
+    if (std::find(users_.begin(), users_.end(), device) == users_.end()) {
+        users_.push_back(device);
+    }
+}
 
 bool htp_buffer::is_tiled(const ggml_tensor * t) const {
     const auto it = tiled_.find(t->data);

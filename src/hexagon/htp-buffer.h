@@ -13,6 +13,8 @@
 #include "vnpu/platform/shared-buffer.h"
 
 #include <cstdint>
+#include <mutex>
+#include <vector>
 #include <string>
 #include <unordered_map>
 
@@ -66,6 +68,9 @@ class htp_buffer final : public backend_buffer {
     const htp_buffer_type * htp_buft() const { return static_cast<const htp_buffer_type *>(buft()); }
     // Whether the tensor's bytes here are in the tiled format.
     bool                    is_tiled(const ggml_tensor * t) const;
+    // A device whose session registers this buffer (its own, or another reading it in place):
+    // each is told when the buffer is freed, so no session keeps a stale mapping of its fd.
+    void                    add_user(htp_device * device);
 
   private:
     vnpu::shared_buffer               memory_;
@@ -77,6 +82,8 @@ class htp_buffer final : public backend_buffer {
         int64_t   ne[4];
     };
     std::unordered_map<const void *, tiled_shape> tiled_;
+    std::mutex                                    users_mutex_;
+    std::vector<htp_device *>                     users_;
 };
 
 // Bytes a tensor occupies in an HTP buffer as stored (its tiled size when tiled).

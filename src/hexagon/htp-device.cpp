@@ -70,7 +70,13 @@ bool htp_device::supports_op(const ggml_tensor * op) const {
 }
 
 bool htp_device::supports_buft(const backend_buffer_type * buft) const {
-    return buft == &compute_buft_ || buft == &repack_buft_;
+    if (buft == &compute_buft_ || buft == &repack_buft_) {
+        return true;
+    }
+    // Another session's compute buffers are shared DDR too: mapped here by fd, read and written in
+    // place (a layer split's activations cross sessions without copies).
+    const auto * htp = dynamic_cast<const htp_buffer_type *>(buft);
+    return htp != nullptr && htp->kind() == htp_buffer_kind::compute;
 }
 
 htp_session & htp_device::session() {

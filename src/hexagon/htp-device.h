@@ -35,7 +35,7 @@ class htp_device final : public backend_device {
     }
     std::unique_ptr<backend>           init_backend() override;
     bool                               supports_op(const ggml_tensor * op) const override;
-    // Only this device's own buffer types: its session maps no other memory.
+    // Its own buffer types, and the compute buffers of other HTP devices (shared DDR by fd).
     bool                               supports_buft(const backend_buffer_type * buft) const override;
 
     const htp_options &                options() const { return *options_; }

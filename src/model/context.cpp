@@ -22,18 +22,31 @@ context::context(const model & m, const context_params & p) : model_(m), params_
         throw model_error("context: the context size (-c) and micro-batch size (-ub) must be positive");
     }
     params_.n_ubatch = std::min(p.n_ubatch, p.n_ctx);
-    kv_ctx_          = std::make_unique<ggml_context>();
+    if (!p.kv_layer_bufts.empty() && int64_t(p.kv_layer_bufts.size()) != h.n_layer) {
+        throw model_error("context: " + std::to_string(p.kv_layer_bufts.size()) + " KV cache buffer types for " +
+                          std::to_string(h.n_layer) + " layers");
+    }
+    backend_buffer_type * fallback = p.kv_buft ? p.kv_buft : p.backends.back()->device()->buffer_type();
+    std::vector<backend_buffer_type *> bufts;
     for (int64_t il = 0; il < h.n_layer; ++il) {
-        ggml_tensor * k = ggml_new_tensor_2d(kv_ctx_.get(), GGML_TYPE_F16, h.n_embd_k_gqa(), p.n_ctx);
-        ggml_tensor * v = ggml_new_tensor_2d(kv_ctx_.get(), GGML_TYPE_F16, h.n_embd_v_gqa(), p.n_ctx);
+        backend_buffer_type * buft = p.kv_layer_bufts.empty() ? fallback : p.kv_layer_bufts[size_t(il)];
+        auto                  it   = std::find(bufts.begin(), bufts.end(), buft);
+        if (it == bufts.end()) {
+            it = bufts.insert(bufts.end(), buft);
+            kv_ctx_.push_back(std::make_unique<ggml_context>());
+        }
+        ggml_context & kc = *kv_ctx_[size_t(it - bufts.begin())];
+        ggml_tensor *  k  = ggml_new_tensor_2d(&kc, GGML_TYPE_F16, h.n_embd_k_gqa(), p.n_ctx);
+        ggml_tensor *  v  = ggml_new_tensor_2d(&kc, GGML_TYPE_F16, h.n_embd_v_gqa(), p.n_ctx);
         ggml_set_name(k, ("cache_k_l" + std::to_string(il)).c_str());
         ggml_set_name(v, ("cache_v_l" + std::to_string(il)).c_str());
         k_cache_.push_back(k);
         v_cache_.push_back(v);
     }
-    backend_buffer_type * buft = p.kv_buft ? p.kv_buft : p.backends.back()->device()->buffer_type();
-    kv_buf_                    = alloc_ctx_tensors(*kv_ctx_, buft);
-    kv_buf_->clear(0);
+    for (size_t i = 0; i < bufts.size(); ++i) {
+        kv_buf_.push_back(alloc_ctx_tensors(*kv_ctx_[i], bufts[i]));
+        kv_buf_.back()->clear(0);
+    }
     sched_ = std::make_unique<backend_sched>(p.backends);
 }
 

@@ -26,6 +26,9 @@ struct context_params {
     std::vector<backend *> backends;
     // Where the KV cache lives (host-visible); nullptr: the last backend's device default.
     backend_buffer_type * kv_buft = nullptr;
+    // Per layer, where its K and V cache live (a layer split puts them on the layer's device);
+    // empty: all in kv_buft.
+    std::vector<backend_buffer_type *> kv_layer_bufts;
     // When set: the plan summary of the first prompt graph and of the first single-token graph
     // (nodes per backend, splits, copies, and each op that fell back to the last backend and why).
     FILE * plan_out = nullptr;
@@ -74,8 +77,8 @@ class context {
 
     const model &                   model_;
     context_params                  params_;
-    std::unique_ptr<ggml_context>   kv_ctx_;
-    std::unique_ptr<backend_buffer> kv_buf_;
+    std::vector<std::unique_ptr<ggml_context>>   kv_ctx_;  // one per buffer type
+    std::vector<std::unique_ptr<backend_buffer>> kv_buf_;
     std::vector<ggml_tensor *>      k_cache_, v_cache_;
     std::unique_ptr<backend_sched>  sched_;
     std::vector<float>              logits_;

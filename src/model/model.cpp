@@ -166,7 +166,8 @@ void model::create_tensors(const load_options & opts) {
     const hparams & h = hp_;
     ctx_              = std::make_unique<ggml_context>();
     std::vector<std::pair<ggml_tensor *, const gguf::tensor_info *>> loaded;
-    std::vector<bool>                                                 is_matmul;
+    std::vector<weight_use>                                           uses;
+    int64_t                                                           layer = -1;  // of the weights get() reads
 
     auto get = [&](const std::string & name, std::vector<int64_t> ne, bool required, bool matmul,
                    const char * as = nullptr) -> ggml_tensor * {
@@ -194,7 +195,7 @@ void model::create_tensors(const load_options & opts) {
         ggml_tensor * t = ggml_new_tensor(ctx_.get(), ti->type, 4, ti->ne.data());
         ggml_set_name(t, as ? as : name.c_str());
         loaded.emplace_back(t, ti);
-        is_matmul.push_back(matmul);
+        uses.push_back(weight_use{matmul, layer, h.n_layer});
         if (!as) {  // a second use of a file tensor is not counted twice
             n_params_ += uint64_t(ti->nelements());
             weight_bytes_ += ti->nbytes;
@@ -223,6 +224,7 @@ void model::create_tensors(const load_options & opts) {
     for (int64_t il = 0; il < h.n_layer; ++il) {
         layer_weights &   L = layers[size_t(il)];
         const std::string b = "blk." + std::to_string(il) + ".";
+        layer               = il;
         L.attn_norm         = get(b + "attn_norm.weight", {E}, true, false);
         L.wq                = get(b + "attn_q.weight", {E, Eq}, true, true);
         L.wk                = get(b + "attn_k.weight", {E, Ek}, true, true);
@@ -251,7 +253,7 @@ void model::create_tensors(const load_options & opts) {
     std::vector<backend_buffer_type *> where(loaded.size(), opts.weight_buft);
     for (size_t i = 0; i < loaded.size(); ++i) {
         if (opts.placement) {
-            if (backend_buffer_type * b = opts.placement(loaded[i].first, is_matmul[i])) {
+            if (backend_buffer_type * b = opts.placement(loaded[i].first, uses[i])) {
                 where[i] = b;
             }
         }

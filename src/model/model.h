@@ -74,16 +74,24 @@ struct layer_weights {
     ggml_tensor * post_ffn_norm  = nullptr;  // gemma3
 };
 
+// How the model uses a weight: read by MUL_MAT or not, and the layer it belongs to (-1: the
+// embeddings, the output head and norm).
+struct weight_use {
+    bool    is_matmul = false;
+    int64_t layer     = -1;
+    int64_t n_layer   = 0;
+};
+
 struct load_options {
     // Where the weights go. nullptr: the file's memory mapping itself, read in place (the weights
     // are then host memory belonging to `host_buft`, which must be host-visible).
     backend_buffer_type * weight_buft = nullptr;
     // The CPU device's buffer type: the mapped weights are tagged with it.
     backend_buffer_type * host_buft = nullptr;
-    // A weight for which this returns a buffer type goes there (is_matmul: read by MUL_MAT), e.g.
-    // an NPU's REPACK type when the NPU computes MUL_MAT with that weight, or its compute buffers
-    // for the norms; everything else follows weight_buft.
-    std::function<backend_buffer_type *(const ggml_tensor * weight, bool is_matmul)> placement;
+    // A weight for which this returns a buffer type goes there, e.g. an NPU's REPACK type when the
+    // NPU computes MUL_MAT with that weight, or its compute buffers for the norms, on the device
+    // its layer is assigned to; everything else follows weight_buft.
+    std::function<backend_buffer_type *(const ggml_tensor * weight, const weight_use & use)> placement;
     // Called while weights are copied (done, total bytes).
     void (*progress)(size_t done, size_t total, void * user) = nullptr;
     void * progress_user = nullptr;

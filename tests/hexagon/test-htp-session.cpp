@@ -359,10 +359,12 @@ TEST(HtpErrors, NodesWithoutNpuKernelsAreRefused) {
 
 // ---- several devices
 
-TEST(HtpDevices, TwoDevicesInOneProcessKeepToTheirOwnBuffers) {
+// Two sessions work at once; each reads and writes the other's compute buffers in place (shared DDR:
+// a layer split's activations), never its REPACK (delayed, possibly tiled) weights.
+TEST(HtpDevices, TwoDevicesShareComputeBuffersButNotWeights) {
     fixture f(test_options(2));
     ASSERT_EQ(f.devices.size(), 2u);
-    EXPECT_FALSE(f.dev(0).supports_buft(f.dev(1).buffer_type()));
+    EXPECT_TRUE(f.dev(0).supports_buft(f.dev(1).buffer_type()));
     EXPECT_FALSE(f.dev(1).supports_buft(f.dev(0).extra_buffer_types()[0]));
 
     ggml_context  c0, c1;
@@ -396,12 +398,24 @@ TEST(HtpDevices, TwoDevicesInOneProcessKeepToTheirOwnBuffers) {
     EXPECT_TRUE(scaled_exactly(values(a0), values(b0), {2.0f}));
     EXPECT_TRUE(scaled_exactly(values(a1), values(b1), {-3.0f}));
 
-    const htp_op cross[] = {stream_op(a0, b1, 1.0f, b1)};
+    // Session 1 reads session 0's a0 and writes session 0's b0; then session 0 reads that back.
+    const htp_op cross[] = {stream_op(a0, b0, 5.0f)};
+    be1.compute_ops(cross);
+    EXPECT_TRUE(scaled_exactly(values(a0), values(b0), {5.0f}));
+    const htp_op back[] = {stream_op(b0, b1, 0.5f)};
+    be0.compute_ops(back);
+    EXPECT_TRUE(scaled_exactly(values(a0), values(b1), {2.5f}));
+
+    ggml_context  cw;
+    ggml_tensor * w    = ggml_new_tensor_2d(&cw, GGML_TYPE_F32, 256, 16);
+    auto          bufw = alloc_ctx_tensors(cw, f.dev(0).extra_buffer_types()[0]);
+    fill(w, 3);
+    const htp_op weights[] = {stream_op(w, b1, 1.0f)};
     try {
-        be1.compute_ops(cross);
+        be1.compute_ops(weights);
         FAIL() << "no error";
     } catch (const backend_error & e) {
-        EXPECT_NE(std::string(e.what()).find("lives in a HTP0:0 buffer, which this session cannot read"),
+        EXPECT_NE(std::string(e.what()).find("lives in a HTP0:0-REPACK buffer, which this session cannot read"),
                   std::string::npos)
             << e.what();
     }

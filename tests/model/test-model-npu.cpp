@@ -47,7 +47,8 @@ logits_run run(const std::string & path, backend_device & cpu_dev, backend * npu
         backend_buffer_type * repack = dev->extra_buffer_types().at(0);
         // As `hexnpu run` places them: matmul weights into the REPACK buffers, norm weights into the
         // NPU's compute buffers, the rest (token_embd) read from the mapping.
-        o.placement = [dev, repack](const ggml_tensor * w, bool is_matmul) -> backend_buffer_type * {
+        o.placement = [dev, repack](const ggml_tensor * w, const model::weight_use & use) -> backend_buffer_type * {
+            const bool is_matmul = use.is_matmul;
             return is_matmul ? repack : ggml_n_dims(w) == 1 ? dev->buffer_type() : nullptr;
         };
         cp.backends = {npu, cpu.get()};

@@ -199,7 +199,8 @@ TEST(ModelLoad, CopiedWeightsGiveTheSameLogitsAsMapped) {
         if (mode == 1) {
             o.weight_buft = env.dev->buffer_type();  // everything copied
         } else if (mode == 2) {                      // matmul weights copied, the rest mapped
-            o.placement = [&](const ggml_tensor *, bool is_matmul) {
+            o.placement = [&](const ggml_tensor *, const model::weight_use & use) {
+                const bool is_matmul = use.is_matmul;
                 return is_matmul ? env.dev->buffer_type() : nullptr;
             };
         }

@@ -21,6 +21,10 @@
   buffers of at most GGML_HEXAGON_MBUF 190 MiB): the window slides (maps and unmaps every token),
   logits and tokens are bit-identical to a full window; a window smaller than one op's buffers and a
   weight larger than MBUF are clear errors.
+- A layer split over 2, 3 and 4 sessions (GGML_HEXAGON_DEVICES=N, --device HTP0:0,..): every session
+  runs its layers (the plan puts nodes on each, no copies between them), and the logits are
+  bit-identical to one session's (the split changes no summation order); --tensor-split shares the
+  layers by proportion.
 """
 
 import os
@@ -147,6 +151,39 @@ def test_window_smaller_than_one_op_is_an_error():
     p = hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "2", "--device", "HTP0", env=window_env(4096, 100), check=False)
     assert p.returncode == 1
     assert "token_embd.weight" in p.stderr and "more than its largest buffer" in p.stderr, p.stderr
+
+
+def sessions(n):
+    return ",".join(f"HTP0:{i}" for i in range(n))
+
+
+def plan_nodes(stderr):
+    """Nodes per backend of the first graph's plan (--verbose)."""
+    line = re.search(r"plan \(\d+-token graph\): .*", stderr).group(0)
+    return {name: int(count) for name, count in re.findall(r" (HTP0:\d|CPU) (\d+)", line)}
+
+
+def test_layer_split_over_sessions_gives_the_same_logits():
+    tokens = ",".join(map(str, tokenize(PROMPT)))
+    logits = {}
+    for n in [1, 2, 3, 4]:
+        p = hexnpu("run", "-m", MODEL, "--tokens", tokens, "--logits", "-c", "256", "--device", sessions(n),
+                   "--verbose", env={"GGML_HEXAGON_DEVICES": str(n)})
+        logits[n] = p.stdout
+        nodes = plan_nodes(p.stderr)
+        assert all(nodes.get(f"HTP0:{i}", 0) > 100 for i in range(n)), nodes
+        assert nodes.get("CPU", 0) <= 1, nodes  # only the token embedding's GET_ROWS from the file
+        m = re.search(r"plan \(\d+-token graph\): \d+ nodes, (\d+) splits, (\d+) copies", p.stderr)
+        assert int(m.group(1)) == n + 1 and int(m.group(2)) <= 1, m.group(0)
+        for i in range(n):
+            assert window_stats(p.stderr.replace(f"HTP0:{i} window", "HTP0 window"))[0] > 0
+    for n in [2, 3, 4]:
+        assert logits[n] == logits[1], f"{n} sessions: logits differ from one session's"
+    p = hexnpu("run", "-m", MODEL, "--tokens", tokens, "--logits", "-c", "256", "--device", sessions(2),
+               "-ts", "1,2", "--verbose", env={"GGML_HEXAGON_DEVICES": "2"})
+    nodes = plan_nodes(p.stderr)
+    assert p.stdout == logits[1]
+    assert 1.6 < nodes["HTP0:1"] / nodes["HTP0:0"] < 2.4, nodes  # 6 and 12 of the 18 layers
 
 
 def test_tokenize_round_trip_multilingual():

@@ -23,7 +23,7 @@ namespace hexnpu::cli {
 namespace {
 
 const char * kUsage =
-    "usage: hexnpu bench [-m FILE] [-p 128] [-n 64] [-r 3] [-ub 512] [-t N] [--device HTP0|CPU|HTP0,CPU] [-o md|json]\n"
+    "usage: hexnpu bench [-m FILE] [-p 128] [-n 64] [-r 3] [-ub 512] [-t N] [--device LIST [-sm none|layer] [-ts P,..]] [-o md|json]\n"
     "  Prompt processing (pp) and token generation (tg) speed, the llama-bench table. -p 0 or -n 0 skips a test.\n"
     "  Without -m: the real Gemma 3 270M if installed.\n";
 
@@ -83,7 +83,8 @@ struct result {
 } // namespace
 
 int cmd_bench(args a) {
-    std::string model_path, device = "CPU", output = "md";
+    device_choice dev_choice;
+    std::string model_path, output = "md";
     long long   n_prompt = 128, n_gen = 64, reps = 3, n_ubatch = 512, n_threads = 0;
     for (size_t i = 0; i < a.size(); ++i) {
         const std::string_view f = a[i];
@@ -91,6 +92,7 @@ int cmd_bench(args a) {
         auto need_int = [&](long long & out, long long min) { out = int_option(a, i, min); };
         if (f == "--help" || f == "-h") {
             std::fputs(kUsage, stdout);
+            std::fputs(kDeviceFlagsUsage, stdout);
             return 0;
         } else if ((f == "-m" || f == "--model") && has_value) {
             model_path = a[++i];
@@ -104,8 +106,7 @@ int cmd_bench(args a) {
             need_int(n_ubatch, 1);
         } else if (f == "-t" || f == "--threads") {
             need_int(n_threads, 1);
-        } else if ((f == "--device" || f == "-dev") && has_value) {
-            device = a[++i];
+        } else if (parse_device_flag(a, i, dev_choice)) {
         } else if (f == "-o" && has_value) {
             output = a[++i];
             if (output != "md" && output != "json") {
@@ -122,7 +123,7 @@ int cmd_bench(args a) {
         }
     }
     const int threads = n_threads > 0 ? int(n_threads) : int(std::max(1u, std::thread::hardware_concurrency()));
-    devices   d       = open_devices(device, threads);
+    devices   d       = open_devices(dev_choice, threads);
     auto      m       = load_model(model_path, d);
     const model::hparams & h = m->hp();
     model::context_params  cp = context_params_for(d);

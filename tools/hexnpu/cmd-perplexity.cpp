@@ -20,7 +20,7 @@ namespace hexnpu::cli {
 namespace {
 
 const char * kUsage =
-    "usage: hexnpu perplexity -m FILE -f TEXT [-c 512] [-ub N] [--chunks N] [-t N] [--device HTP0|CPU|HTP0,CPU]\n"
+    "usage: hexnpu perplexity -m FILE -f TEXT [-c 512] [-ub N] [--chunks N] [-t N] [--device LIST [-sm none|layer] [-ts P,..]]\n"
     "  Perplexity of the model over the text, as llama-perplexity computes it: chunks of -c tokens, the\n"
     "  second half of each scored. Prints [chunk]running-PPL lines and 'Final estimate: PPL = X +/- E'.\n"
     "  --top1: then a line 'top1: ID ID ...', the most likely token at each scored position (to compare\n"
@@ -29,7 +29,8 @@ const char * kUsage =
 } // namespace
 
 int cmd_perplexity(args a) {
-    std::string model_path, text_file, device = "CPU";
+    device_choice dev_choice;
+    std::string model_path, text_file;
     long long   n_ctx = 512, n_ubatch = 512, n_threads = 0, max_chunks = -1;
     bool        top1 = false;
     std::string top1_line = "top1:";
@@ -39,6 +40,7 @@ int cmd_perplexity(args a) {
         auto need_int = [&](long long & out, long long min) { out = int_option(a, i, min); };
         if (f == "--help" || f == "-h") {
             std::fputs(kUsage, stdout);
+            std::fputs(kDeviceFlagsUsage, stdout);
             return 0;
         } else if ((f == "-m" || f == "--model") && has_value) {
             model_path = a[++i];
@@ -54,8 +56,7 @@ int cmd_perplexity(args a) {
             need_int(max_chunks, 1);
         } else if (f == "-t" || f == "--threads") {
             need_int(n_threads, 1);
-        } else if ((f == "--device" || f == "-dev") && has_value) {
-            device = a[++i];
+        } else if (parse_device_flag(a, i, dev_choice)) {
         } else {
             return fail("unexpected argument '%.*s'\n%s", int(f.size()), f.data(), kUsage);
         }
@@ -78,7 +79,7 @@ int cmd_perplexity(args a) {
     std::stringstream ss;
     ss << in.rdbuf();
 
-    devices d = open_devices(device, int(n_threads));
+    devices d = open_devices(dev_choice, int(n_threads));
     auto    m = load_model(model_path, d);
     const model::hparams & h = m->hp();
     const model::tokenizer tok(m->file());

@@ -17,7 +17,7 @@ namespace hexnpu::cli {
 namespace {
 
 const char * kUsage =
-    "usage: hexnpu run [-m FILE] [-p PROMPT | -f FILE] [-n N] [-c N] [-ub N] [-t N] [--device HTP0|CPU|HTP0,CPU]\n"
+    "usage: hexnpu run [-m FILE] [-p PROMPT | -f FILE] [-n N] [-c N] [-ub N] [-t N] [--device LIST [-sm none|layer] [-ts P,..]]\n"
     "                  [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S]\n"
     "                  [--repeat-last-n N] [--ignore-eos] [--no-parse-special] [--verbose] [--tokens ID,... [--logits|--argmax]]\n"
     "  Streams the continuation of the prompt, then the timing lines. Defaults: -n 64, -c 4096 (at most the\n"
@@ -46,7 +46,8 @@ bool parse_float(std::string_view s, float & out) {
 }
 
 int cmd_run(args a) {
-    std::string model_path, prompt, prompt_file, device = "CPU";
+    device_choice dev_choice;
+    std::string model_path, prompt, prompt_file;
     bool        have_prompt = false, verbose = false, parse_special = true, print_logits = false, print_argmax = false,
                 ignore_eos = false;
     std::vector<int32_t> given_tokens;
@@ -66,6 +67,7 @@ int cmd_run(args a) {
         };
         if (f == "--help" || f == "-h") {
             std::fputs(kUsage, stdout);
+            std::fputs(kDeviceFlagsUsage, stdout);
             return 0;
         } else if ((f == "-m" || f == "--model") && has_value) {
             model_path = a[++i];
@@ -101,8 +103,7 @@ int cmd_run(args a) {
             sp.repeat_last_n = int(n);
         } else if (f == "--ignore-eos") {
             ignore_eos = true;
-        } else if ((f == "--device" || f == "-dev") && has_value) {
-            device = a[++i];
+        } else if (parse_device_flag(a, i, dev_choice)) {
         } else if (f == "--no-parse-special") {
             parse_special = false;
         } else if (f == "--tokens" && has_value) {
@@ -155,7 +156,7 @@ int cmd_run(args a) {
     }
 
     const auto t_load = std::chrono::steady_clock::now();
-    devices    d      = open_devices(device, int(n_threads));
+    devices    d      = open_devices(dev_choice, int(n_threads));
     auto       m      = load_model(model_path, d);
     const model::hparams & h = m->hp();
     model::tokenizer tok(m->file());

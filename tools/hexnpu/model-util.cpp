@@ -9,6 +9,7 @@
 
 #include "hexnpu/hexagon.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -60,8 +61,76 @@ std::string synth_default_model() {
     return path;
 }
 
-devices open_devices(const std::string & spec, int n_threads) {
+const char * const kDeviceFlagsUsage =
+    "  --device LIST (e.g. HTP0, HTP0:0,HTP0:1 with GGML_HEXAGON_DEVICES=2, CPU); with several NPU devices\n"
+    "  -sm/--split-mode layer (default: consecutive layers per device, -ts/--tensor-split P0,P1,... the\n"
+    "  shares, even without) or none (the first device only).\n";
+
+bool parse_device_flag(std::span<const std::string_view> a, size_t & i, device_choice & c) {
+    const std::string_view f = a[i];
+    const bool             has_value = i + 1 < a.size();
+    if ((f == "--device" || f == "-dev") && has_value) {
+        c.list = std::string(a[++i]);
+        return true;
+    }
+    if ((f == "--split-mode" || f == "-sm") && has_value) {
+        const std::string_view v = a[++i];
+        if (v == "none") {
+            c.mode = split_mode::none;
+        } else if (v == "layer") {
+            c.mode = split_mode::layer;
+        } else {
+            throw std::runtime_error("--split-mode must be none or layer, not '" + std::string(v) + "'");
+        }
+        return true;
+    }
+    if ((f == "--tensor-split" || f == "-ts") && has_value) {
+        const std::string list(a[++i]);
+        c.tensor_split.clear();
+        for (size_t pos = 0; pos <= list.size();) {
+            const size_t end = std::min(list.find_first_of(",/", pos), list.size());
+            const std::string item = list.substr(pos, end - pos);
+            char *            stop = nullptr;
+            const double      v    = std::strtod(item.c_str(), &stop);
+            if (item.empty() || *stop != '\0' || !(v >= 0) || v > 1e9) {
+                throw std::runtime_error("--tensor-split: '" + item + "' is not a non-negative number (in '" + list + "')");
+            }
+            c.tensor_split.push_back(v);
+            pos = end + 1;
+        }
+        return true;
+    }
+    return false;
+}
+
+std::vector<size_t> assign_layers(int64_t n_layer, size_t n_devices, const std::vector<double> & proportions) {
+    std::vector<double> share = proportions;
+    share.resize(n_devices, proportions.empty() ? 1.0 : 0.0);
+    double total = 0;
+    for (double v : share) {
+        total += v;
+    }
+    if (!(total > 0)) {
+        throw std::runtime_error("--tensor-split: the shares add up to nothing");
+    }
+    std::vector<size_t> out(static_cast<size_t>(n_layer), 0);
+    double              cum = 0;
+    int64_t             il  = 0;
+    for (size_t k = 0; k < n_devices; ++k) {
+        cum += share[k];
+        const int64_t end = k + 1 == n_devices ? n_layer : int64_t(double(n_layer) * cum / total + 0.5);
+        for (; il < end; ++il) {
+            out[size_t(il)] = k;
+        }
+    }
+    return out;
+}
+
+devices open_devices(const device_choice & choice, int n_threads) {
+    const std::string & spec = choice.list;
     devices d;
+    d.mode         = choice.mode;
+    d.tensor_split = choice.tensor_split;
     backend_registry & reg = backend_registry::get();
     std::vector<std::string> names;
     for (size_t pos = 0; pos <= spec.size();) {
@@ -103,6 +172,13 @@ devices open_devices(const std::string & spec, int n_threads) {
             d.kv_buft = b;
         }
     }
+    if (choice.tensor_split.size() > d.owned.size() && d.npu) {
+        throw std::runtime_error("--tensor-split has " + std::to_string(choice.tensor_split.size()) +
+                                 " shares for " + std::to_string(d.owned.size()) + " NPU devices");
+    }
+    for (auto & b : d.owned) {
+        d.npus.push_back(b.get());
+    }
     d.owned.push_back(std::make_unique<cpu_backend>(d.cpu, n_threads));
     for (auto & b : d.owned) {
         d.backends.push_back(b.get());
@@ -131,6 +207,10 @@ model::context_params context_params_for(const devices & d) {
     model::context_params cp;
     cp.backends       = d.backends;
     cp.kv_buft        = d.kv_buft;
+    for (backend * b : d.layer_npu) {
+        backend_buffer_type * kv = b->device()->buffer_type();
+        cp.kv_layer_bufts.push_back(kv->is_host() && d.cpu->supports_buft(kv) ? kv : d.kv_buft);
+    }
     cp.refusal_reason = [](const backend_device * dev, const ggml_tensor * node) -> std::string {
         const auto * htp = dynamic_cast<const hexagon::htp_device *>(dev);
         return htp ? hexagon::htp_refusal_reason(node, htp->static_target()) : std::string();
@@ -138,25 +218,33 @@ model::context_params context_params_for(const devices & d) {
     return cp;
 }
 
-std::unique_ptr<model::model> load_model(const std::string & path, const devices & d) {
+std::unique_ptr<model::model> load_model(const std::string & path, devices & d) {
     model::load_options opts;
     opts.host_buft = d.cpu->buffer_type();
     if (d.npu) {
-        backend_device *      npu    = d.backends.front()->device();
-        backend_buffer_type * repack = nullptr;
-        for (backend_buffer_type * b : npu->extra_buffer_types()) {
-            if (std::string(b->name()).find("REPACK") != std::string::npos) {
-                repack = b;
-            }
-        }
         // A weight goes to the NPU's REPACK buffers only when the NPU computes its MUL_MAT (a tiled
         // weight cannot be read back for a CPU fallback). Probed with one F32 activation row: the
         // NPU's supports_op decides MUL_MAT by the weight's type and shape, not the batch size.
         // Norm weights and biases in its (host-visible) compute buffers, so that the element-wise
-        // ops using them can run there; the rest stays in the file's mapping.
-        opts.placement = [npu, repack](const ggml_tensor * w, bool is_matmul) -> backend_buffer_type * {
-            if (!is_matmul) {
+        // ops using them can run there; the rest stays in the file's mapping. With a layer split
+        // a layer's weights go to its device, the rest (embeddings, output head) to the last one.
+        opts.placement = [&d](const ggml_tensor * w, const model::weight_use & use) -> backend_buffer_type * {
+            if (d.layer_npu.empty()) {
+                const size_t n_split = d.mode == split_mode::layer ? d.npus.size() : 1;
+                std::vector<size_t> plan = assign_layers(use.n_layer, n_split, d.tensor_split);
+                for (size_t k : plan) {
+                    d.layer_npu.push_back(d.npus[k]);
+                }
+            }
+            backend_device * npu = (use.layer >= 0 ? d.layer_npu[size_t(use.layer)] : d.layer_npu.back())->device();
+            if (!use.is_matmul) {
                 return ggml_n_dims(w) == 1 ? npu->buffer_type() : nullptr;
+            }
+            backend_buffer_type * repack = nullptr;
+            for (backend_buffer_type * b : npu->extra_buffer_types()) {
+                if (std::string(b->name()).find("REPACK") != std::string::npos) {
+                    repack = b;
+                }
             }
             if (!repack) {
                 return nullptr;

@@ -8,6 +8,8 @@
 #include "hexnpu/backend.h"
 
 #include <memory>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,21 @@ namespace hexnpu::cli {
 std::string find_default_model();
 // A synthesized tiny llama written to a temporary file (removed at exit); returns its path.
 std::string synth_default_model();
+
+// How a model is spread over several NPU devices (llama.cpp's -sm): none (the first device holds
+// every weight), layer (consecutive layers per device, by --tensor-split proportions or evenly).
+enum class split_mode { none, layer };
+
+// --device LIST, -sm/--split-mode none|layer, -ts/--tensor-split P0,P1,...
+struct device_choice {
+    std::string         list = "CPU";
+    split_mode          mode = split_mode::layer;
+    std::vector<double> tensor_split;  // empty: even
+};
+// Consumes a[i] (and its value) when it is one of the flags above; throws std::runtime_error on a
+// bad value.
+bool parse_device_flag(std::span<const std::string_view> a, size_t & i, device_choice & c);
+extern const char * const kDeviceFlagsUsage;
 
 // --device HTP0 | CPU | HTP0,CPU: the backends in priority order, the CPU always last.
 struct devices {
@@ -28,8 +45,17 @@ struct devices {
     // Where the KV cache lives: the NPU's compute buffers when an NPU is used and the CPU can read
     // them in place (host-visible), else CPU memory.
     backend_buffer_type * kv_buft = nullptr;
+    split_mode            mode = split_mode::layer;
+    std::vector<double>   tensor_split;
+    std::vector<backend *> npus;  // the NPU backends, in --device order
+    // The NPU backend of each layer (layer split; set by load_model); empty: the first NPU's.
+    std::vector<backend *> layer_npu;
 };
-devices open_devices(const std::string & spec, int n_threads);
+devices open_devices(const device_choice & choice, int n_threads);
+
+// Layer il of n_layer on device index k of n_devices: consecutive runs sized by the proportions
+// (cumulative shares rounded, as llama.cpp's --tensor-split), evenly when there are none.
+std::vector<size_t> assign_layers(int64_t n_layer, size_t n_devices, const std::vector<double> & proportions);
 
 // One stderr line per NPU device in d: its batches and the window's maps and unmaps (the sliding
 // window at work when the weights do not fit the session's window).
@@ -40,7 +66,7 @@ void print_window_stats(const devices & d);
 model::context_params context_params_for(const devices & d);
 
 // Loads the model onto the devices: weights read in place from the file's mapping on the CPU;
-// with an NPU, matmul weights in its REPACK buffers.
-std::unique_ptr<model::model> load_model(const std::string & path, const devices & d);
+// with an NPU, matmul weights in its REPACK buffers, each layer's on its device (d.layer_npu).
+std::unique_ptr<model::model> load_model(const std::string & path, devices & d);
 
 } // namespace hexnpu::cli
