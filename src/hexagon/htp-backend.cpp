@@ -1,6 +1,7 @@
 #include "htp-backend.h"
 
 #include "htp-device.h"
+#include "htp-group.h"
 #include "htp-op-prep.h"
 #include "htp-supports-op.h"
 
@@ -32,11 +33,16 @@ std::string with_log(std::string message, const std::string & log) {
 
 } // namespace
 
-htp_backend::htp_backend(htp_device & device) : device_(device) {}
+htp_backend::htp_backend(htp_device & device) : device_(device), members_{&device}, name_(device.name()) {}
 
-const char * htp_backend::name() const { return device_.name(); }
+htp_backend::htp_backend(htp_group_device & group)
+    : device_(*group.members()[0]), members_(group.members()), group_(&group), name_(group.name()) {}
 
-backend_device * htp_backend::device() const { return &device_; }
+const char * htp_backend::name() const { return name_.c_str(); }
+
+backend_device * htp_backend::device() const {
+    return group_ != nullptr ? static_cast<backend_device *>(group_) : static_cast<backend_device *>(&device_);
+}
 
 void htp_backend::graph_compute(ggml_cgraph & graph) {
     std::vector<htp_op> ops;
@@ -69,53 +75,81 @@ void htp_backend::compute_ops(std::span<const htp_op> ops) {
     if (ops.empty()) {
         return;
     }
-    htp_session &         s = device_.session();
+    std::vector<htp_session *> sessions;
+    for (htp_device * m : members_) {
+        sessions.push_back(&m->session());
+    }
+    htp_session & s0 = *sessions[0];
     // One graph at a time per session: responses come back in the order batches were sent.
-    std::lock_guard       lock(s.compute_mutex());
+    std::vector<std::unique_lock<std::mutex>> locks;
+    for (htp_session * s : sessions) {
+        locks.emplace_back(s->compute_mutex());
+    }
     std::deque<in_flight> pending;
     std::string           first_error;
-    // Every batch sent gets its response read, whatever fails, so the queue stays in step.
+    // Every batch sent gets its response read, whatever fails, so the queues stay in step.
     auto drain = [&] {
         while (!pending.empty()) {
             in_flight   oldest = std::move(pending.front());
             pending.pop_front();
-            std::string error = finish(s, oldest);
+            std::string error = finish(oldest);
             if (first_error.empty()) {
                 first_error = std::move(error);
             }
         }
     };
+    const uint32_t n_members = uint32_t(members_.size());
     try {
         size_t next = 0;
         while (next < ops.size() && first_error.empty()) {
-            htp_batch batch(s.limits(), s.pinned_buffers());
+            htp_batch batch(s0.limits(), s0.pinned_buffers());
+            const uint32_t fence_bi = group_ != nullptr ? batch.add_buffer(group_->fence_buffer()) : proto::HTP_NO_FENCE;
             while (next < ops.size() && batch.add(ops[next], &device_)) {
                 ++next;
             }
-            if (pending.size() == s.n_slots()) {
+            if (pending.size() == s0.n_slots()) {
                 in_flight oldest = std::move(pending.front());
                 pending.pop_front();
-                first_error = finish(s, oldest);
+                first_error = finish(oldest);
                 if (!first_error.empty()) {
                     break;
                 }
             }
-            for (htp_buffer * b : batch.buffers()) {
-                b->add_user(&device_);
-                s.ensure_registered(b->fd(), b->size(), b->pinned());
+            in_flight flight;
+            flight.ops = batch.ops();
+            const uint32_t fence_seq = group_ != nullptr ? group_->reserve_fence_seqs(uint32_t(batch.n_ops())) : 0;
+            for (uint32_t m = 0; m < n_members; ++m) {
+                htp_session & s = *sessions[m];
+                for (htp_buffer * b : batch.buffers()) {
+                    b->add_user(members_[m]);
+                    s.ensure_registered(b->fd(), b->size(), b->pinned());
+                }
+                const uint32_t id   = s.next_batch_id();
+                const uint32_t slot = id % s.n_slots();
+                if (device_.options().verbose > 0 && m == 0) {
+                    std::fputs(batch.describe(name(), id, device_.options().verbose > 1).c_str(), stderr);
+                }
+                proto::htp_opbatch_req req = batch.pack(s.block(slot), id, s.profile());
+                if (group_ != nullptr) {
+                    req.mdev_idx         = m;
+                    req.mdev_count       = n_members;
+                    req.mdev_count_div   = proto::init_fastdiv(n_members);
+                    req.fence_bi         = fence_bi;
+                    req.fence_seq        = fence_seq;
+                    req.fence_timeout_us = group_->fence_timeout_us();
+                }
+                s.send(slot, req, proto::htp_batch_layout_of(req.n_bufs, req.n_tensors, req.n_ops, req.n_traces).total);
+                flight.members.push_back({req, slot});
             }
-            const uint32_t               id   = s.next_batch_id();
-            const uint32_t               slot = id % s.n_slots();
-            if (device_.options().verbose > 0) {
-                std::fputs(batch.describe(name(), id, device_.options().verbose > 1).c_str(), stderr);
-            }
-            const proto::htp_opbatch_req req  = batch.pack(s.block(slot), id, s.profile());
-            s.send(slot, req, proto::htp_batch_layout_of(req.n_bufs, req.n_tensors, req.n_ops, req.n_traces).total);
-            pending.push_back({req, slot, batch.ops()});
+            pending.push_back(std::move(flight));
             ++last_batches_;
         }
     } catch (const backend_error &) {
-        if (!s.dead()) {
+        bool any_dead = false;
+        for (htp_session * s : sessions) {
+            any_dead = any_dead || s->dead();
+        }
+        if (!any_dead) {
             drain();
         }
         throw;
@@ -126,7 +160,39 @@ void htp_backend::compute_ops(std::span<const htp_op> ops) {
     }
 }
 
-std::string htp_backend::finish(htp_session & s, in_flight & batch) {
+std::string htp_backend::finish(in_flight & batch) {
+    std::string first, own;  // the first error, and the first that is not a peer's report of another
+    std::string died;        // a member whose session died or hung
+    for (size_t m = 0; m < batch.members.size(); ++m) {
+        uint32_t    status = proto::HTP_STATUS_OK;
+        std::string error;
+        try {
+            error = finish_member(*members_[m], batch.members[m], batch.ops, &status);
+        } catch (const backend_error & e) {
+            // Keep reading the other members' answers (their barriers end at their deadline).
+            if (died.empty()) {
+                died = e.what();
+            }
+            continue;
+        }
+        if (!error.empty()) {
+            if (first.empty()) {
+                first = error;
+            }
+            if (own.empty() && status != proto::HTP_STATUS_PEER_FAILED && status != proto::HTP_STATUS_FENCE_TIMEOUT) {
+                own = error;
+            }
+        }
+    }
+    if (!died.empty()) {
+        throw backend_error(first.empty() ? died : died + "\n" + first);
+    }
+    return own.empty() ? first : own;
+}
+
+std::string htp_backend::finish_member(htp_device & dev, const sent & batch, const std::vector<const htp_op *> & ops,
+                                       uint32_t * status_out) {
+    htp_session &          s = dev.session();
     std::string            log;
     proto::htp_opbatch_rsp rsp{};
     try {
@@ -135,33 +201,34 @@ std::string htp_backend::finish(htp_session & s, in_flight & batch) {
         // The session died or hung: say which op it was running.
         std::string message = e.what();
         const auto  info    = s.exit_info();
-        if (info && info->in_batch && info->batch_id == batch.req.id && info->op < batch.ops.size()) {
-            message += " (running " + htp_op_label(*batch.ops[info->op]) + ")";
+        if (info && info->in_batch && info->batch_id == batch.req.id && info->op < ops.size()) {
+            message += " (running " + htp_op_label(*ops[info->op]) + ")";
         }
         throw backend_error(message);
     }
-    const std::string dev = device_.name();
+    const std::string name = dev.name();
     if (rsp.id != batch.req.id) {
-        return dev + ": the NPU answered batch " + std::to_string(rsp.id) + " where batch " +
+        return name + ": the NPU answered batch " + std::to_string(rsp.id) + " where batch " +
                std::to_string(batch.req.id) + " was due";
     }
-    device_.count_window(rsp);
-    if (device_.options().verbose > 0 && (rsp.n_maps != 0 || rsp.n_unmaps != 0)) {
+    dev.count_window(rsp);
+    if (dev.options().verbose > 0 && (rsp.n_maps != 0 || rsp.n_unmaps != 0)) {
         std::fprintf(stderr, "%s: batch %u: window: %u mapped (%" PRIu64 " bytes), %u unmapped (%" PRIu64 " bytes)\n",
-                     dev.c_str(), rsp.id, rsp.n_maps, rsp.map_bytes, rsp.n_unmaps, rsp.unmap_bytes);
+                     name.c_str(), rsp.id, rsp.n_maps, rsp.map_bytes, rsp.n_unmaps, rsp.unmap_bytes);
     }
+    *status_out = rsp.status;
     if (rsp.status != proto::HTP_STATUS_OK) {
         const std::string status = proto::htp_status_name(rsp.status);
-        if (rsp.failed_op >= batch.ops.size()) {
+        if (rsp.failed_op >= ops.size()) {
             std::string names;
-            for (const htp_op * op : batch.ops) {
+            for (const htp_op * op : ops) {
                 names += (names.empty() ? "" : ", ") + htp_op_label(*op);
             }
-            return with_log(dev + ": batch " + std::to_string(batch.req.id) + " (" + names +
+            return with_log(name + ": batch " + std::to_string(batch.req.id) + " (" + names +
                                 ") was rejected by the NPU: " + status,
                             log);
         }
-        std::string message = dev + ": " + htp_op_label(*batch.ops[rsp.failed_op]) + " (op " +
+        std::string message = name + ": " + htp_op_label(*ops[rsp.failed_op]) + " (op " +
                               std::to_string(rsp.failed_op) + " of batch " + std::to_string(batch.req.id) +
                               ") failed on the NPU: " + status;
         if (rsp.status == proto::HTP_STATUS_FAULT) {
@@ -170,13 +237,15 @@ std::string htp_backend::finish(htp_session & s, in_flight & batch) {
         return with_log(message, log);
     }
     if (s.profile() != 0) {
-        collect_profile(s, batch, rsp);
+        collect_profile(dev, batch, ops, rsp);
     }
     return {};
 }
 
-void htp_backend::collect_profile(htp_session & s, const in_flight & batch, const proto::htp_opbatch_rsp & rsp) {
-    const proto::htp_opbatch_req & req   = batch.req;
+void htp_backend::collect_profile(htp_device & dev, const sent & batch, const std::vector<const htp_op *> & ops,
+                                  const proto::htp_opbatch_rsp & rsp) {
+    htp_session &                  s      = dev.session();
+    const proto::htp_opbatch_req & req    = batch.req;
     const uint8_t *               block  = s.block(batch.slot);
     const proto::htp_batch_layout layout =
         proto::htp_batch_layout_of(req.n_bufs, req.n_tensors, req.n_ops, req.n_traces);
@@ -187,15 +256,15 @@ void htp_backend::collect_profile(htp_session & s, const in_flight & batch, cons
     record.usecs        = rsp.usecs;
     record.cycles_start = rsp.cycles_start;
     record.cycles_stop  = rsp.cycles_stop;
-    for (size_t k = 0; k < batch.ops.size(); ++k) {
+    for (size_t k = 0; k < ops.size(); ++k) {
         htp_op_profile p;
-        p.label        = htp_op_label(*batch.ops[k]);
+        p.label        = htp_op_label(*ops[k]);
         p.opcode       = prof[k].opcode;
         p.usecs        = prof[k].usecs;
         p.cycles_start = prof[k].cycles_start;
         p.cycles_stop  = prof[k].cycles_stop;
-        if (device_.options().profile != htp_profile_mode::off) {
-            std::fprintf(stderr, "%s: profile-op %s: usec %u cycles %" PRIu64 "\n", device_.name(), p.label.c_str(),
+        if (dev.options().profile != htp_profile_mode::off) {
+            std::fprintf(stderr, "%s: profile-op %s: usec %u cycles %" PRIu64 "\n", dev.name(), p.label.c_str(),
                          p.usecs, p.cycles_stop - p.cycles_start);
         }
         record.ops.push_back(std::move(p));
@@ -217,7 +286,7 @@ void htp_backend::collect_profile(htp_session & s, const in_flight & batch, cons
             record.events.push_back(ev);
         }
     }
-    device_.profile_log().add(std::move(record));
+    dev.profile_log().add(std::move(record));
 }
 
 } // namespace hexnpu::hexagon

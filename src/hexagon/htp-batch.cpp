@@ -149,6 +149,14 @@ bool htp_batch::add(const htp_op & op, const backend_device * device) {
     return true;
 }
 
+uint32_t htp_batch::add_buffer(htp_buffer * buf) {
+    buffers_.push_back(buf);
+    if (resident_.count(buf->fd()) == 0) {
+        mapped_ += buf->size();
+    }
+    return uint32_t(buffers_.size() - 1);
+}
+
 std::string htp_batch::describe(const char * device_name, uint32_t id, bool tables) const {
     const std::string dev = device_name;
     std::string       out = dev + ": batch " + std::to_string(id) + ": " + std::to_string(ops_.size()) + " ops, " +

@@ -47,6 +47,9 @@ class htp_batch {
     // backend_error when the op cannot run in any batch (an operand outside this device's buffers, a
     // shape the descriptors cannot hold, buffers larger than the window budget).
     bool add(const htp_op & op, const backend_device * device);
+    // A buffer every batch carries whatever its ops use (a device group's fence buffer): call on
+    // an empty batch. Returns its index among the batch's buffers.
+    uint32_t add_buffer(htp_buffer * buf);
 
     bool                              empty() const { return ops_.empty(); }
     size_t                            n_ops() const { return ops_.size(); }

@@ -43,6 +43,9 @@ struct htp_options {
     // bit 1 computes them (else the NPU skips each op's compute): for measuring the overheads.
     uint32_t                     op_stage   = 3;
     uint32_t                     verbose    = 0;
+    // GGML_HEXAGON_FENCE_TIMEOUT (ms): how long a device group's member waits at a barrier for a
+    // peer before the op fails with FENCE_TIMEOUT; 0: half the session deadline.
+    uint32_t                     fence_timeout_ms = 0;
     htp_profile_mode             profile    = htp_profile_mode::off;
     bool                         collect_trace = false;  // record trace events whatever the mode (--trace)
     std::string                  op_filter;    // the regex text, for messages

@@ -67,9 +67,9 @@ bool valid_op(const htp_op_desc & op, uint32_t n_tensors) {
     return true;
 }
 
-// Maps every buffer of the batch and rewrites each tensor's data offset to its NPU address.
-uint32_t map_batch(htp_session * s, const htp_opbatch_req * req, const batch_view & v) {
-    uint32_t npu_addr[proto::HTP_OP_MAX_BUFS];
+// Maps every buffer of the batch (their NPU addresses into npu_addr) and rewrites each tensor's
+// data offset to its NPU address.
+uint32_t map_batch(htp_session * s, const htp_opbatch_req * req, const batch_view & v, uint32_t * npu_addr) {
     buffer_map_begin_batch(&s->buffers);
     for (uint32_t i = 0; i < req->n_bufs; ++i) {
         const htp_buf_desc & b = v.bufs[i];
@@ -111,6 +111,27 @@ void report_dropped_events(htp_session * s) {
     }
 }
 
+// The batch's group: the request's when it names one (its fence buffer must hold every member's
+// slot), else the platform's placement without fences.
+uint32_t join_group(htp_session * s, const htp_opbatch_req * req, const batch_view & v, const uint32_t * npu_addr) {
+    s->mdev       = s->plat->mdev;
+    s->fence      = htp_fence_group{s->plat, nullptr, 0, 1, 0, 0};
+    if (req->mdev_count <= 1) {
+        return proto::HTP_STATUS_OK;
+    }
+    // The host's fastdiv magic is checked where it matters: count / count = 1, (count - 1) / count = 0.
+    const proto::fastdiv_values & div = req->mdev_count_div;
+    if (req->mdev_idx >= req->mdev_count || req->fence_bi >= req->n_bufs || div.d != req->mdev_count ||
+        proto::fastdiv(req->mdev_count, div) != 1 || proto::fastdiv(req->mdev_count - 1, div) != 0 ||
+        v.bufs[req->fence_bi].size < uint64_t(HTP_FENCE_SLOT_BYTES) * req->mdev_count) {
+        return proto::HTP_STATUS_INVAL_PARAMS;
+    }
+    s->mdev  = htp_mdev{req->mdev_idx, req->mdev_count, req->mdev_count_div};
+    s->fence = htp_fence_group{s->plat, s->plat->window_base + npu_addr[req->fence_bi], req->mdev_idx,
+                               req->mdev_count, req->fence_seq, req->fence_timeout_us};
+    return proto::HTP_STATUS_OK;
+}
+
 // The op's entry, its required operands present, its structural guard passed: only then may it run.
 uint32_t admit_op(const htp_op_context & octx, const op_entry ** entry) {
     *entry = find_op(octx.op->opcode);
@@ -143,7 +164,7 @@ uint32_t run_op(htp_session * s, const batch_view & v, uint32_t index, trace_buf
     octx.trace     = s->trace;
     octx.vtcm_base = s->plat->vtcm_base;
     octx.vtcm_size = s->plat->vtcm_size;
-    octx.mdev      = &s->plat->mdev;
+    octx.mdev      = &s->mdev;
     for (uint32_t i = 0; i < proto::HTP_OP_MAX_INPUTS; ++i) {
         octx.src[i] = op.src[i] == proto::HTP_NO_TENSOR ? nullptr : &v.tensors[op.src[i]];
         if (octx.src[i] != nullptr) {
@@ -218,13 +239,17 @@ void run_batch(htp_session * s, const htp_opbatch_req * req, uint8_t * block, si
                 rsp->failed_op = i;
             }
         }
+        uint32_t npu_addr[proto::HTP_OP_MAX_BUFS];
         if (status == proto::HTP_STATUS_OK) {
             const buffer_map_stats before = s->buffers.stats;
-            status                        = map_batch(s, req, v);
+            status                        = map_batch(s, req, v, npu_addr);
             rsp->n_maps                   = s->buffers.stats.maps - before.maps;
             rsp->n_unmaps                 = s->buffers.stats.unmaps - before.unmaps;
             rsp->map_bytes                = s->buffers.stats.map_bytes - before.map_bytes;
             rsp->unmap_bytes              = s->buffers.stats.unmap_bytes - before.unmap_bytes;
+        }
+        if (status == proto::HTP_STATUS_OK) {
+            status = join_group(s, req, v, npu_addr);
         }
         if (status == proto::HTP_STATUS_OK) {
             setup_traces(s, req, v);
@@ -235,7 +260,14 @@ void run_batch(htp_session * s, const htp_opbatch_req * req, uint8_t * block, si
                 const uint64_t t0      = plat->usecs(plat->ctx);
                 prof.opcode            = v.ops[i].opcode;
                 prof.cycles_start      = plat->cycles(plat->ctx);
-                const uint32_t op_status = run_op(s, v, i, main_trace);
+                uint32_t op_status = run_op(s, v, i, main_trace);
+                if (s->fence.base != nullptr) {
+                    // The group's barrier after every op: the next op may read any member's
+                    // slice. Each member's outputs are in DDR (queues drained, dirty lines
+                    // flushed) before its fence says so.
+                    dcache_flush_dirty(&s->dirty, main_trace);
+                    op_status = htp_mdev_group_barrier(&s->fence, op_status, main_trace);
+                }
                 prof.cycles_stop       = plat->cycles(plat->ctx);
                 prof.usecs             = uint32_t(plat->usecs(plat->ctx) - t0);
                 if (op_status != proto::HTP_STATUS_OK) {

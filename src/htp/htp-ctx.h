@@ -4,6 +4,7 @@
 #include "buffer-map.h"
 #include "dcache.h"
 #include "dma-queue.h"
+#include "fence.h"
 #include "hmx-queue.h"
 #include "htp/platform.h"
 #include "proto/htp-msg.h"
@@ -24,6 +25,10 @@ struct htp_session {
     hexnpu::htp::trace_buf        trace[hexnpu::proto::HTP_TRACE_SLOTS];      // HVX threads, then HMX
     hexnpu::htp::buffer_map       buffers;
     hexnpu::htp::dcache_tracker   dirty;
+    // The running batch's multi-device place (the request's group, else the platform's) and its
+    // group's fences (base nullptr: no group).
+    hexnpu::htp::htp_mdev         mdev;
+    hexnpu::htp::htp_fence_group  fence;
 };
 
 namespace hexnpu::htp {

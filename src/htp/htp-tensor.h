@@ -87,6 +87,18 @@ inline bool htp_tensor_mdev_rows_per_chunk(const proto::htp_tensor * t, uint32_t
     return false;
 }
 
+// ceil(a / b) for b >= 1 without a division (none on the NPU): the bits of the quotient, high first.
+inline uint32_t ceil_div_small(uint32_t a, uint32_t b) {
+    uint32_t q = 0;
+    for (int bit = 31; bit >= 0; --bit) {
+        const uint64_t t = uint64_t(q | (1u << bit)) * b;
+        if (t < a) {
+            q |= 1u << bit;
+        }
+    }
+    return a == 0 ? 0 : q + 1;  // the largest q with q * b < a, plus one
+}
+
 struct htp_tensor_mdev_range {
     uint32_t start;
     uint32_t count;

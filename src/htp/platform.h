@@ -95,6 +95,11 @@ struct platform {
     // analog the work queue sleeps on when idle.
     void (*wait_on)(void * ctx, const volatile uint32_t * addr, uint32_t expected);
     void (*wake_all)(void * ctx, const volatile uint32_t * addr);
+    // The same for a word in DDR shared with other sessions (a multi-device fence), waiting at most
+    // timeout_us: the peer that changes it is another process (on a device: another NPU or PD,
+    // polled with cache invalidation).
+    void (*fence_wait)(void * ctx, const volatile uint32_t * addr, uint32_t expected, uint32_t timeout_us);
+    void (*fence_wake)(void * ctx, const volatile uint32_t * addr);
 
     uint64_t (*cycles)(void * ctx);  // processor cycle counter
     uint64_t (*usecs)(void * ctx);   // qtimer microseconds

@@ -6,6 +6,8 @@
 // Every section starts 8-byte aligned because every record size is a multiple of 8.
 #pragma once
 
+#include "proto/fastdiv.h"
+
 #include "proto/htp-status.h"
 
 #include <stddef.h>
@@ -75,6 +77,9 @@ struct htp_trace_desc {
 };
 inline constexpr uint16_t HTP_TRACE_STOP = 0x8000;  // in htp_trace_desc::id
 
+inline constexpr uint32_t HTP_NO_FENCE         = 0xffffffffu;
+inline constexpr uint32_t HTP_FENCE_SLOT_BYTES = 128;  // one cache line per group member
+
 struct htp_opbatch_req {
     uint32_t id;        // block index in the op-queue buffer
     uint32_t n_bufs;
@@ -82,6 +87,18 @@ struct htp_opbatch_req {
     uint32_t n_ops;
     uint32_t n_traces;  // trace capacity per thread slot (0: no tracing)
     uint32_t profile;   // 0 off, 1 per-op timing, 3 timing + trace events
+    // Multi-device (row split): this session is member mdev_idx of mdev_count that all run this
+    // batch, each its slice of every op (0 or 1: alone, or the platform's own placement);
+    // mdev_count_div is fastdiv's magic for mdev_count. After every op the members meet at a
+    // barrier on the fence buffer (bufs[fence_bi], one 128-byte slot per member); the barriers use
+    // sequence numbers fence_seq + 1, + 2, ... and give up after fence_timeout_us.
+    uint32_t       mdev_idx;
+    uint32_t       mdev_count;
+    fastdiv_values mdev_count_div;
+    uint32_t       fence_bi;
+    uint32_t       fence_seq;
+    uint32_t       fence_timeout_us;
+    uint32_t       pad;
 };
 
 struct htp_opbatch_rsp {
@@ -108,7 +125,7 @@ static_assert(sizeof(htp_tensor) == 64);
 static_assert(sizeof(htp_op_desc) == 224);
 static_assert(sizeof(htp_prof_desc) == 24);
 static_assert(sizeof(htp_trace_desc) == 8);
-static_assert(sizeof(htp_opbatch_req) == 24);
+static_assert(sizeof(htp_opbatch_req) == 64);
 static_assert(sizeof(htp_opbatch_rsp) == 112);
 
 // Byte offsets of the sections of one batch block.

@@ -57,6 +57,15 @@ enum htp_op_code : uint32_t {
     HTP_OP_TEST_HANG,           // never returns (deadline tests)
     HTP_OP_TEST_CRASH,          // aborts the session process (crash tests)
     HTP_OP_TEST_HMX_MISUSE,     // breaks the HMX rule params[0] names (htp_test_hmx_misuse)
+    HTP_OP_TEST_MDEV_FAULT,     // group member params[0] fails as params[1] says (htp_test_mdev_fault); the rest: OK
+};
+
+// How TEST_MDEV_FAULT's victim fails (planted faults of a device group).
+enum htp_test_mdev_fault : int32_t {
+    HTP_TEST_MDEV_ERROR = 1,   // returns INTERNAL_ERR: the peers' barrier reports PEER_FAILED at once
+    HTP_TEST_MDEV_STALL,       // never reaches its fence (sleeps forever): the peers' barrier times out
+    HTP_TEST_MDEV_CRASH,       // kills its session process mid-batch
+    HTP_TEST_MDEV_HVX_STORE,   // stores one HVX vector at dst[0]'s start: its line, whoever else writes it
 };
 
 // The HMX rules TEST_HMX_MISUSE breaks, one per run (htp/hmx.h's list).
@@ -118,6 +127,7 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_TEST_HANG: return "TEST_HANG";
         case HTP_OP_TEST_CRASH: return "TEST_CRASH";
         case HTP_OP_TEST_HMX_MISUSE: return "TEST_HMX_MISUSE";
+        case HTP_OP_TEST_MDEV_FAULT: return "TEST_MDEV_FAULT";
         default: return "UNKNOWN";
     }
 }

@@ -15,6 +15,8 @@ enum htp_status : uint32_t {
     HTP_STATUS_FAULT          = 6,  // an access to an unmapped window address (rsp carries the address)
     HTP_STATUS_STRICT         = 7,  // a strict-mode hardware rule was broken (DMA order, VTCM bounds ...)
     HTP_STATUS_NO_WINDOW      = 8,  // the batch's buffers do not fit in the session window
+    HTP_STATUS_FENCE_TIMEOUT  = 9,  // a multi-device peer did not reach a barrier before its deadline
+    HTP_STATUS_PEER_FAILED    = 10, // a multi-device peer reported an error at a barrier
 };
 
 constexpr const char * htp_status_name(uint32_t s) {
@@ -27,6 +29,8 @@ constexpr const char * htp_status_name(uint32_t s) {
         case HTP_STATUS_FAULT: return "FAULT";
         case HTP_STATUS_STRICT: return "STRICT";
         case HTP_STATUS_NO_WINDOW: return "NO_WINDOW";
+        case HTP_STATUS_FENCE_TIMEOUT: return "FENCE_TIMEOUT";
+        case HTP_STATUS_PEER_FAILED: return "PEER_FAILED";
         default: return "UNKNOWN";
     }
 }

@@ -4,6 +4,7 @@
 
 #include "cpu/cpu-backend.h"
 #include "hexagon/htp-device.h"
+#include "hexagon/htp-group.h"
 #include "hexagon/htp-op-prep.h"
 #include "model/synth-model.h"
 
@@ -64,7 +65,8 @@ std::string synth_default_model() {
 const char * const kDeviceFlagsUsage =
     "  --device LIST (e.g. HTP0, HTP0:0,HTP0:1 with GGML_HEXAGON_DEVICES=2, CPU); with several NPU devices\n"
     "  -sm/--split-mode layer (default: consecutive layers per device, -ts/--tensor-split P0,P1,... the\n"
-    "  shares, even without) or none (the first device only).\n";
+    "  shares, even without), row (the devices as one group computing every op together, each its\n"
+    "  slice, with fences) or none (the first device only).\n";
 
 bool parse_device_flag(std::span<const std::string_view> a, size_t & i, device_choice & c) {
     const std::string_view f = a[i];
@@ -79,8 +81,10 @@ bool parse_device_flag(std::span<const std::string_view> a, size_t & i, device_c
             c.mode = split_mode::none;
         } else if (v == "layer") {
             c.mode = split_mode::layer;
+        } else if (v == "row") {
+            c.mode = split_mode::row;
         } else {
-            throw std::runtime_error("--split-mode must be none or layer, not '" + std::string(v) + "'");
+            throw std::runtime_error("--split-mode must be none, layer or row, not '" + std::string(v) + "'");
         }
         return true;
     }
@@ -154,6 +158,7 @@ devices open_devices(const device_choice & choice, int n_threads) {
         reg.add(make_cpu_device());
     }
     d.cpu = reg.find("CPU");
+    std::vector<backend_device *> npu_devices;
     for (const std::string & n : names) {
         if (n == "CPU") {
             continue;
@@ -162,6 +167,21 @@ devices open_devices(const device_choice & choice, int n_threads) {
         if (!dev) {
             throw std::runtime_error("unknown device '" + n + "' (see 'hexnpu devices')");
         }
+        npu_devices.push_back(dev);
+    }
+    if (choice.mode == split_mode::row && npu_devices.size() > 1) {
+        std::vector<hexagon::htp_device *> members;
+        for (backend_device * dev : npu_devices) {
+            auto * htp = dynamic_cast<hexagon::htp_device *>(dev);
+            if (!htp) {
+                throw std::runtime_error(std::string("--split-mode row: '") + dev->name() + "' is not an HTP device");
+            }
+            members.push_back(htp);
+        }
+        d.group     = std::make_unique<hexagon::htp_group_device>(members);
+        npu_devices = {d.group.get()};
+    }
+    for (backend_device * dev : npu_devices) {
         d.owned.push_back(dev->init_backend());
         d.npu = true;
     }
@@ -191,11 +211,15 @@ devices open_devices(const device_choice & choice, int n_threads) {
 }
 
 void print_window_stats(const devices & d) {
+    std::vector<const hexagon::htp_device *> npus;
     for (const backend * b : d.backends) {
-        const auto * htp = dynamic_cast<const hexagon::htp_device *>(b->device());
-        if (htp == nullptr) {
-            continue;
+        if (const auto * htp = dynamic_cast<const hexagon::htp_device *>(b->device())) {
+            npus.push_back(htp);
+        } else if (const auto * group = dynamic_cast<const hexagon::htp_group_device *>(b->device())) {
+            npus.insert(npus.end(), group->members().begin(), group->members().end());
         }
+    }
+    for (const hexagon::htp_device * htp : npus) {
         const hexagon::htp_window_stats w = htp->window_stats();
         std::fprintf(stderr, "hexnpu_perf: %s window: %llu batches, %llu maps (%s), %llu unmaps (%s)\n", htp->name(),
                      (unsigned long long) w.batches, (unsigned long long) w.maps, human_bytes(w.map_bytes).c_str(),

@@ -21,8 +21,10 @@ std::string find_default_model();
 std::string synth_default_model();
 
 // How a model is spread over several NPU devices (llama.cpp's -sm): none (the first device holds
-// every weight), layer (consecutive layers per device, by --tensor-split proportions or evenly).
-enum class split_mode { none, layer };
+// every weight), layer (consecutive layers per device, by --tensor-split proportions or evenly),
+// row (one device group: every op computed by all the devices together, each its slice of the
+// output rows, with fences between ops).
+enum class split_mode { none, layer, row };
 
 // --device LIST, -sm/--split-mode none|layer, -ts/--tensor-split P0,P1,...
 struct device_choice {
@@ -37,6 +39,7 @@ extern const char * const kDeviceFlagsUsage;
 
 // --device HTP0 | CPU | HTP0,CPU: the backends in priority order, the CPU always last.
 struct devices {
+    std::unique_ptr<backend_device>       group;  // row split: the device group (outlives the backends)
     std::vector<std::unique_ptr<backend>> owned;
     std::vector<backend *>                backends;
     backend_device *                      cpu = nullptr;

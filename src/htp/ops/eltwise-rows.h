@@ -66,18 +66,6 @@ inline void rows_from_sf(HVX_Vector * d, const HVX_Vector * s, uint32_t nrows, u
     }
 }
 
-// ceil(a / b) for b >= 1 without a division (none on the NPU): the bits of the quotient, high first.
-inline uint32_t ceil_div_small(uint32_t a, uint32_t b) {
-    uint32_t q = 0;
-    for (int bit = 31; bit >= 0; --bit) {
-        const uint64_t t = uint64_t(q | (1u << bit)) * b;
-        if (t < a) {
-            q |= 1u << bit;
-        }
-    }
-    return a == 0 ? 0 : q + 1;  // the largest q with q * b < a, plus one
-}
-
 // Plans dst's rows (this device's share of them in a multi-device group) and takes the layout's VTCM. HTP_STATUS_OK with nrows = 0 means nothing to do.
 inline uint32_t plan_eltwise_rows(const htp_op_context * octx, const proto::htp_tensor * dst,
                                   const proto::htp_eltwise_pipeline & pipe, uint32_t n_streams, eltwise_rows * out) {

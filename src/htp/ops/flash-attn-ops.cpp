@@ -203,14 +203,15 @@ struct fa_job {
     const htp_tensor *     dst;
     uint8_t *              vtcm;
     uint32_t               thread_bytes;
+    uint32_t               item0, item_end;   // this device's items
+    uint32_t               items_per_thread;
 };
 
 void fa_thread(uint32_t, uint32_t i, void * data) {
     const fa_job &                 job = *static_cast<const fa_job *>(data);
     const htp_flash_attn_kparams & kp  = job.kp;
-    const uint32_t n_items = job.q->ne[1] * kp.div_head.d;
-    const uint32_t it0     = i * kp.items_per_thread;
-    const uint32_t it1     = it0 + kp.items_per_thread < n_items ? it0 + kp.items_per_thread : n_items;
+    const uint32_t it0 = job.item0 + i * job.items_per_thread;
+    const uint32_t it1 = it0 + job.items_per_thread < job.item_end ? it0 + job.items_per_thread : job.item_end;
     if (it0 >= it1) {
         return;
     }
@@ -374,7 +375,22 @@ uint32_t op_flash_attn(htp_op_context * octx) {
         return proto::HTP_STATUS_VTCM_TOO_SMALL;
     }
     // Each thread's share, from the same sizes the host planned with (no division here).
-    job.thread_bytes = job.kp.n_slots * job.kp.slot_bytes + proto::htp_fa_scratch_bytes(job.kp.d, job.kp.heads);
+    job.thread_bytes     = job.kp.n_slots * job.kp.slot_bytes + proto::htp_fa_scratch_bytes(job.kp.d, job.kp.heads);
+    job.item0            = 0;
+    job.item_end         = job.q->ne[1] * job.kp.div_head.d;
+    job.items_per_thread = job.kp.items_per_thread;
+    if (octx->mdev->count > 1) {
+        // Items split over the group in any units: every output row leaves VTCM by DMA, which the
+        // 128-byte line rule exempts.
+        const htp_tensor_mdev_range part =
+            htp_tensor_mdev_partition(job.item_end, 1, octx->mdev->idx, octx->mdev->count, &octx->mdev->count_div);
+        job.item0            = part.start;
+        job.item_end         = part.start + part.count;
+        job.items_per_thread = ceil_div_small(part.count, job.kp.n_threads);
+        if (part.count == 0) {
+            return proto::HTP_STATUS_OK;
+        }
+    }
     work_queue_run(octx->work, fa_thread, &job, job.kp.n_threads);
     return proto::HTP_STATUS_OK;
 }

@@ -191,11 +191,41 @@ uint32_t op_test_hmx_misuse(htp_op_context * octx) {
     return proto::HTP_STATUS_OK;
 }
 
+// TEST_MDEV_FAULT: only the victim member misbehaves; the others' part of the op is to reach the
+// barrier.
+bool guard_test_mdev_fault(const htp_op_context * octx) {
+    return octx->op->params[1] >= proto::HTP_TEST_MDEV_ERROR && octx->op->params[1] <= proto::HTP_TEST_MDEV_HVX_STORE;
+}
+
+uint32_t op_test_mdev_fault(htp_op_context * octx) {
+    if (uint32_t(octx->op->params[0]) != octx->mdev->idx && octx->op->params[1] != proto::HTP_TEST_MDEV_HVX_STORE) {
+        return proto::HTP_STATUS_OK;
+    }
+    switch (octx->op->params[1]) {
+        case proto::HTP_TEST_MDEV_ERROR: return proto::HTP_STATUS_INTERNAL_ERR;
+        case proto::HTP_TEST_MDEV_STALL: {
+            const uint32_t never = 0;
+            for (;;) {
+                octx->plat->wait_on(octx->plat->ctx, &never, 0);
+            }
+        }
+        case proto::HTP_TEST_MDEV_CRASH: __builtin_trap();
+        default: {
+            // Every member listed in the params' bit mask (params[2]) stores one vector at dst's start.
+            if (octx->dst[0] != nullptr && (uint32_t(octx->op->params[2]) >> octx->mdev->idx & 1u) != 0) {
+                *reinterpret_cast<HVX_Vector *>(htp_tensor_ptr(octx->plat, octx->dst[0])) = Q6_V_vsplat_R(int32_t(octx->mdev->idx));
+            }
+            return proto::HTP_STATUS_OK;
+        }
+    }
+}
+
 constexpr op_entry TEST_STREAM = {op_test_stream, guard_test_stream, 1, 1};
 constexpr op_entry TEST_FAULT  = {op_test_fault, no_guard, 0, 0};
 constexpr op_entry TEST_HANG   = {op_test_hang, no_guard, 0, 0};
 constexpr op_entry TEST_CRASH  = {op_test_crash, no_guard, 0, 0};
 constexpr op_entry TEST_HMX_MISUSE = {op_test_hmx_misuse, guard_test_hmx_misuse, 0, 0};
+constexpr op_entry TEST_MDEV_FAULT = {op_test_mdev_fault, guard_test_mdev_fault, 0, 0};
 
 } // namespace
 
@@ -206,6 +236,7 @@ const op_entry * find_test_op(uint32_t opcode) {
         case proto::HTP_OP_TEST_HANG: return &TEST_HANG;
         case proto::HTP_OP_TEST_CRASH: return &TEST_CRASH;
         case proto::HTP_OP_TEST_HMX_MISUSE: return &TEST_HMX_MISUSE;
+        case proto::HTP_OP_TEST_MDEV_FAULT: return &TEST_MDEV_FAULT;
         default: return nullptr;
     }
 }

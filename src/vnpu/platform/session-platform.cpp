@@ -97,6 +97,8 @@ session_platform::session_platform(const platform_config & config, const proto::
     table_.thread_join      = cb_thread_join;
     table_.wait_on          = cb_wait_on;
     table_.wake_all         = cb_wake_all;
+    table_.fence_wait       = cb_fence_wait;
+    table_.fence_wake       = cb_fence_wake;
     table_.cycles           = cb_cycles;
     table_.usecs            = cb_usecs;
     table_.dcache_flush     = cb_dcache_flush;
@@ -194,6 +196,16 @@ void session_platform::cb_wait_on(void *, const volatile uint32_t * addr, uint32
 
 void session_platform::cb_wake_all(void *, const volatile uint32_t * addr) {
     syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// Shared (not _PRIVATE) futexes: the fence buffer is a memfd mapped by every member's process.
+void session_platform::cb_fence_wait(void *, const volatile uint32_t * addr, uint32_t expected, uint32_t timeout_us) {
+    const timespec limit{time_t(timeout_us / 1000000u), long(timeout_us % 1000000u) * 1000L};
+    syscall(SYS_futex, addr, FUTEX_WAIT, expected, &limit, nullptr, 0);
+}
+
+void session_platform::cb_fence_wake(void *, const volatile uint32_t * addr) {
+    syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
 uint64_t session_platform::cb_cycles(void *) { return __rdtsc(); }

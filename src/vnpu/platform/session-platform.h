@@ -76,6 +76,8 @@ class session_platform {
     static void     cb_thread_join(void * ctx, uint64_t handle);
     static void     cb_wait_on(void * ctx, const volatile uint32_t * addr, uint32_t expected);
     static void     cb_wake_all(void * ctx, const volatile uint32_t * addr);
+    static void     cb_fence_wait(void * ctx, const volatile uint32_t * addr, uint32_t expected, uint32_t timeout_us);
+    static void     cb_fence_wake(void * ctx, const volatile uint32_t * addr);
     static uint64_t cb_cycles(void * ctx);
     static uint64_t cb_usecs(void * ctx);
     static void     cb_dcache_flush(void * ctx, const void * addr, size_t size);

@@ -1,0 +1,178 @@
+// Device groups (row split) against real session processes: every member gets every batch with
+// its index and the group's fences, the members' slices make the whole result, and planted faults
+// in one member (an error, a member that never reaches its fence, a crash) end every member's
+// batch with a clear error within the fence deadline; the group works again afterwards.
+#include "htp-session-fixture.h"
+
+#include "hexagon/htp-group.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+namespace {
+
+using namespace htp_session_test;
+
+htp_op mdev_fault_op(uint32_t victim, int32_t kind, uint32_t store_mask = 0, const ggml_tensor * dst = nullptr) {
+    htp_op op;
+    op.desc.opcode    = proto::HTP_OP_TEST_MDEV_FAULT;
+    op.desc.params[0] = int32_t(victim);
+    op.desc.params[1] = kind;
+    op.desc.params[2] = int32_t(store_mask);
+    op.dst[0]         = dst;
+    return op;
+}
+
+struct group_fixture {
+    fixture                           f;
+    std::unique_ptr<htp_group_device> group;
+
+    explicit group_fixture(uint32_t n, uint32_t fence_ms = 5000, std::chrono::milliseconds session = 10s)
+        : f(options(n, fence_ms), session_with(session)) {
+        std::vector<htp_device *> members;
+        for (auto & d : f.devices) {
+            members.push_back(d.get());
+        }
+        group = std::make_unique<htp_group_device>(members);
+    }
+    static htp_options options(uint32_t n, uint32_t fence_ms) {
+        htp_options o      = test_options(n);
+        o.fence_timeout_ms = fence_ms;
+        return o;
+    }
+    static vnpu::rpc::session_options session_with(std::chrono::milliseconds timeout) {
+        vnpu::rpc::session_options s = test_session();
+        s.timeout                    = timeout;
+        return s;
+    }
+};
+
+// 300 floats a row: 1200-byte rows, so the line rule partitions in chunks of 8 rows.
+struct chain {
+    ggml_context  ctx;
+    ggml_tensor * a;
+    ggml_tensor * b;
+    ggml_tensor * c;
+    std::unique_ptr<backend_buffer> buf;
+
+    explicit chain(backend_buffer_type * buft, int64_t rows = 203) {
+        a   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 300, rows);
+        b   = ggml_dup_tensor(&ctx, a);
+        c   = ggml_dup_tensor(&ctx, a);
+        buf = alloc_ctx_tensors(ctx, buft);
+        fill(a, 5);
+    }
+    // 150 ops: every one reads what the group wrote before (each op needs every member's slice of
+    // the one before it), over several batches of at most 64 ops.
+    std::vector<htp_op> ops() const {
+        std::vector<htp_op> out;
+        for (int i = 0; i < 75; ++i) {
+            out.push_back(stream_op(i == 0 ? a : c, b, 2.0f));
+            out.push_back(stream_op(b, c, 0.5f));
+        }
+        return out;
+    }
+};
+
+TEST(HtpGroup, MembersComputeTheirSlicesAndTogetherTheWhole) {
+    for (uint32_t n : {2u, 3u, 4u}) {
+        group_fixture g(n);
+        EXPECT_EQ(std::string(g.group->name()), n == 2 ? "HTP0:0+HTP0:1" : n == 3 ? "HTP0:0+HTP0:1+HTP0:2" : "HTP0:0+HTP0:1+HTP0:2+HTP0:3");
+        auto  be = g.group->init_backend();
+        auto & hb = static_cast<htp_backend &>(*be);
+        chain  t(g.group->buffer_type());
+        const std::vector<htp_op> ops = t.ops();
+        hb.compute_ops(ops);
+        EXPECT_EQ(hb.last_batch_count(), 3u);
+        EXPECT_TRUE(scaled_exactly(values(t.a), values(t.c), {2.0f, 0.5f})) << n << " members";
+        for (htp_device * m : g.group->members()) {
+            EXPECT_EQ(m->window_stats().batches, 3u) << m->name();  // every member ran every batch
+        }
+        // Each member knows its index from the request: member k alone stores k at dst's start.
+        for (uint32_t k = 0; k < n; ++k) {
+            const htp_op probe[] = {mdev_fault_op(0, proto::HTP_TEST_MDEV_HVX_STORE, 1u << k, t.b)};
+            hb.compute_ops(probe);
+            int32_t first = -1;
+            tensor_get(t.b, &first, 0, 4);
+            EXPECT_EQ(first, int32_t(k)) << n << " members";
+        }
+    }
+}
+
+TEST(HtpGroup, AMemberErrorEndsEveryMembersBatchAtOnce) {
+    group_fixture g(3, /*fence_ms*/ 20000);
+    auto          be = g.group->init_backend();
+    auto &        hb = static_cast<htp_backend &>(*be);
+    chain         t(g.group->buffer_type());
+    std::vector<htp_op> ops = {stream_op(t.a, t.b, 2.0f), mdev_fault_op(1, proto::HTP_TEST_MDEV_ERROR),
+                               stream_op(t.b, t.c, 2.0f)};
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        hb.compute_ops(ops);
+        FAIL() << "no error";
+    } catch (const backend_error & e) {
+        const std::string what = e.what();
+        // The member's own failure is what the host reports, not the peers' PEER_FAILED.
+        EXPECT_NE(what.find("HTP0:1: TEST_MDEV_FAULT (op 1 of batch"), std::string::npos) << what;
+        EXPECT_NE(what.find("INTERNAL_ERR"), std::string::npos) << what;
+    }
+    // Propagated through the fences, not found by the 20 s deadline.
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+    const std::vector<htp_op> again = t.ops();
+    hb.compute_ops(again);
+    EXPECT_TRUE(scaled_exactly(values(t.a), values(t.c), {2.0f, 0.5f}));
+}
+
+TEST(HtpGroup, AMemberThatNeverReachesItsFenceIsADeadlineErrorNotAHang) {
+    group_fixture g(3, /*fence_ms*/ 300, /*session*/ 3s);
+    auto          be = g.group->init_backend();
+    auto &        hb = static_cast<htp_backend &>(*be);
+    chain         t(g.group->buffer_type());
+    const htp_op  stall[] = {stream_op(t.a, t.b, 2.0f), mdev_fault_op(2, proto::HTP_TEST_MDEV_STALL)};
+    const auto    start   = std::chrono::steady_clock::now();
+    try {
+        hb.compute_ops(stall);
+        FAIL() << "no error";
+    } catch (const backend_error & e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("HTP0:2"), std::string::npos) << what;  // the stuck member, by its deadline
+        EXPECT_NE(what.find("FENCE_TIMEOUT"), std::string::npos) << what;  // its peers, by theirs
+        EXPECT_NE(what.find("peer 2 did not reach the barrier before the deadline"), std::string::npos) << what;
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 9s);
+    const std::vector<htp_op> again = t.ops();  // the stuck session was ended and starts afresh
+    hb.compute_ops(again);
+    EXPECT_TRUE(scaled_exactly(values(t.a), values(t.c), {2.0f, 0.5f}));
+}
+
+TEST(HtpGroup, AMemberKilledMidBatchIsAClearError) {
+    group_fixture g(2, /*fence_ms*/ 500);
+    auto          be = g.group->init_backend();
+    auto &        hb = static_cast<htp_backend &>(*be);
+    chain         t(g.group->buffer_type());
+    const htp_op  crash[] = {stream_op(t.a, t.b, 2.0f), mdev_fault_op(1, proto::HTP_TEST_MDEV_CRASH)};
+    try {
+        hb.compute_ops(crash);
+        FAIL() << "no error";
+    } catch (const backend_error & e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("HTP0:1"), std::string::npos) << what;
+        EXPECT_NE(what.find("TEST_MDEV_FAULT"), std::string::npos) << what;  // the op it died in
+        EXPECT_NE(what.find("HTP0:0: TEST_MDEV_FAULT (op 1 of batch"), std::string::npos) << what;
+        EXPECT_NE(what.find("FENCE_TIMEOUT"), std::string::npos) << what;
+    }
+    const std::vector<htp_op> again = t.ops();
+    hb.compute_ops(again);
+    EXPECT_TRUE(scaled_exactly(values(t.a), values(t.c), {2.0f, 0.5f}));
+}
+
+TEST(HtpGroup, MembersMustBeDistinctHtpDevices) {
+    fixture f(test_options(2), test_session());
+    EXPECT_THROW(htp_group_device({&f.dev(0)}), std::invalid_argument);
+    EXPECT_THROW(htp_group_device({&f.dev(0), &f.dev(0)}), std::invalid_argument);
+    EXPECT_THROW(htp_group_device({&f.dev(0), nullptr}), std::invalid_argument);
+}
+
+} // namespace
