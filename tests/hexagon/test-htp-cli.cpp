@@ -72,6 +72,25 @@ TEST(HtpCli, TestOpsRunsEverySupportedCaseOnTheNpu) {
     }
 }
 
+// The whole catalog on a device group of three sessions (row split: every op sliced over the
+// members, fences between ops) passes exactly the cases one session passes; the HMX matmul too.
+TEST(HtpCli, TestOpsOnADeviceGroupPassesWhatOneSessionPasses) {
+    const char * env  = "GGML_HEXAGON_DEVICES=3";
+    const auto   one  = run(env, "test-ops -b HTP0:0");
+    const auto   many = run(env, "test-ops -b HTP0:0+HTP0:1+HTP0:2");
+    ASSERT_EQ(one.exit_code, 0) << one.output;
+    ASSERT_EQ(many.exit_code, 0) << many.output;
+    const std::regex summary("([0-9]+) passed, 0 failed, ([0-9]+) skipped");
+    std::smatch      a, b;
+    ASSERT_TRUE(std::regex_search(one.output, a, summary)) << one.output;
+    ASSERT_TRUE(std::regex_search(many.output, b, summary)) << many.output;
+    EXPECT_EQ(a.str(0), b.str(0));
+    EXPECT_TRUE(has_line(many.output, "^FLASH_ATTN_EXT\\(d=256[^\\n]*: NMSE=[^ ]+ OK$")) << many.output;
+    const auto hmx = run(std::string(env) + " GGML_HEXAGON_MM_SELECT=4", "test-ops -b HTP0:0+HTP0:1+HTP0:2 -o MUL_MAT");
+    ASSERT_EQ(hmx.exit_code, 0) << hmx.output;
+    EXPECT_TRUE(has_line(hmx.output, "^[1-9][0-9]* passed, 0 failed")) << hmx.output;
+}
+
 TEST(HtpCli, OpFilterKeepsMatchingOpsOffTheNpu) {
     const auto r = run("GGML_HEXAGON_OPFILTER='add|sq.*'", "test-ops -b HTP0 -o ADD");
     EXPECT_EQ(r.exit_code, 1) << "nothing ran: " << r.output;

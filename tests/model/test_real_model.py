@@ -25,6 +25,9 @@
   runs its layers (the plan puts nodes on each, no copies between them), and the logits are
   bit-identical to one session's (the split changes no summation order); --tensor-split shares the
   layers by proportion.
+- A row split over 2, 3 and 4 sessions (-sm row: one device group, every op sliced over the members,
+  fences between ops): the same bit-identical logits (each output element is computed whole by one
+  member), and greedy generation gives the same text.
 """
 
 import os
@@ -184,6 +187,26 @@ def test_layer_split_over_sessions_gives_the_same_logits():
     nodes = plan_nodes(p.stderr)
     assert p.stdout == logits[1]
     assert 1.6 < nodes["HTP0:1"] / nodes["HTP0:0"] < 2.4, nodes  # 6 and 12 of the 18 layers
+
+
+def test_row_split_over_a_device_group_gives_the_same_logits_and_text():
+    tokens = ",".join(map(str, tokenize(PROMPT)))
+    one = hexnpu("run", "-m", MODEL, "--tokens", tokens, "--logits", "-c", "256", "--device", "HTP0").stdout
+    text = hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "12", "-c", "256", "--device", "HTP0").stdout
+    for n in [2, 3, 4]:
+        env = {"GGML_HEXAGON_DEVICES": str(n)}
+        p = hexnpu("run", "-m", MODEL, "--tokens", tokens, "--logits", "-c", "256", "--device", sessions(n),
+                   "-sm", "row", "--verbose", env=env)
+        assert p.stdout == one, f"{n} sessions: logits differ"
+        group = "+".join(f"HTP0:{i}" for i in range(n))
+        assert re.search(rf"plan \(\d+-token graph\): \d+ nodes, 2 splits, \d+ copies; CPU 1 {re.escape(group)} \d+",
+                         p.stderr), p.stderr[-2000:]
+        for i in range(n):  # every member ran every batch
+            assert window_stats(p.stderr.replace(f"HTP0:{i} window", "HTP0 window"))[0] == \
+                window_stats(p.stderr.replace("HTP0:0 window", "HTP0 window"))[0]
+        g = hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "12", "-c", "256", "--device", sessions(n), "-sm", "row",
+                   env=env)
+        assert g.stdout == text
 
 
 def test_tokenize_round_trip_multilingual():

@@ -2,6 +2,11 @@
 
 #include "core/strings.h"
 #include "cpu/cpu-backend.h"
+#include "hexagon/htp-group.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
 
 namespace hexnpu::cli {
 
@@ -19,7 +24,23 @@ backend_device * find_device(std::string_view name) {
             return dev;
         }
     }
-    return nullptr;
+    if (name.find('+') == std::string_view::npos) {
+        return nullptr;
+    }
+    // "HTP0:0+HTP0:1": a device group of those HTP devices (row split), made once per process.
+    static std::vector<std::unique_ptr<hexagon::htp_group_device>> groups;
+    std::vector<hexagon::htp_device *>                             members;
+    for (size_t pos = 0; pos <= name.size();) {
+        const size_t plus = std::min(name.find('+', pos), name.size());
+        auto *       m    = dynamic_cast<hexagon::htp_device *>(find_device(name.substr(pos, plus - pos)));
+        if (m == nullptr) {
+            return nullptr;
+        }
+        members.push_back(m);
+        pos = plus + 1;
+    }
+    groups.push_back(std::make_unique<hexagon::htp_group_device>(members));
+    return groups.back().get();
 }
 
 std::string device_names() {

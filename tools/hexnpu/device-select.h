@@ -12,7 +12,8 @@ namespace hexnpu::cli {
 // The CPU device, registered on first use: every other backend's reference and fallback.
 backend_device & cpu_device();
 
-// The device whose name matches (case-insensitive), or nullptr.
+// The device whose name matches (case-insensitive), or nullptr. "HTP0:0+HTP0:1" names a device
+// group of those HTP devices (row split), made on first use.
 backend_device * find_device(std::string_view name);
 
 // "HTP0, CPU": the registered devices, for error messages.
