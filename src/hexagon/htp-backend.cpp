@@ -117,7 +117,7 @@ void htp_backend::compute_ops(std::span<const htp_op> ops) {
             }
             in_flight flight;
             flight.ops = batch.ops();
-            const uint32_t fence_seq = group_ != nullptr ? group_->reserve_fence_seqs(uint32_t(batch.n_ops())) : 0;
+            const uint32_t fence_seq = group_ != nullptr ? group_->reserve_fence_seqs(uint32_t(batch.n_ops()) + 1) : 0;
             for (uint32_t m = 0; m < n_members; ++m) {
                 htp_session & s = *sessions[m];
                 for (htp_buffer * b : batch.buffers()) {

@@ -24,7 +24,7 @@ htp_group_device::htp_group_device(std::vector<htp_device *> members) : members_
     }
     // The fences: pinned shared DDR in the first member's compute buffer type, mapped by all.
     auto * buft = static_cast<htp_buffer_type *>(members_[0]->buffer_type());
-    fence_      = std::make_unique<htp_buffer>(buft, proto::HTP_FENCE_SLOT_BYTES * members_.size());
+    fence_      = std::make_unique<htp_buffer>(buft, proto::htp_fence_buffer_bytes(uint32_t(members_.size())));
     fence_->clear(0);
 }
 

@@ -35,8 +35,9 @@ class htp_group_device final : public backend_device {
 
     const std::vector<htp_device *> & members() const { return members_; }
     htp_buffer *                      fence_buffer() const { return fence_.get(); }
-    // The sequence number before a batch of n_ops barriers; the group's barriers never reuse one.
-    uint32_t                          reserve_fence_seqs(uint32_t n_ops) { return fence_seq_.fetch_add(n_ops); }
+    // The sequence number before a batch's n barriers (one per op, and one to publish a failure
+    // found after an op's barrier); the group never reuses one.
+    uint32_t                          reserve_fence_seqs(uint32_t n) { return fence_seq_.fetch_add(n); }
     // How long a member waits at a barrier for a peer (GGML_HEXAGON_FENCE_TIMEOUT).
     uint32_t                          fence_timeout_us() const;
 

@@ -123,7 +123,7 @@ uint32_t join_group(htp_session * s, const htp_opbatch_req * req, const batch_vi
     const proto::fastdiv_values & div = req->mdev_count_div;
     if (req->mdev_idx >= req->mdev_count || req->fence_bi >= req->n_bufs || div.d != req->mdev_count ||
         proto::fastdiv(req->mdev_count, div) != 1 || proto::fastdiv(req->mdev_count - 1, div) != 0 ||
-        v.bufs[req->fence_bi].size < uint64_t(HTP_FENCE_SLOT_BYTES) * req->mdev_count) {
+        v.bufs[req->fence_bi].size < proto::htp_fence_buffer_bytes(req->mdev_count)) {
         return proto::HTP_STATUS_INVAL_PARAMS;
     }
     s->mdev  = htp_mdev{req->mdev_idx, req->mdev_count, req->mdev_count_div};
@@ -207,6 +207,43 @@ uint32_t run_op(htp_session * s, const batch_view & v, uint32_t index, trace_buf
     return status;
 }
 
+// One op of a device group: the op, then the barrier after it (the next op may read any member's
+// slice; each member's outputs are in DDR, queues drained and dirty lines flushed, before its fence
+// says so). Around it, where the platform has one, its strict check of the members' HVX writes.
+uint32_t run_group_op(htp_session * s, const batch_view & v, uint32_t index, const uint32_t * npu_addr,
+                      trace_buf * main_trace) {
+    const platform * plat = s->plat;
+    mdev_write_check c{};
+    if (plat->mdev_check != nullptr) {
+        c = mdev_write_check{s->fence.base, s->fence.idx, s->fence.count, s->fence.seq + 1, s->fence.timeout_us, 0, {}};
+        for (uint16_t ti : v.ops[index].dst) {
+            if (ti != proto::HTP_NO_TENSOR) {
+                const htp_tensor & t = v.tensors[ti];
+                c.dst[c.n_dst++]     = {plat->window_base + t.data, t.size, t.bi, t.data - npu_addr[t.bi]};
+            }
+        }
+    }
+    uint32_t status = c.fence_base != nullptr ? plat->mdev_check(plat->ctx, MDEV_CHECK_BEGIN, &c) : proto::HTP_STATUS_OK;
+    if (status == proto::HTP_STATUS_OK) {
+        status = run_op(s, v, index, main_trace);
+    }
+    if (c.fence_base != nullptr) {
+        const uint32_t end = plat->mdev_check(plat->ctx, MDEV_CHECK_END, &c);
+        status             = status == proto::HTP_STATUS_OK ? end : status;
+    }
+    dcache_flush_dirty(&s->dirty, main_trace);
+    status = htp_mdev_group_barrier(&s->fence, status, main_trace);
+    if (status == proto::HTP_STATUS_OK && c.fence_base != nullptr) {
+        status = plat->mdev_check(plat->ctx, MDEV_CHECK_PEERS, &c);
+        if (status != proto::HTP_STATUS_OK) {
+            // Published at the next barrier at once, so members the overlap did not involve stop
+            // there instead of waiting out the deadline.
+            htp_mdev_group_barrier(&s->fence, status, main_trace);
+        }
+    }
+    return status;
+}
+
 } // namespace
 
 void run_batch(htp_session * s, const htp_opbatch_req * req, uint8_t * block, size_t block_size,
@@ -260,14 +297,8 @@ void run_batch(htp_session * s, const htp_opbatch_req * req, uint8_t * block, si
                 const uint64_t t0      = plat->usecs(plat->ctx);
                 prof.opcode            = v.ops[i].opcode;
                 prof.cycles_start      = plat->cycles(plat->ctx);
-                uint32_t op_status = run_op(s, v, i, main_trace);
-                if (s->fence.base != nullptr) {
-                    // The group's barrier after every op: the next op may read any member's
-                    // slice. Each member's outputs are in DDR (queues drained, dirty lines
-                    // flushed) before its fence says so.
-                    dcache_flush_dirty(&s->dirty, main_trace);
-                    op_status = htp_mdev_group_barrier(&s->fence, op_status, main_trace);
-                }
+                uint32_t op_status = s->fence.base != nullptr ? run_group_op(s, v, i, npu_addr, main_trace)
+                                                              : run_op(s, v, i, main_trace);
                 prof.cycles_stop       = plat->cycles(plat->ctx);
                 prof.usecs             = uint32_t(plat->usecs(plat->ctx) - t0);
                 if (op_status != proto::HTP_STATUS_OK) {

@@ -21,7 +21,8 @@ using proto::HTP_FENCE_SLOT_BYTES;
 struct htp_fence_slot {
     volatile uint32_t seq;
     volatile uint32_t status;  // htp_status; OK unless the member failed
-    uint32_t          pad[HTP_FENCE_SLOT_BYTES / 4 - 2];
+    volatile uint32_t turn;    // the virtual NPU's strict group check: the last op this member finished
+    uint32_t          pad[HTP_FENCE_SLOT_BYTES / 4 - 3];
 };
 static_assert(sizeof(htp_fence_slot) == HTP_FENCE_SLOT_BYTES);
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "proto/fastdiv.h"
+#include "proto/htp-msg.h"
 #include "proto/hw-model.h"
 
 #include <stddef.h>
@@ -34,6 +35,25 @@ struct htp_mdev {
     uint32_t               count = 1;
     proto::fastdiv_values  count_div{};
 };
+
+// One op of a device group as the platform's strict write check sees it (see mdev_check).
+struct mdev_write_check {
+    uint8_t * fence_base;  // the group's fence buffer (proto::htp_fence_buffer_bytes(count))
+    uint32_t  idx, count;
+    uint32_t  seq;         // the op's barrier sequence number
+    uint32_t  timeout_us;
+    uint32_t  n_dst;
+    struct {
+        uint8_t * ptr;     // the output's bytes in the window
+        uint64_t  size;
+        uint32_t  bi;      // its buffer's index in the batch (the same for every member)
+        uint64_t  offset;  // its offset in that buffer
+    } dst[proto::HTP_OP_MAX_OUTPUTS];
+};
+
+inline constexpr uint32_t MDEV_CHECK_BEGIN = 0;  // before the op runs
+inline constexpr uint32_t MDEV_CHECK_END   = 1;  // after it, before the barrier (always called)
+inline constexpr uint32_t MDEV_CHECK_PEERS = 2;  // after the barrier
 
 struct platform {
     void * ctx;  // passed back to every call
@@ -100,6 +120,11 @@ struct platform {
     // polled with cache invalidation).
     void (*fence_wait)(void * ctx, const volatile uint32_t * addr, uint32_t expected, uint32_t timeout_us);
     void (*fence_wake)(void * ctx, const volatile uint32_t * addr);
+    // The virtual NPU's strict check of the spec's rule that two members of a group never write one
+    // 128-byte DDR line through HVX/L2 in one op (DMA writes are exempt): called in the three phases
+    // above; returns HTP_STATUS_OK or STRICT (with the line in the log), or FENCE_TIMEOUT. nullptr
+    // on a device port and with strict checks off.
+    uint32_t (*mdev_check)(void * ctx, uint32_t phase, const mdev_write_check * c);
 
     uint64_t (*cycles)(void * ctx);  // processor cycle counter
     uint64_t (*usecs)(void * ctx);   // qtimer microseconds

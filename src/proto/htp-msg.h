@@ -79,6 +79,12 @@ inline constexpr uint16_t HTP_TRACE_STOP = 0x8000;  // in htp_trace_desc::id
 
 inline constexpr uint32_t HTP_NO_FENCE         = 0xffffffffu;
 inline constexpr uint32_t HTP_FENCE_SLOT_BYTES = 128;  // one cache line per group member
+// After the slots: per member and op parity, the log of 128-byte lines the member wrote through
+// HVX/L2 in an op (the virtual NPU's strict check that no two members write one line).
+inline constexpr uint32_t HTP_FENCE_LOG_BYTES = 16384;
+constexpr uint64_t htp_fence_buffer_bytes(uint32_t count) {
+    return uint64_t(count) * (HTP_FENCE_SLOT_BYTES + 2 * HTP_FENCE_LOG_BYTES);
+}
 
 struct htp_opbatch_req {
     uint32_t id;        // block index in the op-queue buffer

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <regex>
 #include <string>
 
 namespace {
@@ -162,6 +163,31 @@ TEST(HtpGroup, AMemberKilledMidBatchIsAClearError) {
         EXPECT_NE(what.find("TEST_MDEV_FAULT"), std::string::npos) << what;  // the op it died in
         EXPECT_NE(what.find("HTP0:0: TEST_MDEV_FAULT (op 1 of batch"), std::string::npos) << what;
         EXPECT_NE(what.find("FENCE_TIMEOUT"), std::string::npos) << what;
+    }
+    const std::vector<htp_op> again = t.ops();
+    hb.compute_ops(again);
+    EXPECT_TRUE(scaled_exactly(values(t.a), values(t.c), {2.0f, 0.5f}));
+}
+
+// Strict mode: two members storing into one 128-byte line through HVX in one op is a STRICT failure
+// naming the line, on every member; the DMA writes of the row-split ops above never are.
+TEST(HtpGroup, TwoMembersWritingOneLineThroughHvxFailStrict) {
+    group_fixture g(3);
+    auto          be = g.group->init_backend();
+    auto &        hb = static_cast<htp_backend &>(*be);
+    chain         t(g.group->buffer_type());
+    fill(t.b, 9);
+    const htp_op clash[] = {mdev_fault_op(0, proto::HTP_TEST_MDEV_HVX_STORE, 0b110, t.b)};
+    try {
+        hb.compute_ops(clash);
+        FAIL() << "no error";
+    } catch (const backend_error & e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("TEST_MDEV_FAULT (op 0 of batch"), std::string::npos) << what;
+        EXPECT_NE(what.find("STRICT"), std::string::npos) << what;
+        EXPECT_TRUE(std::regex_search(
+            what, std::regex("members 1 and 2 both wrote the 128-byte line at offset 0x[0-9a-f]+ of batch buffer 1")))
+            << what;
     }
     const std::vector<htp_op> again = t.ops();
     hb.compute_ops(again);

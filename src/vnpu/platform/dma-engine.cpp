@@ -165,6 +165,9 @@ int dma_engine::submit(uint32_t queue, const htp::dma_desc & d, uint64_t * ticke
         record("DMA rejected: " + fault_text(f) + ": " + describe_desc(queue, d));
         return proto::HTP_STATUS_STRICT;
     }
+    if (track_ddr_ && !in_vtcm(d.dst, span_of(d.row_size, d.nrows, d.dst_stride))) {
+        q.ddr_writes.push_back({d.dst, d.row_size, d.nrows, d.dst_stride});
+    }
     if (!strict_) {
         copy_rows(d.dst, d.dst_stride, d.src, d.src_stride, d.row_size, d.nrows);
         return 0;
@@ -210,6 +213,13 @@ int dma_engine::wait(uint32_t queue, uint64_t ticket) {
         q.in_flight.pop_front();
     }
     return ok ? 0 : int(proto::HTP_STATUS_STRICT);
+}
+
+void dma_engine::take_ddr_writes(std::vector<ddr_rows> * out) {
+    for (hw_queue & q : queues_) {
+        out->insert(out->end(), q.ddr_writes.begin(), q.ddr_writes.end());
+        q.ddr_writes.clear();
+    }
 }
 
 uint32_t dma_engine::op_done(std::string * message) {

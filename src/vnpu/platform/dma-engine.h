@@ -38,6 +38,15 @@ class dma_engine {
     // or HTP_STATUS_STRICT with the violations since the last call in *message (and forgets them).
     uint32_t op_done(std::string * message);
 
+    // While on, every transfer's DDR destination rows are recorded (the group write check exempts
+    // what DMA wrote). take_ddr_writes hands over and clears what each queue recorded.
+    struct ddr_rows {
+        const uint8_t * dst;
+        uint32_t        row_size, nrows, stride;
+    };
+    void track_ddr_writes(bool on) { track_ddr_ = on; }
+    void take_ddr_writes(std::vector<ddr_rows> * out);
+
     // A short description of an address: "vtcm+0x..", "npu 0x.." or "host 0x..".
     std::string describe(const void * p) const;
 
@@ -57,6 +66,7 @@ class dma_engine {
         const uint8_t * buffer_lo     = nullptr;
         const uint8_t * buffer_hi     = nullptr;
         uint64_t        buffer_unmaps = ~uint64_t(0);
+        std::vector<ddr_rows> ddr_writes;  // while track_ddr_ (this queue's thread alone appends)
     };
 
     // The rule a descriptor breaks; checked for every descriptor, so no strings on the valid path.
@@ -74,6 +84,7 @@ class dma_engine {
     uint32_t                                         vtcm_size_;
     const session_window &                           window_;
     bool                                             strict_;
+    bool                                             track_ddr_ = false;
     std::array<hw_queue, proto::HTP_MAX_NTHREADS>    queues_;
     std::mutex                                       violations_mutex_;
     std::string                                      violations_;

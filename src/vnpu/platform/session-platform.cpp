@@ -106,6 +106,10 @@ session_platform::session_platform(const platform_config & config, const proto::
     table_.log              = cb_log;
 
     dma_ = std::make_unique<dma_engine>(hw, table_.vtcm_base, table_.vtcm_size, *window_, config.strict);
+    if (config.strict) {
+        group_check_       = std::make_unique<group_write_check>(*dma_);
+        table_.mdev_check  = cb_mdev_check;
+    }
     hmx_ = std::make_unique<htp::hmx_unit>();
     htp::hmx_unit_init(hmx_.get(), table_.vtcm_base, table_.vtcm_size);
     table_.hmx_unit    = hmx_.get();
@@ -206,6 +210,18 @@ void session_platform::cb_fence_wait(void *, const volatile uint32_t * addr, uin
 
 void session_platform::cb_fence_wake(void *, const volatile uint32_t * addr) {
     syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+uint32_t session_platform::cb_mdev_check(void * ctx, uint32_t phase, const htp::mdev_write_check * c) {
+    session_platform & p = self(ctx);
+    std::string        message;
+    const uint32_t     status = p.group_check_->run(p.table_, phase, *c, &message);
+    if (status != proto::HTP_STATUS_OK) {
+        p.log(0, message);
+        std::lock_guard lock(p.violation_mutex_);
+        p.last_violation_ = std::move(message);
+    }
+    return status;
 }
 
 uint64_t session_platform::cb_cycles(void *) { return __rdtsc(); }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "dma-engine.h"
+#include "group-write-check.h"
 #include "htp/hmx.h"
 #include "htp/platform.h"
 #include "proto/hw-model.h"
@@ -78,6 +79,7 @@ class session_platform {
     static void     cb_wake_all(void * ctx, const volatile uint32_t * addr);
     static void     cb_fence_wait(void * ctx, const volatile uint32_t * addr, uint32_t expected, uint32_t timeout_us);
     static void     cb_fence_wake(void * ctx, const volatile uint32_t * addr);
+    static uint32_t cb_mdev_check(void * ctx, uint32_t phase, const htp::mdev_write_check * c);
     static uint64_t cb_cycles(void * ctx);
     static uint64_t cb_usecs(void * ctx);
     static void     cb_dcache_flush(void * ctx, const void * addr, size_t size);
@@ -91,6 +93,7 @@ class session_platform {
     uint8_t *                       vtcm_region_;  // VTCM between two inaccessible guard pages
     uint64_t                        vtcm_region_size_;
     std::unique_ptr<dma_engine>     dma_;
+    std::unique_ptr<group_write_check> group_check_;  // strict mode only
     std::unique_ptr<htp::hmx_unit>  hmx_;
     htp::platform                   table_{};
 
