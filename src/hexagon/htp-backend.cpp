@@ -213,8 +213,10 @@ std::string htp_backend::finish_member(htp_device & dev, const sent & batch, con
     }
     dev.count_window(rsp);
     if (dev.options().verbose > 0 && (rsp.n_maps != 0 || rsp.n_unmaps != 0)) {
-        std::fprintf(stderr, "%s: batch %u: window: %u mapped (%" PRIu64 " bytes), %u unmapped (%" PRIu64 " bytes)\n",
-                     name.c_str(), rsp.id, rsp.n_maps, rsp.map_bytes, rsp.n_unmaps, rsp.unmap_bytes);
+        std::fprintf(stderr,
+                     "%s: batch %u: window: %u mapped (%" PRIu64 " bytes, %u of them extended), %u unmapped (%" PRIu64
+                     " bytes)\n",
+                     name.c_str(), rsp.id, rsp.n_maps, rsp.map_bytes, rsp.n_ext_maps, rsp.n_unmaps, rsp.unmap_bytes);
     }
     *status_out = rsp.status;
     if (rsp.status != proto::HTP_STATUS_OK) {

@@ -47,11 +47,14 @@ bool htp_batch::add(const htp_op & op, const backend_device * device) {
         return backend_error(std::string(device->name()) + ": " + label + " cannot run on the NPU: " + why);
     };
 
-    // Operands as descriptors, and the buffers they bring in.
+    // Operands as descriptors, and the buffers they bring in. A weight buffer (REPACK) that only
+    // DMA reads in this batch goes to the extended region where the session has one: no window room.
     std::vector<htp_buffer *>      new_buffers;
+    std::vector<bool>              new_extended;
+    std::vector<size_t>            to_window;  // known extended buffers this op reads otherwise
     uint64_t                       new_bytes = 0;
     std::vector<proto::htp_tensor> described;
-    auto                           describe = [&](const ggml_tensor * t) {
+    auto                           describe = [&](const ggml_tensor * t, bool dma_only) {
         auto * buf = dynamic_cast<htp_buffer *>(t->buffer);
         if (buf == nullptr || (buf->htp_buft()->device() != device && buf->kind() != htp_buffer_kind::compute)) {
             throw fail("tensor " + quoted(t) + " lives in " +
@@ -59,11 +62,25 @@ bool htp_batch::add(const htp_op & op, const backend_device * device) {
                                              : std::string("no buffer")) +
                        ", which this session cannot read");
         }
-        const bool known = std::find(buffers_.begin(), buffers_.end(), buf) != buffers_.end() ||
-                           std::find(new_buffers.begin(), new_buffers.end(), buf) != new_buffers.end();
-        if (!known) {
+        const bool extended = limits_.extended && dma_only && buf->kind() == htp_buffer_kind::repack;
+        const auto known    = std::find(buffers_.begin(), buffers_.end(), buf);
+        const auto fresh    = std::find(new_buffers.begin(), new_buffers.end(), buf);
+        if (known != buffers_.end()) {
+            const size_t k = size_t(known - buffers_.begin());
+            if (extended_[k] && !extended && std::find(to_window.begin(), to_window.end(), k) == to_window.end()) {
+                to_window.push_back(k);
+                new_bytes += resident_.count(buf->fd()) == 0 ? buf->size() : 0;
+            }
+        } else if (fresh != new_buffers.end()) {
+            const size_t k = size_t(fresh - new_buffers.begin());
+            if (new_extended[k] && !extended) {
+                new_extended[k] = false;
+                new_bytes += resident_.count(buf->fd()) == 0 ? buf->size() : 0;
+            }
+        } else {
             new_buffers.push_back(buf);
-            if (resident_.count(buf->fd()) == 0) {
+            new_extended.push_back(extended);
+            if (!extended && resident_.count(buf->fd()) == 0) {
                 new_bytes += buf->size();
             }
         }
@@ -82,14 +99,14 @@ bool htp_batch::add(const htp_op & op, const backend_device * device) {
         }
         described.push_back(d);
     };
-    for (const ggml_tensor * t : op.src) {
-        if (t != nullptr) {
-            describe(t);
+    for (size_t i = 0; i < op.src.size(); ++i) {
+        if (op.src[i] != nullptr) {
+            describe(op.src[i], proto::htp_reads_by_dma_only(op.desc.opcode, uint32_t(i)));
         }
     }
     for (const ggml_tensor * t : op.dst) {
         if (t != nullptr) {
-            describe(t);
+            describe(t, false);
         }
     }
 
@@ -110,12 +127,14 @@ bool htp_batch::add(const htp_op & op, const backend_device * device) {
         throw fail("it has more operands or buffers than one batch holds");
     }
 
-    for (htp_buffer * buf : new_buffers) {
-        buffers_.push_back(buf);
-        if (resident_.count(buf->fd()) == 0) {
-            mapped_ += buf->size();
-        }
+    for (size_t k : to_window) {
+        extended_[k] = false;
     }
+    for (size_t k = 0; k < new_buffers.size(); ++k) {
+        buffers_.push_back(new_buffers[k]);
+        extended_.push_back(new_extended[k]);
+    }
+    mapped_ += new_bytes;
     proto::htp_op_desc desc = op.desc;
     std::fill(std::begin(desc.src), std::end(desc.src), proto::HTP_NO_TENSOR);
     std::fill(std::begin(desc.dst), std::end(desc.dst), proto::HTP_NO_TENSOR);
@@ -151,6 +170,7 @@ bool htp_batch::add(const htp_op & op, const backend_device * device) {
 
 uint32_t htp_batch::add_buffer(htp_buffer * buf) {
     buffers_.push_back(buf);
+    extended_.push_back(false);
     if (resident_.count(buf->fd()) == 0) {
         mapped_ += buf->size();
     }
@@ -185,7 +205,8 @@ std::string htp_batch::describe(const char * device_name, uint32_t id, bool tabl
     }
     for (size_t i = 0; i < buffers_.size(); ++i) {
         out += dev + ":   buffer " + std::to_string(i) + " fd " + std::to_string(buffers_[i]->fd()) + " size " +
-               std::to_string(buffers_[i]->size()) + (buffers_[i]->pinned() ? " pinned" : " delayed") + "\n";
+               std::to_string(buffers_[i]->size()) + (buffers_[i]->pinned() ? " pinned" : " delayed") +
+               (extended_[i] ? " extended" : "") + "\n";
     }
     for (const proto::htp_tensor & t : tensors_) {
         char line[256];
@@ -214,7 +235,8 @@ proto::htp_opbatch_req htp_batch::pack(uint8_t * block, uint32_t id, uint32_t pr
     for (size_t i = 0; i < buffers_.size(); ++i) {
         htp_buffer * b = buffers_[i];
         bufs[i]        = proto::htp_buf_desc{uint64_t(reinterpret_cast<uintptr_t>(b->base())), uint64_t(b->size()),
-                                             b->fd(), b->pinned() ? proto::HTP_BUF_PINNED : 0u};
+                                             b->fd(), (b->pinned() ? proto::HTP_BUF_PINNED : 0u) |
+                                                          (extended_[i] ? proto::HTP_BUF_EXTENDED : 0u)};
     }
     std::memcpy(block + l.tensors, tensors_.data(), tensors_.size() * sizeof(proto::htp_tensor));
     std::memcpy(block + l.ops, descs_.data(), descs_.size() * sizeof(proto::htp_op_desc));

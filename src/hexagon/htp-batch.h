@@ -80,6 +80,7 @@ class htp_batch {
     uint64_t                          resident_bytes_ = 0;
     uint64_t                          mapped_         = 0;  // resident pinned + this batch's others
     std::vector<htp_buffer *>         buffers_;
+    std::vector<bool>                 extended_;  // [buffer]: only DMA reads it in this batch (HTP_BUF_EXTENDED)
     std::vector<proto::htp_tensor>    tensors_;
     std::unordered_map<tensor_key, uint16_t, tensor_key_hash> index_;
     std::vector<proto::htp_op_desc>   descs_;

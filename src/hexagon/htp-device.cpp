@@ -110,6 +110,8 @@ void htp_device::count_window(const proto::htp_opbatch_rsp & rsp) {
     window_stats_.unmaps += rsp.n_unmaps;
     window_stats_.map_bytes += rsp.map_bytes;
     window_stats_.unmap_bytes += rsp.unmap_bytes;
+    window_stats_.ext_maps += rsp.n_ext_maps;
+    window_stats_.ext_map_bytes += rsp.ext_map_bytes;
 }
 
 std::vector<std::unique_ptr<htp_device>> make_htp_devices(const htp_options & options,

@@ -56,6 +56,8 @@ struct htp_window_stats {
     uint64_t unmaps      = 0;
     uint64_t map_bytes   = 0;
     uint64_t unmap_bytes = 0;
+    uint64_t ext_maps      = 0;  // of the maps, those in the extended region (v81, DMA only)
+    uint64_t ext_map_bytes = 0;
 };
 
 // Widens a 32-bit trace stamp to 64 bits, given a 64-bit clock value taken shortly before it.

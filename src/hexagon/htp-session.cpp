@@ -51,6 +51,7 @@ htp_session::htp_session(const std::string & device_name, const htp_options & op
     limits_.max_tensors = std::min(7 * options.op_batch, proto::HTP_OP_MAX_TENSORS);
     limits_.max_bufs    = proto::HTP_OP_MAX_BUFS;
     limits_.vmem        = vmem == 0 ? window_ : std::min(vmem, window_);
+    limits_.extended    = model.dma64 != 0 && so.extended_size != 0;
     if (profile_ == 3) {
         limits_.n_traces = options.op_trace != 0 ? options.op_trace
                                                  : std::min(TRACE_MAX_DEFAULT, TRACE_PER_OP * options.op_batch);

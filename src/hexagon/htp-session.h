@@ -27,6 +27,7 @@ struct htp_batch_limits {
     uint32_t max_bufs;
     uint32_t n_traces;  // trace records per thread slot (0: profile mode below trace)
     uint64_t vmem;      // bytes of buffers one batch may map at once (pinned ones included)
+    bool     extended;  // the session has an extended region (v81): DMA-only buffers map there
 };
 
 class htp_session {

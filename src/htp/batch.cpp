@@ -69,7 +69,7 @@ bool valid_op(const htp_op_desc & op, uint32_t n_tensors) {
 
 // Maps every buffer of the batch (their NPU addresses into npu_addr) and rewrites each tensor's
 // data offset to its NPU address.
-uint32_t map_batch(htp_session * s, const htp_opbatch_req * req, const batch_view & v, uint32_t * npu_addr) {
+uint32_t map_batch(htp_session * s, const htp_opbatch_req * req, const batch_view & v, uint64_t * npu_addr) {
     buffer_map_begin_batch(&s->buffers);
     for (uint32_t i = 0; i < req->n_bufs; ++i) {
         const htp_buf_desc & b = v.bufs[i];
@@ -77,7 +77,8 @@ uint32_t map_batch(htp_session * s, const htp_opbatch_req * req, const batch_vie
             return proto::HTP_STATUS_INVAL_PARAMS;
         }
         const uint32_t status =
-            buffer_map_acquire(&s->buffers, b.fd, b.size, (b.flags & proto::HTP_BUF_PINNED) != 0, &npu_addr[i]);
+            buffer_map_acquire(&s->buffers, b.fd, b.size, (b.flags & proto::HTP_BUF_PINNED) != 0,
+                               (b.flags & proto::HTP_BUF_EXTENDED) != 0, &npu_addr[i]);
         if (status != proto::HTP_STATUS_OK) {
             return status;
         }
@@ -113,7 +114,7 @@ void report_dropped_events(htp_session * s) {
 
 // The batch's group: the request's when it names one (its fence buffer must hold every member's
 // slot), else the platform's placement without fences.
-uint32_t join_group(htp_session * s, const htp_opbatch_req * req, const batch_view & v, const uint32_t * npu_addr) {
+uint32_t join_group(htp_session * s, const htp_opbatch_req * req, const batch_view & v, const uint64_t * npu_addr) {
     s->mdev       = s->plat->mdev;
     s->fence      = htp_fence_group{s->plat, nullptr, 0, 1, 0, 0};
     if (req->mdev_count <= 1) {
@@ -210,7 +211,7 @@ uint32_t run_op(htp_session * s, const batch_view & v, uint32_t index, trace_buf
 // One op of a device group: the op, then the barrier after it (the next op may read any member's
 // slice; each member's outputs are in DDR, queues drained and dirty lines flushed, before its fence
 // says so). Around it, where the platform has one, its strict check of the members' HVX writes.
-uint32_t run_group_op(htp_session * s, const batch_view & v, uint32_t index, const uint32_t * npu_addr,
+uint32_t run_group_op(htp_session * s, const batch_view & v, uint32_t index, const uint64_t * npu_addr,
                       trace_buf * main_trace) {
     const platform * plat = s->plat;
     mdev_write_check c{};
@@ -276,7 +277,7 @@ void run_batch(htp_session * s, const htp_opbatch_req * req, uint8_t * block, si
                 rsp->failed_op = i;
             }
         }
-        uint32_t npu_addr[proto::HTP_OP_MAX_BUFS];
+        uint64_t npu_addr[proto::HTP_OP_MAX_BUFS];
         if (status == proto::HTP_STATUS_OK) {
             const buffer_map_stats before = s->buffers.stats;
             status                        = map_batch(s, req, v, npu_addr);
@@ -284,6 +285,8 @@ void run_batch(htp_session * s, const htp_opbatch_req * req, uint8_t * block, si
             rsp->n_unmaps                 = s->buffers.stats.unmaps - before.unmaps;
             rsp->map_bytes                = s->buffers.stats.map_bytes - before.map_bytes;
             rsp->unmap_bytes              = s->buffers.stats.unmap_bytes - before.unmap_bytes;
+            rsp->n_ext_maps               = s->buffers.stats.ext_maps - before.ext_maps;
+            rsp->ext_map_bytes            = s->buffers.stats.ext_map_bytes - before.ext_map_bytes;
         }
         if (status == proto::HTP_STATUS_OK) {
             status = join_group(s, req, v, npu_addr);

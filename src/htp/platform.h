@@ -82,6 +82,13 @@ struct platform {
     // MAP_BAD_BUFFER when the buffer cannot be mapped at all (bad fd, file shorter than size).
     int (*map_buffer)(void * ctx, int fd, uint64_t size, uint32_t * npu_addr);
     int (*unmap_buffer)(void * ctx, uint32_t npu_addr, uint64_t size);
+    // The extended region (64-bit DMA, v81; FASTRPC_MAP_FD_DELAYED_EXTENDED): extended_size bytes of
+    // NPU addresses from 4 GiB on, beside the window, for buffers only DMA reads. window_base + an
+    // extended address is no memory the HVX/scalar units may touch (it faults); it is a valid DMA
+    // address. nullptr and 0 where there is none.
+    uint64_t extended_size;
+    int (*map_buffer_ext)(void * ctx, int fd, uint64_t size, uint64_t * npu_addr);
+    int (*unmap_buffer_ext)(void * ctx, uint64_t npu_addr, uint64_t size);
 
     // DMA engine, one hardware queue per HVX thread. submit() validates the descriptor against the
     // arch (field widths, one side in VTCM, the other mapped) and returns 0 or a strict-mode error;

@@ -94,8 +94,8 @@ int htp_iface_mmap(htp_session * s, int fd, uint64_t size, uint32_t pinned) {
     if (!s->started) {
         return proto::HTP_STATUS_INVAL_PARAMS;
     }
-    uint32_t       npu_addr = 0;
-    const uint32_t status   = buffer_map_acquire(&s->buffers, fd, size, pinned != 0, &npu_addr);
+    uint64_t       npu_addr = 0;
+    const uint32_t status   = buffer_map_acquire(&s->buffers, fd, size, pinned != 0, false, &npu_addr);
     return status == proto::HTP_STATUS_OK ? 0 : int(status);
 }
 

@@ -34,7 +34,10 @@ struct htp_buf_desc {
     int32_t  fd;
     uint32_t flags;  // HTP_BUF_*
 };
-inline constexpr uint32_t HTP_BUF_PINNED = 1;  // stays mapped; otherwise mapped per batch (delayed)
+inline constexpr uint32_t HTP_BUF_PINNED   = 1;  // stays mapped; otherwise mapped per batch (delayed)
+// Only DMA reads it in this batch: the session may map it in its extended region (v81's
+// FASTRPC_MAP_FD_DELAYED_EXTENDED, 64-bit DMA) instead of its window.
+inline constexpr uint32_t HTP_BUF_EXTENDED = 2;
 
 struct htp_tensor {
     uint64_t data;   // host: byte offset in its buffer; the NPU rewrites it to the tensor's NPU address
@@ -121,6 +124,9 @@ struct htp_opbatch_rsp {
     uint32_t n_unmaps;
     uint64_t map_bytes;
     uint64_t unmap_bytes;
+    uint32_t n_ext_maps;   // of the maps, those in the extended region
+    uint32_t pad;
+    uint64_t ext_map_bytes;
     uint64_t usecs;
     uint64_t cycles_start;
     uint64_t cycles_stop;
@@ -132,7 +138,7 @@ static_assert(sizeof(htp_op_desc) == 224);
 static_assert(sizeof(htp_prof_desc) == 24);
 static_assert(sizeof(htp_trace_desc) == 8);
 static_assert(sizeof(htp_opbatch_req) == 64);
-static_assert(sizeof(htp_opbatch_rsp) == 112);
+static_assert(sizeof(htp_opbatch_rsp) == 128);
 
 // Byte offsets of the sections of one batch block.
 struct htp_batch_layout {

@@ -58,6 +58,7 @@ enum htp_op_code : uint32_t {
     HTP_OP_TEST_CRASH,          // aborts the session process (crash tests)
     HTP_OP_TEST_HMX_MISUSE,     // breaks the HMX rule params[0] names (htp_test_hmx_misuse)
     HTP_OP_TEST_MDEV_FAULT,     // group member params[0] fails as params[1] says (htp_test_mdev_fault); the rest: OK
+    HTP_OP_TEST_DMA_ONLY_BREACH,  // claims src0 for DMA alone (htp_reads_by_dma_only), then loads it with HVX
 };
 
 // How TEST_MDEV_FAULT's victim fails (planted faults of a device group).
@@ -76,6 +77,21 @@ enum htp_test_hmx_misuse : int32_t {
     HTP_TEST_HMX_BANK_CROSSING,   // a two-tile run across the 4 MiB VTCM bank boundary
     HTP_TEST_HMX_NO_SCALE_BIAS,   // a store before any scale/bias block in this op
 };
+
+// The sources an op's kernel reads by DMA alone, never by HVX or scalar loads: the weights of the
+// matmuls and GET_ROWS's table. Where the session has an extended region (v81) their buffers may be
+// mapped there, outside the window (a kernel that broke this contract would fault).
+constexpr bool htp_reads_by_dma_only(uint32_t op, uint32_t src) {
+    switch (op) {
+        case HTP_OP_MUL_MAT:
+        case HTP_OP_MUL_MAT_ID:
+        case HTP_OP_MUL_MAT_HMX:
+        case HTP_OP_MUL_MAT_ID_HMX:
+        case HTP_OP_GET_ROWS:
+        case HTP_OP_TEST_DMA_ONLY_BREACH: return src == 0;
+        default: return false;
+    }
+}
 
 constexpr const char * htp_op_name(uint32_t op) {
     switch (op) {
@@ -128,6 +144,7 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_TEST_CRASH: return "TEST_CRASH";
         case HTP_OP_TEST_HMX_MISUSE: return "TEST_HMX_MISUSE";
         case HTP_OP_TEST_MDEV_FAULT: return "TEST_MDEV_FAULT";
+        case HTP_OP_TEST_DMA_ONLY_BREACH: return "TEST_DMA_ONLY_BREACH";
         default: return "UNKNOWN";
     }
 }

@@ -662,11 +662,11 @@ in_process_session *     g_fault_session    = nullptr;
 
 void report_fault(int, siginfo_t * info, void *) {
     // What a session process reports to the host: the faulting NPU address and the op.
-    uint32_t npu_addr = 0;
+    uint64_t npu_addr = 0;
     char     msg[96];
     const bool in_window = g_fault_platform->npu_address_of(info->si_addr, &npu_addr);
     const int  n = std::snprintf(msg, sizeof msg, "fault %s npu 0x%08x in op %u\n", in_window ? "at" : "outside",
-                                 npu_addr, g_fault_session->current_op());
+                                 unsigned(npu_addr), g_fault_session->current_op());
     (void) !write(2, msg, size_t(n));
     _exit(42);
 }

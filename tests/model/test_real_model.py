@@ -124,7 +124,7 @@ def window_env(window_mib, mbuf_mib=190):
 
 
 def window_stats(stderr):
-    m = re.search(r"HTP0 window: (\d+) batches, (\d+) maps \(.*\), (\d+) unmaps", stderr)
+    m = re.search(r"HTP0 window: (\d+) batches, (\d+) maps \(.*\), (\d+) unmaps \(.*\), (\d+) extended maps", stderr)
     assert m, stderr
     return tuple(map(int, m.groups()))
 
@@ -139,11 +139,23 @@ def test_weights_larger_than_the_window_slide_through_it():
         runs[window] = (logits.stdout, text.stdout, window_stats(logits.stderr), window_stats(text.stderr))
     full, small = runs[4096], runs[224]
     assert full[2][2] == 0 and full[3][2] == 0, "a full window unmaps nothing"
-    batches, maps, unmaps = small[3]
+    batches, maps, unmaps, _ = small[3]
     assert unmaps >= 2 * 11 and maps > unmaps, small[3]  # each decoded token maps both weight buffers
     assert small[2][2] > 0
     assert small[0] == full[0], "logits differ with a sliding window"
     assert small[1] == full[1]
+
+
+def test_v81_maps_the_weights_outside_the_window():
+    tokens = ",".join(map(str, tokenize(PROMPT + " Paris, and the capital of Italy is")))
+    runs = {}
+    for window in [4096, 224]:
+        env = {**window_env(window), "HEXNPU_ARCH": "v81"}
+        p = hexnpu("run", "-m", MODEL, "--tokens", tokens, "--logits", "-c", "512", "--device", "HTP0", env=env)
+        runs[window] = (p.stdout, window_stats(p.stderr))
+    assert runs[224][0] == runs[4096][0]
+    batches, maps, unmaps, extended = runs[224][1]
+    assert unmaps == 0 and extended >= 2, runs[224][1]  # both weight buffers, once
 
 
 def test_window_smaller_than_one_op_is_an_error():

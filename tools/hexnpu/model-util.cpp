@@ -221,9 +221,11 @@ void print_window_stats(const devices & d) {
     }
     for (const hexagon::htp_device * htp : npus) {
         const hexagon::htp_window_stats w = htp->window_stats();
-        std::fprintf(stderr, "hexnpu_perf: %s window: %llu batches, %llu maps (%s), %llu unmaps (%s)\n", htp->name(),
-                     (unsigned long long) w.batches, (unsigned long long) w.maps, human_bytes(w.map_bytes).c_str(),
-                     (unsigned long long) w.unmaps, human_bytes(w.unmap_bytes).c_str());
+        std::fprintf(stderr,
+                     "hexnpu_perf: %s window: %llu batches, %llu maps (%s), %llu unmaps (%s), %llu extended maps (%s)\n",
+                     htp->name(), (unsigned long long) w.batches, (unsigned long long) w.maps,
+                     human_bytes(w.map_bytes).c_str(), (unsigned long long) w.unmaps, human_bytes(w.unmap_bytes).c_str(),
+                     (unsigned long long) w.ext_maps, human_bytes(w.ext_map_bytes).c_str());
     }
 }
 

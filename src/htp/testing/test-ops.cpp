@@ -220,12 +220,25 @@ uint32_t op_test_mdev_fault(htp_op_context * octx) {
     }
 }
 
+// TEST_DMA_ONLY_BREACH: an HVX load from a source the op promised to read by DMA alone; dst[0]
+// gets the vector. Fine in the window; in the extended region (v81) the load faults.
+uint32_t op_test_dma_only_breach(htp_op_context * octx) {
+    const HVX_Vector v = *reinterpret_cast<const HVX_Vector *>(htp_tensor_ptr(octx->plat, octx->src[0]));
+    *reinterpret_cast<HVX_Vector *>(htp_tensor_ptr(octx->plat, octx->dst[0])) = v;
+    return proto::HTP_STATUS_OK;
+}
+
+bool guard_test_dma_only_breach(const htp_op_context * octx) {
+    return octx->src[0]->size >= 128 && octx->dst[0]->size >= 128 && (octx->dst[0]->flags & proto::HTP_TENSOR_COMPUTE) != 0;
+}
+
 constexpr op_entry TEST_STREAM = {op_test_stream, guard_test_stream, 1, 1};
 constexpr op_entry TEST_FAULT  = {op_test_fault, no_guard, 0, 0};
 constexpr op_entry TEST_HANG   = {op_test_hang, no_guard, 0, 0};
 constexpr op_entry TEST_CRASH  = {op_test_crash, no_guard, 0, 0};
 constexpr op_entry TEST_HMX_MISUSE = {op_test_hmx_misuse, guard_test_hmx_misuse, 0, 0};
 constexpr op_entry TEST_MDEV_FAULT = {op_test_mdev_fault, guard_test_mdev_fault, 0, 0};
+constexpr op_entry TEST_DMA_ONLY_BREACH = {op_test_dma_only_breach, guard_test_dma_only_breach, 1, 1};
 
 } // namespace
 
@@ -237,6 +250,7 @@ const op_entry * find_test_op(uint32_t opcode) {
         case proto::HTP_OP_TEST_CRASH: return &TEST_CRASH;
         case proto::HTP_OP_TEST_HMX_MISUSE: return &TEST_HMX_MISUSE;
         case proto::HTP_OP_TEST_MDEV_FAULT: return &TEST_MDEV_FAULT;
+        case proto::HTP_OP_TEST_DMA_ONLY_BREACH: return &TEST_DMA_ONLY_BREACH;
         default: return nullptr;
     }
 }

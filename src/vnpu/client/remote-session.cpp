@@ -133,6 +133,9 @@ session_options session_options::from_environment() {
                                     "must be 0 (the arch's) or at least 2 pages (" + std::to_string(2 * page) + ")");
         }
     }
+    if (auto v = util::env_setting("HEXNPU_EXTENDED_SIZE", {0, uint64_t(1) << 40, page})) {  // 0: none
+        o.extended_size = *v;
+    }
     if (auto v = util::env_setting("HEXNPU_VTCM_SIZE", {0, uint64_t(1) << 30, page})) {  // 0: the arch's
         o.vtcm_size = uint32_t(*v);
     }
@@ -210,6 +213,7 @@ rpc_status remote_session::spawn() {
         }
     };
     add("--window", options_.window_size);
+    args.insert(args.end(), {"--extended", std::to_string(options_.extended_size)});
     add("--vtcm", options_.vtcm_size);
     add("--hvx", options_.n_hvx);
     add("--host-threads", options_.host_threads);
@@ -333,7 +337,8 @@ void remote_session::record_exit(int wait_status) {
                 " and was killed";
     } else if (e.fault) {
         text += " was killed by " + signal_name(e.signal) + ": " +
-                (e.fault_in_window ? "NPU fault at address " + hex32(e.fault_npu_addr)
+                (e.fault_in_window ? (e.fault_npu_addr >> 32 != 0 ? "NPU fault at extended (DMA-only) address " + hex64(e.fault_npu_addr)
+                                                                   : "NPU fault at address " + hex32(uint32_t(e.fault_npu_addr)))
                                    : "fault at host address " + hex64(e.fault_host_addr) +
                                          ", outside the NPU window") +
                 where;

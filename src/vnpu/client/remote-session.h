@@ -33,6 +33,8 @@ struct session_options {
     uint32_t                  vtcm_size    = 0;  // 0: the arch's
     uint32_t                  n_hvx        = 0;  // HVX contexts reported; 0: the arch's
     uint32_t                  host_threads = 0;  // 0: the host's cores
+    // The extended region of 64-bit DMA arches (v81): 16 GiB by default, 0 none.
+    uint64_t                  extended_size = uint64_t(16) << 30;
     std::chrono::milliseconds timeout{30000};    // deadline of every control call and queue wait
     std::string               htpd_path;         // "": next to the running executable
     std::string               lib_dir;           // "": ../lib relative to hexnpu-htpd
@@ -43,7 +45,7 @@ struct session_options {
     // HTP_OP_TEST_* ops (fault, hang, crash, DMA misuse): for tests, never for production hosts.
     bool test_ops = false;
 
-    // HEXNPU_ARCH ("v79" or "79"), HEXNPU_WINDOW_SIZE, HEXNPU_VTCM_SIZE, HEXNPU_HVX_COUNT,
+    // HEXNPU_ARCH ("v79" or "79"), HEXNPU_WINDOW_SIZE, HEXNPU_EXTENDED_SIZE, HEXNPU_VTCM_SIZE, HEXNPU_HVX_COUNT,
     // HEXNPU_HOST_THREADS, HEXNPU_SESSION_TIMEOUT_MS, HEXNPU_STRICT (0 or 1), HEXNPU_HTPD,
     // HEXNPU_LIB_DIR. Numbers are decimal or 0x hex, parsed strictly (src/util/parse-setting.h): a
     // bad value throws std::invalid_argument naming the variable, the value and the accepted range.
@@ -72,7 +74,7 @@ struct session_exit {
     uint32_t    op                  = 0;
     bool        fault               = false;  // a SIGSEGV/SIGBUS the session recorded
     bool        fault_in_window     = false;
-    uint32_t    fault_npu_addr      = 0;
+    uint64_t    fault_npu_addr      = 0;  // >= 4 GiB: the extended region
     uint64_t    fault_host_addr     = 0;
     std::string message;
 };

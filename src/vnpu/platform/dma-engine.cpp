@@ -76,7 +76,7 @@ bool dma_engine::in_vtcm(const uint8_t * p, uint64_t len) const {
 
 std::string dma_engine::describe(const void * p) const {
     const uint8_t * b = static_cast<const uint8_t *>(p);
-    uint32_t        npu_addr;
+    uint64_t        npu_addr;
     if (b >= vtcm_ && b < vtcm_ + vtcm_size_) {
         return "vtcm+" + hex(uint64_t(b - vtcm_));
     }
@@ -92,7 +92,8 @@ std::string dma_engine::describe_desc(uint32_t queue, const htp::dma_desc & d) c
            std::to_string(d.dst_stride) + ", src_stride " + std::to_string(d.src_stride);
 }
 
-dma_engine::fault dma_engine::check(hw_queue & q, const htp::dma_desc & d) const {
+dma_engine::fault dma_engine::check(hw_queue & q, const htp::dma_desc & d, ptrdiff_t * to_view) const {
+    *to_view = 0;
     if (d.nrows == 1 && !fits_bits(d.row_size, DMA_1D_SIZE_BITS)) {
         return fault::size_1d;
     }
@@ -119,12 +120,17 @@ dma_engine::fault dma_engine::check(hw_queue & q, const htp::dma_desc & d) const
     // The queue's last buffer, while nothing was unmapped since: most transfers of an op hit it.
     const uint64_t unmaps = window_.unmap_count();
     if (q.buffer_unmaps == unmaps && ddr >= q.buffer_lo && ddr <= q.buffer_hi && ddr_span <= uint64_t(q.buffer_hi - ddr)) {
+        *to_view = q.buffer_to_view;
         return fault::none;
     }
-    if (!window_.mapped_buffer_of(ddr, ddr_span, &q.buffer_lo, &q.buffer_hi)) {
+    q.buffer_to_view = 0;
+    if (!window_.mapped_buffer_of(ddr, ddr_span, &q.buffer_lo, &q.buffer_hi) &&
+        !window_.extended_buffer_of(ddr, ddr_span, &q.buffer_lo, &q.buffer_hi, &q.buffer_to_view)) {
+        q.buffer_unmaps = ~uint64_t(0);
         return fault::unmapped;
     }
     q.buffer_unmaps = unmaps;
+    *to_view        = q.buffer_to_view;
     return fault::none;
 }
 
@@ -138,7 +144,7 @@ std::string dma_engine::fault_text(fault f) const {
         case fault::vtcm_bounds: return "VTCM side out of VTCM bounds (" + std::to_string(vtcm_size_) + " bytes)";
         case fault::both_vtcm: return "both sides in VTCM (one side must be DDR)";
         case fault::neither_vtcm: return "neither side in VTCM (DDR to DDR)";
-        case fault::unmapped: return "DDR side not inside a mapped window buffer";
+        case fault::unmapped: return "DDR side not inside a mapped window buffer (nor an extended one)";
     }
     return "unknown DMA fault";
 }
@@ -151,19 +157,29 @@ void dma_engine::record(std::string message) {
     violations_ += "strict: " + message;
 }
 
-int dma_engine::submit(uint32_t queue, const htp::dma_desc & d, uint64_t * ticket) {
+int dma_engine::submit(uint32_t queue, const htp::dma_desc & desc, uint64_t * ticket) {
     if (queue >= queues_.size()) {
         record("DMA queue " + std::to_string(queue) + " does not exist");
         return proto::HTP_STATUS_STRICT;
     }
     hw_queue & q = queues_[queue];
     *ticket      = q.next_ticket++;
-    if (d.nrows == 0 || d.row_size == 0) {
+    if (desc.nrows == 0 || desc.row_size == 0) {
         return 0;
     }
-    if (const fault f = check(q, d); f != fault::none) {
-        record("DMA rejected: " + fault_text(f) + ": " + describe_desc(queue, d));
+    ptrdiff_t to_view = 0;
+    if (const fault f = check(q, desc, &to_view); f != fault::none) {
+        record("DMA rejected: " + fault_text(f) + ": " + describe_desc(queue, desc));
         return proto::HTP_STATUS_STRICT;
+    }
+    // An extended buffer's bytes are moved through its view; the descriptor kept its address.
+    htp::dma_desc d = desc;
+    if (to_view != 0) {
+        if (in_vtcm(d.dst, span_of(d.row_size, d.nrows, d.dst_stride))) {
+            d.src += to_view;
+        } else {
+            d.dst += to_view;
+        }
     }
     if (track_ddr_ && !in_vtcm(d.dst, span_of(d.row_size, d.nrows, d.dst_stride))) {
         q.ddr_writes.push_back({d.dst, d.row_size, d.nrows, d.dst_stride});

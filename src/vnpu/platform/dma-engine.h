@@ -66,12 +66,14 @@ class dma_engine {
         const uint8_t * buffer_lo     = nullptr;
         const uint8_t * buffer_hi     = nullptr;
         uint64_t        buffer_unmaps = ~uint64_t(0);
+        ptrdiff_t       buffer_to_view = 0;  // nonzero: an extended buffer, reached through its view
         std::vector<ddr_rows> ddr_writes;  // while track_ddr_ (this queue's thread alone appends)
     };
 
     // The rule a descriptor breaks; checked for every descriptor, so no strings on the valid path.
     enum class fault { none, size_1d, fields_2d, vtcm_bounds, both_vtcm, neither_vtcm, unmapped };
-    fault       check(hw_queue & q, const htp::dma_desc & d) const;
+    // *to_view: what to add to the DDR side's address to reach its bytes (an extended buffer's view).
+    fault       check(hw_queue & q, const htp::dma_desc & d, ptrdiff_t * to_view) const;
     std::string fault_text(fault f) const;
     void        record(std::string message);
     bool        complete(uint32_t queue, transfer & t);  // false: the VTCM source changed

@@ -53,7 +53,9 @@ std::unique_ptr<session_platform> session_platform::create(const platform_config
         }
         hw.n_hvx = config.n_hvx;
     }
-    std::unique_ptr<session_window> window = session_window::reserve(hw.window_size, error);
+    // The extended region exists where DMA addresses are 64-bit (v81).
+    const uint64_t                  ext    = hw.dma64 != 0 ? (config.extended_size + page - 1) / page * page : 0;
+    std::unique_ptr<session_window> window = session_window::reserve(hw.window_size, ext, error);
     if (!window) {
         return nullptr;
     }
@@ -88,6 +90,11 @@ session_platform::session_platform(const platform_config & config, const proto::
     table_.mdev.count_div   = proto::init_fastdiv(config.mdev_count);
     table_.map_buffer       = cb_map_buffer;
     table_.unmap_buffer     = cb_unmap_buffer;
+    if (window_->extended_size() != 0) {
+        table_.extended_size    = window_->extended_size();
+        table_.map_buffer_ext   = cb_map_buffer_ext;
+        table_.unmap_buffer_ext = cb_unmap_buffer_ext;
+    }
     table_.dma_submit       = cb_dma_submit;
     table_.dma_wait         = cb_dma_wait;
     table_.op_done          = cb_op_done;
@@ -140,6 +147,16 @@ int session_platform::cb_map_buffer(void * ctx, int fd, uint64_t size, uint32_t 
 int session_platform::cb_unmap_buffer(void * ctx, uint32_t npu_addr, uint64_t size) {
     ++self(ctx).unmap_calls_;
     return self(ctx).window_->unmap(npu_addr, size);
+}
+
+int session_platform::cb_map_buffer_ext(void * ctx, int fd, uint64_t size, uint64_t * npu_addr) {
+    ++self(ctx).map_calls_;
+    return self(ctx).window_->map_extended(fd, size, npu_addr);
+}
+
+int session_platform::cb_unmap_buffer_ext(void * ctx, uint64_t npu_addr, uint64_t size) {
+    ++self(ctx).unmap_calls_;
+    return self(ctx).window_->unmap_extended(npu_addr, size);
 }
 
 int session_platform::cb_dma_submit(void * ctx, uint32_t queue, const htp::dma_desc * d, uint64_t * ticket) {

@@ -28,6 +28,10 @@ struct platform_config {
     bool     strict       = true;  // the DMA engine's poisoning and source snapshots (dma-engine.h)
     uint32_t mdev_idx     = 0;     // this session's place in a multi-device group (htp/platform.h)
     uint32_t mdev_count   = 1;
+    // The extended region's bytes (64-bit DMA arches only, v81): weight buffers mapped there are
+    // reachable by DMA alone and take no room in the window. 0: none.
+    uint64_t extended_size = DEFAULT_EXTENDED_SIZE;
+    static constexpr uint64_t DEFAULT_EXTENDED_SIZE = uint64_t(16) << 30;
     // Receives the runtime's and the platform's messages (level 0 error, 1 info, 2 debug).
     // Default: errors to stderr.
     std::function<void(int level, const std::string & message)> log;
@@ -46,7 +50,7 @@ class session_platform {
     const session_window & window() const { return *window_; }
 
     // For fault attribution: the NPU address of a faulting host address inside the window.
-    bool npu_address_of(const void * host_addr, uint32_t * npu_addr) const {
+    bool npu_address_of(const void * host_addr, uint64_t * npu_addr) const {
         return window_->npu_address_of(host_addr, npu_addr);
     }
 
@@ -79,6 +83,8 @@ class session_platform {
     static void     cb_wake_all(void * ctx, const volatile uint32_t * addr);
     static void     cb_fence_wait(void * ctx, const volatile uint32_t * addr, uint32_t expected, uint32_t timeout_us);
     static void     cb_fence_wake(void * ctx, const volatile uint32_t * addr);
+    static int      cb_map_buffer_ext(void * ctx, int fd, uint64_t size, uint64_t * npu_addr);
+    static int      cb_unmap_buffer_ext(void * ctx, uint64_t npu_addr, uint64_t size);
     static uint32_t cb_mdev_check(void * ctx, uint32_t phase, const htp::mdev_write_check * c);
     static uint64_t cb_cycles(void * ctx);
     static uint64_t cb_usecs(void * ctx);

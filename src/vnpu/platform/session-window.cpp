@@ -20,84 +20,174 @@ bool make_inaccessible(uint8_t * p, uint64_t len) {
     return mmap(p, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) != MAP_FAILED;
 }
 
+bool buffer_fits(int fd, uint64_t size) {
+    struct stat st;
+    return size != 0 && fstat(fd, &st) == 0 && uint64_t(st.st_size) >= size;
+}
+
 } // namespace
 
-std::unique_ptr<session_window> session_window::reserve(uint64_t usable_size, std::string * error) {
+bool session_window::region::take(uint64_t len, uint64_t * start) {
+    auto hole = free.begin();
+    while (hole != free.end() && hole->second < len) {
+        ++hole;
+    }
+    if (hole == free.end()) {
+        return false;
+    }
+    *start              = hole->first;
+    const uint64_t rest = hole->second - len;
+    free.erase(hole);
+    if (rest != 0) {
+        free.emplace(*start + len, rest);
+    }
+    return true;
+}
+
+// Gives the range back, merged with its free neighbours.
+void session_window::region::give_back(uint64_t start, uint64_t len) {
+    auto next = free.lower_bound(start);
+    if (next != free.end() && next->first == start + len) {
+        len += next->second;
+        next = free.erase(next);
+    }
+    if (next != free.begin()) {
+        auto prev = std::prev(next);
+        if (prev->first + prev->second == start) {
+            start = prev->first;
+            len += prev->second;
+            free.erase(prev);
+        }
+    }
+    free.emplace(start, len);
+}
+
+bool session_window::region::find(uint64_t a, uint64_t len, uint64_t * start, uint64_t * size) const {
+    auto it = mapped.upper_bound(a);
+    if (it == mapped.begin()) {
+        return false;
+    }
+    --it;
+    if (a - it->first > it->second.size || len > it->second.size - (a - it->first)) {
+        return false;
+    }
+    *start = it->first;
+    *size  = it->second.size;
+    return true;
+}
+
+std::unique_ptr<session_window> session_window::reserve(uint64_t usable_size, uint64_t extended_size,
+                                                        std::string * error) {
     const uint64_t page = page_size();
     if (usable_size < 2 * page || usable_size > RESERVED_SIZE || usable_size % page != 0) {
         *error = "session window: usable size must be a multiple of the page size in [2 pages, 4 GiB]";
         return nullptr;
     }
-    void * p = mmap(nullptr, RESERVED_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
-        *error = "session window: cannot reserve 4 GiB of address space";
+    if (extended_size % page != 0) {
+        *error = "session window: the extended region must be whole pages";
         return nullptr;
     }
-    return std::unique_ptr<session_window>(new session_window(static_cast<uint8_t *>(p), usable_size));
+    void * p = mmap(nullptr, RESERVED_SIZE + extended_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        *error = "session window: cannot reserve 4 GiB of address space (and the extended region)";
+        return nullptr;
+    }
+    void * view = nullptr;
+    if (extended_size != 0) {
+        view = mmap(nullptr, extended_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (view == MAP_FAILED) {
+            munmap(p, RESERVED_SIZE + extended_size);
+            *error = "session window: cannot reserve the extended region's DMA view";
+            return nullptr;
+        }
+    }
+    return std::unique_ptr<session_window>(
+        new session_window(static_cast<uint8_t *>(p), usable_size, static_cast<uint8_t *>(view), extended_size));
 }
 
-session_window::session_window(uint8_t * base, uint64_t usable_size) : base_(base), usable_size_(usable_size) {
+session_window::session_window(uint8_t * base, uint64_t usable_size, uint8_t * ext_view, uint64_t ext_size)
+    : base_(base), usable_size_(usable_size), ext_view_(ext_view), ext_size_(ext_size) {
     const uint64_t page = page_size();
-    free_.emplace(page, usable_size - page);
+    window_.free.emplace(page, usable_size - page);
+    if (ext_size != 0) {
+        extended_.free.emplace(0, ext_size);
+    }
 }
 
-session_window::~session_window() { munmap(base_, RESERVED_SIZE); }
+session_window::~session_window() {
+    munmap(base_, RESERVED_SIZE + ext_size_);
+    if (ext_view_ != nullptr) {
+        munmap(ext_view_, ext_size_);
+    }
+}
 
 int session_window::map(int fd, uint64_t size, uint32_t * npu_addr) {
-    struct stat st;
-    if (size == 0 || fstat(fd, &st) != 0 || uint64_t(st.st_size) < size) {
+    if (!buffer_fits(fd, size)) {
         return htp::MAP_BAD_BUFFER;
     }
     const uint64_t len = round_up(size, page_size());
     std::unique_lock lock(mutex_);
-    auto             hole = free_.begin();
-    while (hole != free_.end() && hole->second < len) {
-        ++hole;
-    }
-    if (hole == free_.end()) {
+    uint64_t         start = 0;
+    if (!window_.take(len, &start)) {
         return htp::MAP_NO_ROOM;
     }
-    const uint64_t start = hole->first;
     if (mmap(base_ + start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
         make_inaccessible(base_ + start, len);
+        window_.give_back(start, len);
         return htp::MAP_BAD_BUFFER;
     }
-    const uint64_t rest = hole->second - len;
-    free_.erase(hole);
-    if (rest != 0) {
-        free_.emplace(start + len, rest);
-    }
-    mapped_.emplace(start, mapping{len, size});
+    window_.mapped.emplace(start, mapping{len, size});
     *npu_addr = uint32_t(start);
     return 0;
 }
 
 int session_window::unmap(uint32_t npu_addr, uint64_t size) {
     std::unique_lock lock(mutex_);
-    const auto       it = mapped_.find(npu_addr);
-    if (it == mapped_.end() || it->second.size != size) {
+    const auto       it = window_.mapped.find(npu_addr);
+    if (it == window_.mapped.end() || it->second.size != size) {
         return -1;
     }
-    uint64_t start = it->first;
-    uint64_t len   = it->second.len;
+    const uint64_t start = it->first, len = it->second.len;
     make_inaccessible(base_ + start, len);
-    mapped_.erase(it);
+    window_.mapped.erase(it);
     unmaps_.fetch_add(1, std::memory_order_release);
-    // Give the range back, merged with its free neighbours.
-    auto next = free_.lower_bound(start);
-    if (next != free_.end() && next->first == start + len) {
-        len += next->second;
-        next = free_.erase(next);
+    window_.give_back(start, len);
+    return 0;
+}
+
+int session_window::map_extended(int fd, uint64_t size, uint64_t * npu_addr) {
+    if (!buffer_fits(fd, size)) {
+        return htp::MAP_BAD_BUFFER;
     }
-    if (next != free_.begin()) {
-        auto prev = std::prev(next);
-        if (prev->first + prev->second == start) {
-            start = prev->first;
-            len += prev->second;
-            free_.erase(prev);
-        }
+    const uint64_t len = round_up(size, page_size());
+    std::unique_lock lock(mutex_);
+    uint64_t         start = 0;
+    if (!extended_.take(len, &start)) {
+        return htp::MAP_NO_ROOM;
     }
-    free_.emplace(start, len);
+    // The extended address stays PROT_NONE (what the reservation already is); the view is the
+    // buffer itself, for the DMA engine only.
+    if (mmap(ext_view_ + start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        make_inaccessible(ext_view_ + start, len);
+        extended_.give_back(start, len);
+        return htp::MAP_BAD_BUFFER;
+    }
+    extended_.mapped.emplace(start, mapping{len, size});
+    *npu_addr = RESERVED_SIZE + start;
+    return 0;
+}
+
+int session_window::unmap_extended(uint64_t npu_addr, uint64_t size) {
+    std::unique_lock lock(mutex_);
+    const auto it = npu_addr < RESERVED_SIZE ? extended_.mapped.end() : extended_.mapped.find(npu_addr - RESERVED_SIZE);
+    if (it == extended_.mapped.end() || it->second.size != size) {
+        return -1;
+    }
+    const uint64_t start = it->first, len = it->second.len;
+    make_inaccessible(ext_view_ + start, len);
+    extended_.mapped.erase(it);
+    unmaps_.fetch_add(1, std::memory_order_release);
+    extended_.give_back(start, len);
     return 0;
 }
 
@@ -110,41 +200,54 @@ bool session_window::mapped_buffer_of(const uint8_t * p, uint64_t len, const uin
     if (p < base_ || p >= base_ + usable_size_) {
         return false;
     }
-    const uint64_t   a = uint64_t(p - base_);
     std::shared_lock lock(mutex_);
-    auto             it = mapped_.upper_bound(a);
-    if (it == mapped_.begin()) {
+    uint64_t         start = 0, size = 0;
+    if (!window_.find(uint64_t(p - base_), len, &start, &size)) {
         return false;
     }
-    --it;
-    const uint64_t size = it->second.size;
-    if (a - it->first > size || len > size - (a - it->first)) {
-        return false;
-    }
-    *lo = base_ + it->first;
-    *hi = base_ + it->first + size;
+    *lo = base_ + start;
+    *hi = base_ + start + size;
     return true;
 }
 
-bool session_window::npu_address_of(const void * p, uint32_t * npu_addr) const {
-    const uint8_t * b = static_cast<const uint8_t *>(p);
-    if (b < base_ || b >= base_ + RESERVED_SIZE) {
+bool session_window::extended_buffer_of(const uint8_t * p, uint64_t len, const uint8_t ** lo, const uint8_t ** hi,
+                                        ptrdiff_t * to_view) const {
+    const uint8_t * ext = base_ + RESERVED_SIZE;
+    if (ext_size_ == 0 || p < ext || p >= ext + ext_size_) {
         return false;
     }
-    *npu_addr = uint32_t(b - base_);
+    std::shared_lock lock(mutex_);
+    uint64_t         start = 0, size = 0;
+    if (!extended_.find(uint64_t(p - ext), len, &start, &size)) {
+        return false;
+    }
+    *lo      = ext + start;
+    *hi      = ext + start + size;
+    *to_view = ext_view_ - ext;
+    return true;
+}
+
+bool session_window::npu_address_of(const void * p, uint64_t * npu_addr) const {
+    const uint8_t * b = static_cast<const uint8_t *>(p);
+    if (b < base_ || b >= base_ + RESERVED_SIZE + ext_size_) {
+        return false;
+    }
+    *npu_addr = uint64_t(b - base_);
     return true;
 }
 
 size_t session_window::mapping_count() const {
     std::shared_lock lock(mutex_);
-    return mapped_.size();
+    return window_.mapped.size() + extended_.mapped.size();
 }
 
 uint64_t session_window::mapped_bytes() const {
     std::shared_lock lock(mutex_);
     uint64_t         total = 0;
-    for (const auto & [start, m] : mapped_) {
-        total += m.size;
+    for (const region * r : {&window_, &extended_}) {
+        for (const auto & [start, m] : r->mapped) {
+            total += m.size;
+        }
     }
     return total;
 }

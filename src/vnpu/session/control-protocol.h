@@ -64,10 +64,11 @@ struct status_page {
     volatile uint32_t     current_op;  // published by the runtime before each op
 
     // Written by the fault handler (async-signal-safe), fault_signal last.
-    uint32_t              fault_in_window;  // the address was inside the NPU window
-    uint32_t              fault_npu_addr;
+    uint32_t              fault_in_window;  // the address was inside the NPU window or extended region
     uint32_t              fault_op;
+    uint64_t              fault_npu_addr;   // >= 4 GiB: in the extended region (DMA only)
     uint32_t              fault_batch;
+    uint32_t              fault_pad;
     uint64_t              fault_host_addr;
     std::atomic<uint32_t> fault_signal;  // 0: no fault recorded
 

@@ -22,7 +22,7 @@ void on_fault(int signal, siginfo_t * info, void *) {
         raise(signal);  // the default action again (SA_RESETHAND); blocked here, delivered on return
         return;
     }
-    uint32_t   npu_addr  = 0;
+    uint64_t   npu_addr  = 0;
     const bool in_window = g_platform->npu_address_of(info->si_addr, &npu_addr);
     g_page->fault_in_window = in_window ? 1 : 0;
     g_page->fault_npu_addr  = npu_addr;

@@ -39,6 +39,8 @@ bool parse_args(int argc, char ** argv, htpd::server_options * options) {
             options->platform.arch = uint32_t(v);
         } else if (key == "--window") {
             options->platform.window_size = v;
+        } else if (key == "--extended") {
+            options->platform.extended_size = v;
         } else if (key == "--vtcm") {
             options->platform.vtcm_size = uint32_t(v);
         } else if (key == "--hvx") {
