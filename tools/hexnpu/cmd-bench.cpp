@@ -9,11 +9,16 @@
 
 #include "model/context.h"
 
+#include "hexnpu/hexagon.h"
+#include "hexnpu/output-file.h"
+
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -23,9 +28,10 @@ namespace hexnpu::cli {
 namespace {
 
 const char * kUsage =
-    "usage: hexnpu bench [-m FILE] [-p 128] [-n 64] [-r 3] [-ub 512] [-t N] [--device LIST [-sm none|layer] [-ts P,..]] [-o md|json]\n"
+    "usage: hexnpu bench [-m FILE] [-p 128] [-n 64] [-r 3] [-ub 512] [-t N] [--device LIST [-sm none|layer] [-ts P,..]] [-o md|json] [--trace FILE]\n"
     "  Prompt processing (pp) and token generation (tg) speed, the llama-bench table. -p 0 or -n 0 skips a test.\n"
-    "  Without -m: the real Gemma 3 270M if installed.\n";
+    "  Without -m: the real Gemma 3 270M if installed. --trace FILE: the NPU devices' trace events of the\n"
+    "  whole run (Perfetto JSON; scripts/trace-summary.py sums them per device and event kind).\n";
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -86,6 +92,7 @@ int cmd_bench(args a) {
     device_choice dev_choice;
     std::string model_path, output = "md";
     long long   n_prompt = 128, n_gen = 64, reps = 3, n_ubatch = 512, n_threads = 0;
+    std::string trace_path;
     for (size_t i = 0; i < a.size(); ++i) {
         const std::string_view f = a[i];
         const bool has_value = i + 1 < a.size();
@@ -107,6 +114,8 @@ int cmd_bench(args a) {
         } else if (f == "-t" || f == "--threads") {
             need_int(n_threads, 1);
         } else if (parse_device_flag(a, i, dev_choice)) {
+        } else if (f == "--trace" && has_value) {
+            trace_path = std::string(a[++i]);
         } else if (f == "-o" && has_value) {
             output = a[++i];
             if (output != "md" && output != "json") {
@@ -123,7 +132,12 @@ int cmd_bench(args a) {
         }
     }
     const int threads = n_threads > 0 ? int(n_threads) : int(std::max(1u, std::thread::hardware_concurrency()));
-    devices   d       = open_devices(dev_choice, threads);
+    // The trace file is checked (and its temporary made) before the work, not after.
+    std::optional<output_file> trace;
+    if (!trace_path.empty()) {
+        trace.emplace(output_file::create(trace_path));
+    }
+    devices   d       = open_devices(dev_choice, threads, trace.has_value());
     auto      m       = load_model(model_path, d);
     const model::hparams & h = m->hp();
     model::context_params  cp = context_params_for(d);
@@ -171,6 +185,12 @@ int cmd_bench(args a) {
         results.push_back(r);
     }
 
+    if (trace) {
+        write_htp_trace(*trace);
+        trace->commit();
+    }
+    print_window_stats(d);
+
     std::string size_label;
     if (const gguf::value * v = m->file().find("general.size_label"); v && v->as_string()) {
         size_label = " " + *v->as_string();
@@ -197,14 +217,16 @@ int cmd_bench(args a) {
         std::printf("]\n");
         return 0;
     }
-    std::printf("| %-30s | %10s | %10s | %-10s | %7s | %15s | %20s |\n", "model", "size", "params", "backend", "threads",
-                "test", "t/s");
-    std::printf("| ------------------------------ | ---------: | ---------: | ---------- | ------: | --------------: | "
-                "-------------------: |\n");
+    const int bw_col = int(std::max<size_t>(10, d.names.size()));  // the backend column fits every name
+    std::printf("| %-30s | %10s | %10s | %-*s | %7s | %15s | %20s |\n", "model", "size", "params", bw_col, "backend",
+                "threads", "test", "t/s");
+    std::printf("| ------------------------------ | ---------: | ---------: | %s | ------: | --------------: | "
+                "-------------------: |\n",
+                std::string(size_t(bw_col), '-').c_str());
     for (const result & r : results) {
-        std::printf("| %-30s | %10s | %8.2f M | %-10s | %7d | %15s | %20s |\n", model_name.c_str(),
-                    human_bytes(m->weight_bytes()).c_str(), double(m->n_params()) / 1e6, d.names.c_str(), threads,
-                    r.test.c_str(), format("%.2f ± %.2f", r.mean(), r.stddev()).c_str());
+        std::printf("| %-30s | %10s | %8.2f M | %-*s | %7d | %15s | %20s |\n", model_name.c_str(),
+                    human_bytes(m->weight_bytes()).c_str(), double(m->n_params()) / 1e6, bw_col, d.names.c_str(),
+                    threads, r.test.c_str(), format("%.2f ± %.2f", r.mean(), r.stddev()).c_str());
     }
     std::printf("\nmemory read bandwidth %.2f GB/s (%d threads); %.1f MiB of weights read per generated token: "
                 "tg bound %.2f t/s",

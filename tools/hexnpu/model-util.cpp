@@ -130,7 +130,7 @@ std::vector<size_t> assign_layers(int64_t n_layer, size_t n_devices, const std::
     return out;
 }
 
-devices open_devices(const device_choice & choice, int n_threads) {
+devices open_devices(const device_choice & choice, int n_threads, bool collect_trace) {
     const std::string & spec = choice.list;
     devices d;
     d.mode         = choice.mode;
@@ -152,7 +152,7 @@ devices open_devices(const device_choice & choice, int n_threads) {
         }
     }
     if (want_npu) {
-        register_htp_devices();
+        register_htp_devices(collect_trace);
     }
     if (!reg.find("CPU")) {
         reg.add(make_cpu_device());

@@ -54,7 +54,8 @@ struct devices {
     // The NPU backend of each layer (layer split; set by load_model); empty: the first NPU's.
     std::vector<backend *> layer_npu;
 };
-devices open_devices(const device_choice & choice, int n_threads);
+// collect_trace: the HTP devices record their NPU trace events (write_htp_trace).
+devices open_devices(const device_choice & choice, int n_threads, bool collect_trace = false);
 
 // Layer il of n_layer on device index k of n_devices: consecutive runs sized by the proportions
 // (cumulative shares rounded, as llama.cpp's --tensor-split), evenly when there are none.
