@@ -121,74 +121,58 @@ session_window::~session_window() {
     }
 }
 
-int session_window::map(int fd, uint64_t size, uint32_t * npu_addr) {
+// Maps the buffer into region r, whose offsets are addresses from `at` (the window itself, or the
+// extended region's view: its NPU addresses stay PROT_NONE, as the reservation left them).
+int session_window::map_in(region & r, uint8_t * at, int fd, uint64_t size, uint64_t * start) {
     if (!buffer_fits(fd, size)) {
         return htp::MAP_BAD_BUFFER;
     }
     const uint64_t len = round_up(size, page_size());
     std::unique_lock lock(mutex_);
-    uint64_t         start = 0;
-    if (!window_.take(len, &start)) {
+    if (!r.take(len, start)) {
         return htp::MAP_NO_ROOM;
     }
-    if (mmap(base_ + start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-        make_inaccessible(base_ + start, len);
-        window_.give_back(start, len);
+    if (mmap(at + *start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        make_inaccessible(at + *start, len);
+        r.give_back(*start, len);
         return htp::MAP_BAD_BUFFER;
     }
-    window_.mapped.emplace(start, mapping{len, size});
-    *npu_addr = uint32_t(start);
+    r.mapped.emplace(*start, mapping{len, size});
     return 0;
 }
 
-int session_window::unmap(uint32_t npu_addr, uint64_t size) {
+int session_window::unmap_in(region & r, uint8_t * at, uint64_t start, uint64_t size) {
     std::unique_lock lock(mutex_);
-    const auto       it = window_.mapped.find(npu_addr);
-    if (it == window_.mapped.end() || it->second.size != size) {
+    const auto       it = r.mapped.find(start);
+    if (it == r.mapped.end() || it->second.size != size) {
         return -1;
     }
-    const uint64_t start = it->first, len = it->second.len;
-    make_inaccessible(base_ + start, len);
-    window_.mapped.erase(it);
+    const uint64_t len = it->second.len;
+    make_inaccessible(at + start, len);
+    r.mapped.erase(it);
     unmaps_.fetch_add(1, std::memory_order_release);
-    window_.give_back(start, len);
+    r.give_back(start, len);
     return 0;
 }
 
+int session_window::map(int fd, uint64_t size, uint32_t * npu_addr) {
+    uint64_t  start = 0;
+    const int rc    = map_in(window_, base_, fd, size, &start);
+    *npu_addr       = rc == 0 ? uint32_t(start) : 0;
+    return rc;
+}
+
+int session_window::unmap(uint32_t npu_addr, uint64_t size) { return unmap_in(window_, base_, npu_addr, size); }
+
 int session_window::map_extended(int fd, uint64_t size, uint64_t * npu_addr) {
-    if (!buffer_fits(fd, size)) {
-        return htp::MAP_BAD_BUFFER;
-    }
-    const uint64_t len = round_up(size, page_size());
-    std::unique_lock lock(mutex_);
-    uint64_t         start = 0;
-    if (!extended_.take(len, &start)) {
-        return htp::MAP_NO_ROOM;
-    }
-    // The extended address stays PROT_NONE (what the reservation already is); the view is the
-    // buffer itself, for the DMA engine only.
-    if (mmap(ext_view_ + start, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-        make_inaccessible(ext_view_ + start, len);
-        extended_.give_back(start, len);
-        return htp::MAP_BAD_BUFFER;
-    }
-    extended_.mapped.emplace(start, mapping{len, size});
-    *npu_addr = RESERVED_SIZE + start;
-    return 0;
+    uint64_t  start = 0;
+    const int rc    = ext_size_ != 0 ? map_in(extended_, ext_view_, fd, size, &start) : htp::MAP_NO_ROOM;
+    *npu_addr       = rc == 0 ? RESERVED_SIZE + start : 0;
+    return rc;
 }
 
 int session_window::unmap_extended(uint64_t npu_addr, uint64_t size) {
-    std::unique_lock lock(mutex_);
-    const auto it = npu_addr < RESERVED_SIZE ? extended_.mapped.end() : extended_.mapped.find(npu_addr - RESERVED_SIZE);
-    if (it == extended_.mapped.end() || it->second.size != size) {
-        return -1;
-    }
-    const uint64_t start = it->first, len = it->second.len;
-    make_inaccessible(ext_view_ + start, len);
-    extended_.mapped.erase(it);
-    unmaps_.fetch_add(1, std::memory_order_release);
-    extended_.give_back(start, len);
-    return 0;
+    return npu_addr < RESERVED_SIZE ? -1 : unmap_in(extended_, ext_view_, npu_addr - RESERVED_SIZE, size);
 }
 
 bool session_window::is_mapped(const uint8_t * p, uint64_t len) const {

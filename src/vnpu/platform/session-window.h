@@ -76,6 +76,9 @@ class session_window {
         bool find(uint64_t a, uint64_t len, uint64_t * start, uint64_t * size) const;
     };
 
+    int map_in(region & r, uint8_t * at, int fd, uint64_t size, uint64_t * start);
+    int unmap_in(region & r, uint8_t * at, uint64_t start, uint64_t size);
+
     uint8_t *                      base_;
     uint64_t                       usable_size_;
     uint8_t *                      ext_view_;  // the extended buffers' DMA views, at the same offsets
