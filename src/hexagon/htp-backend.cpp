@@ -53,7 +53,7 @@ void htp_backend::graph_compute(ggml_cgraph & graph) {
         }
         if (ops.empty()) {
             const htp_session & s = device_.session();
-            target                = {s.hw().n_threads, s.hw().vtcm_size, device_.hmx_matmul(s.hw().n_hmx)};
+            target                = device_.target_of(s.hw());
         }
         auto op = prepare_htp_op(node, target);
         if (!op) {

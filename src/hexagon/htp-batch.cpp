@@ -197,6 +197,11 @@ std::string htp_batch::describe(const char * device_name, uint32_t id, bool tabl
     for (size_t i = 0; i < ops_.size(); ++i) {
         const proto::htp_op_desc & d = descs_[i];
         out.append(dev).append(":   op ").append(std::to_string(i)).append(" ").append(htp_op_label(*ops_[i]));
+        // The kernel, where the node's op name does not say it (MUL_MAT_HMX, FLASH_ATTN_EXT_HMX ...).
+        const std::string kernel = proto::htp_op_name(d.opcode);
+        if (ops_[i]->node != nullptr && kernel != ggml_op_desc(ops_[i]->node)) {
+            out.append(" [").append(kernel).append("]");
+        }
         out.append(" src [").append(indices(d.src, proto::HTP_OP_MAX_INPUTS)).append("] dst [");
         out.append(indices(d.dst, proto::HTP_OP_MAX_OUTPUTS)).append("]\n");
     }

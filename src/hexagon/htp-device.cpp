@@ -29,6 +29,7 @@ htp_device::htp_device(htp_device_spec spec, std::shared_ptr<const htp_options> 
     static_target_.n_threads = std::min(threads, proto::HTP_MAX_NTHREADS);
     static_target_.vtcm_size = session_options_.vtcm_size != 0 ? session_options_.vtcm_size : model.vtcm_size;
     static_target_.hmx       = hmx_matmul(model.n_hmx);
+    static_target_.fa_hmx    = hmx_flash_attn(model.n_hmx);
 }
 
 htp_device::~htp_device() = default;
@@ -38,6 +39,17 @@ htp_hmx_matmul htp_device::hmx_matmul(uint32_t n_hmx) const {
         return htp_hmx_matmul::off;
     }
     return options_->mm_select == 4 ? htp_hmx_matmul::always : htp_hmx_matmul::prompts;
+}
+
+htp_hmx_matmul htp_device::hmx_flash_attn(uint32_t n_hmx) const {
+    if (n_hmx == 0 || options_->n_hmx == 0 || options_->fa_select < 2) {
+        return htp_hmx_matmul::off;
+    }
+    return options_->fa_select == 3 ? htp_hmx_matmul::always : htp_hmx_matmul::prompts;
+}
+
+htp_op_target htp_device::target_of(const vnpu::rpc::hw_info & hw) const {
+    return {hw.n_threads, hw.vtcm_size, hmx_matmul(hw.n_hmx), hmx_flash_attn(hw.n_hmx)};
 }
 
 std::string htp_device::description() const {

@@ -47,6 +47,10 @@ class htp_device final : public backend_device {
     htp_op_target                      static_target() const { return static_target_; }
     // The HMX matmul selection for a session reporting n_hmx units (the options decide the rest).
     htp_hmx_matmul                     hmx_matmul(uint32_t n_hmx) const;
+    // The same for FLASH_ATTN_EXT (GGML_HEXAGON_FA_SELECT).
+    htp_hmx_matmul                     hmx_flash_attn(uint32_t n_hmx) const;
+    // What prepare_htp_op plans for on this session (its threads, VTCM and HMX choices).
+    htp_op_target                      target_of(const vnpu::rpc::hw_info & hw) const;
     // A buffer of this device is being freed.
     void                               forget_buffer(int fd);
     // The batches its backends ran while GGML_HEXAGON_PROFILE was on.

@@ -2,6 +2,7 @@
 
 #include "htp-buffer.h"
 
+#include "proto/htp-flash-attn-hmx.h"
 #include "proto/htp-flash-attn.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-matmul.h"
@@ -243,14 +244,28 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         const auto v     = static_descriptor(node->src[2]);
         const auto mask  = node->src[3] ? static_descriptor(node->src[3]) : std::nullopt;
         const auto sinks = node->src[4] ? static_descriptor(node->src[4]) : std::nullopt;
-        proto::htp_flash_attn_kparams kp{};
-        if (!k || !v || (node->src[3] && !mask) || (node->src[4] && !sinks) ||
-            !proto::prepare_flash_attn_kparams(*src0, *k, *v, mask ? &*mask : nullptr, sinks ? &*sinks : nullptr, *dst,
-                                               op.desc.params, target.n_threads, target.vtcm_size, &kp)) {
+        if (!k || !v || (node->src[3] && !mask) || (node->src[4] && !sinks)) {
             return std::nullopt;
         }
         for (int i = 1; i < 5; ++i) {
             op.src[i] = node->src[i];
+        }
+        // A prompt's attention on the HMX unit where it takes the op (no ALiBi or softcap, head
+        // size up to 256), else HVX.
+        const bool prompt = target.fa_hmx == htp_hmx_matmul::always ||
+                            (target.fa_hmx == htp_hmx_matmul::prompts && src0->ne[1] >= proto::HTP_FA_HMX_MIN_ROWS);
+        proto::htp_fa_hmx_kparams hk{};
+        if (prompt && proto::prepare_flash_attn_hmx_kparams(*src0, *k, *v, mask ? &*mask : nullptr,
+                                                            sinks ? &*sinks : nullptr, *dst, op.desc.params,
+                                                            target.n_threads, target.vtcm_size, &hk)) {
+            op.desc.opcode = proto::HTP_OP_FLASH_ATTN_EXT_HMX;
+            std::memcpy(op.desc.kparams, &hk, sizeof hk);
+            return op;
+        }
+        proto::htp_flash_attn_kparams kp{};
+        if (!proto::prepare_flash_attn_kparams(*src0, *k, *v, mask ? &*mask : nullptr, sinks ? &*sinks : nullptr, *dst,
+                                               op.desc.params, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
         }
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;

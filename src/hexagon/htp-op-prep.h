@@ -22,7 +22,8 @@ enum class htp_hmx_matmul : uint32_t { off, prompts, always };
 struct htp_op_target {
     uint32_t n_threads;
     uint32_t vtcm_size;
-    htp_hmx_matmul hmx = htp_hmx_matmul::off;
+    htp_hmx_matmul hmx    = htp_hmx_matmul::off;
+    htp_hmx_matmul fa_hmx = htp_hmx_matmul::off;  // FLASH_ATTN_EXT on HMX: the same three choices
 };
 
 // The NPU op for the node (operands, params, kernel_params), or nullopt when the node has no NPU

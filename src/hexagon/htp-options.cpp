@@ -161,6 +161,9 @@ htp_options parse_htp_options(const std::function<const char *(const char *)> & 
     if (auto v = value("GGML_HEXAGON_MM_SELECT")) {
         o.mm_select = uint32_t(number_option("GGML_HEXAGON_MM_SELECT", *v, 0, 4));
     }
+    if (auto v = value("GGML_HEXAGON_FA_SELECT")) {
+        o.fa_select = uint32_t(number_option("GGML_HEXAGON_FA_SELECT", *v, 0, 3));
+    }
     if (auto v = value("GGML_HEXAGON_VMEM")) {
         o.vmem = number_option("GGML_HEXAGON_VMEM", *v, 0, 4096) << 20;
     }

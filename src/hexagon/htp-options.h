@@ -34,6 +34,10 @@ struct htp_options {
     // tiled or flat; 4 HMX wherever it applies, any row count (tests); 2 HVX tiled or flat; 1 HVX
     // flat only (REPACK buffers keep weights flat); 0 no NPU matmul (and no REPACK buffer type).
     uint32_t                     mm_select = 3;
+    // GGML_HEXAGON_FA_SELECT (upstream's encoding, plus 3): 2 HMX for prompts (from
+    // HTP_FA_HMX_MIN_ROWS query rows, where the session has HMX and the HMX kernel takes the op)
+    // else HVX; 3 HMX for every row count it takes (tests); 1 HVX only; 0 flash attention on the CPU.
+    uint32_t                     fa_select = 2;
     std::optional<uint64_t>      vmem;         // bytes mapped per batch; unset: the arch's default; 0: the window
     uint64_t                     max_buffer = uint64_t(1024) << 20;  // GGML_HEXAGON_MBUF
     uint32_t                     op_batch   = 1024;                  // ops per batch

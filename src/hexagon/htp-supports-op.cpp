@@ -20,6 +20,9 @@ std::string htp_option_refusal(const htp_options & options, const ggml_tensor * 
     if (options.mm_select == 0 && (op->op == GGML_OP_MUL_MAT || op->op == GGML_OP_MUL_MAT_ID)) {
         return "GGML_HEXAGON_MM_SELECT=0 keeps matmuls on the CPU";
     }
+    if (options.fa_select == 0 && op->op == GGML_OP_FLASH_ATTN_EXT) {
+        return "GGML_HEXAGON_FA_SELECT=0 keeps flash attention on the CPU";
+    }
     return "";
 }
 

@@ -52,6 +52,7 @@ enum htp_op_code : uint32_t {
     HTP_OP_MUL_MAT_HMX,     // MUL_MAT on the HMX unit (proto/htp-matmul-hmx.h): many activation rows
     HTP_OP_MUL_MAT_ID_HMX,  // MUL_MAT_ID on the HMX unit, expert by expert
     HTP_OP_PAD,             // zeros after the end of each dimension (F32)
+    HTP_OP_FLASH_ATTN_EXT_HMX,  // FLASH_ATTN_EXT on the HMX unit (proto/htp-flash-attn-hmx.h): prefill
     HTP_OP_TEST_STREAM = 1000,  // dst = src0 * kparams scale, streamed DDR -> DMA -> VTCM -> HVX -> DMA -> DDR
     HTP_OP_TEST_FAULT,          // touches an NPU address given in params[0] (fault handling tests)
     HTP_OP_TEST_HANG,           // never returns (deadline tests)
@@ -138,6 +139,7 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_MUL_MAT_HMX: return "MUL_MAT_HMX";
         case HTP_OP_MUL_MAT_ID_HMX: return "MUL_MAT_ID_HMX";
         case HTP_OP_PAD: return "PAD";
+        case HTP_OP_FLASH_ATTN_EXT_HMX: return "FLASH_ATTN_EXT_HMX";
         case HTP_OP_TEST_STREAM: return "TEST_STREAM";
         case HTP_OP_TEST_FAULT: return "TEST_FAULT";
         case HTP_OP_TEST_HANG: return "TEST_HANG";

@@ -89,6 +89,12 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
         {64, 64, 40, 40, 4, 4, 1, f16, 5, 0.0f, 0.0f, true, false},      // the same from position 0, sinks
         {256, 256, 12, 77, 4, 1, 1, f16, 4, 0.0f, 0.0f, true, false},    // Gemma 3 prefill, empty rows, sinks
         {128, 128, 3, 200, 4, 2, 1, f16, 4, 0.0f, 0.0f, false, false, 100.0},  // logits in the thousands
+        // Prompts (the HMX path from 8 query rows): query blocks of 32 with a partial last one,
+        // keys not a multiple of 32, K/V shared by a group's items of one K/V head.
+        {128, 128, 100, 300, 8, 2, 1, f16, 5, 0.0f, 0.0f, false, false},     // causal, GQA
+        {256, 256, 96, 96, 4, 1, 1, f16, 5, 0.0f, 0.0f, true, false},        // Gemma 3's prompt, sinks
+        {64, 64, 33, 70, 4, 4, 1, f16, 4, 0.0f, 0.0f, false, true},          // empty rows, K/V from a cache
+        {128, 128, 64, 64, 4, 4, 1, f16, 5, 0.0f, 0.0f, false, false, 100.0},  // large logits on fp16 tiles
     };
     for (const fa_variant & v : variants) {
         cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});

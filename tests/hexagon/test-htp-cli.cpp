@@ -91,6 +91,33 @@ TEST(HtpCli, TestOpsOnADeviceGroupPassesWhatOneSessionPasses) {
     EXPECT_TRUE(has_line(hmx.output, "^[1-9][0-9]* passed, 0 failed")) << hmx.output;
 }
 
+// GGML_HEXAGON_FA_SELECT: prompts' attention on the HMX unit (the batch lines name the kernel),
+// forced for every case it takes with 3, HVX only with 1, the CPU with 0; every case still matches.
+TEST(HtpCli, FlashAttentionSelectChoosesTheKernel) {
+    const auto hmx_default = run("GGML_HEXAGON_VERBOSE=1", "test-ops -b HTP0 -o FLASH_ATTN_EXT");
+    const auto hmx_always  = run("GGML_HEXAGON_VERBOSE=1 GGML_HEXAGON_FA_SELECT=3", "test-ops -b HTP0 -o FLASH_ATTN_EXT");
+    const auto hvx_only    = run("GGML_HEXAGON_VERBOSE=1 GGML_HEXAGON_FA_SELECT=1", "test-ops -b HTP0 -o FLASH_ATTN_EXT");
+    const auto cpu         = run("GGML_HEXAGON_FA_SELECT=0", "test-ops -b HTP0 -o FLASH_ATTN_EXT");
+    auto count = [](const std::string & text, const std::string & what) {
+        size_t n = 0;
+        for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    for (const auto * r : {&hmx_default, &hmx_always, &hvx_only}) {
+        ASSERT_EQ(r->exit_code, 0) << r->output;
+        EXPECT_TRUE(has_line(r->output, "^[1-9][0-9]* passed, 0 failed")) << r->output;
+    }
+    const size_t on_hmx = count(hmx_always.output, "[FLASH_ATTN_EXT_HMX]");
+    EXPECT_GT(on_hmx, count(hmx_default.output, "[FLASH_ATTN_EXT_HMX]"));  // decode rows stay on HVX
+    EXPECT_GT(count(hmx_default.output, "[FLASH_ATTN_EXT_HMX]"), 0u);
+    EXPECT_EQ(count(hvx_only.output, "[FLASH_ATTN_EXT_HMX]"), 0u);
+    EXPECT_TRUE(has_line(hmx_always.output, "^FLASH_ATTN_EXT\\(.*max_bias=8.*: NMSE=[^ ]+ OK$")) << "ALiBi: on HVX";
+    EXPECT_EQ(cpu.exit_code, 1);  // test-ops: none of the selected cases ran on HTP0
+    EXPECT_TRUE(has_line(cpu.output, "^0 passed, 0 failed, [1-9][0-9]* skipped")) << cpu.output;
+}
+
 TEST(HtpCli, OpFilterKeepsMatchingOpsOffTheNpu) {
     const auto r = run("GGML_HEXAGON_OPFILTER='add|sq.*'", "test-ops -b HTP0 -o ADD");
     EXPECT_EQ(r.exit_code, 1) << "nothing ran: " << r.output;

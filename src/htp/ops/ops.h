@@ -36,6 +36,8 @@ uint32_t op_set_rows(htp_op_context * octx);  // SET_ROWS (F32 -> F16/F32)
 bool     guard_set_rows(const htp_op_context * octx);
 uint32_t op_flash_attn(htp_op_context * octx);  // FLASH_ATTN_EXT (HVX: Q F32, K/V F16)
 bool     guard_flash_attn(const htp_op_context * octx);
+uint32_t op_flash_attn_hmx(htp_op_context * octx);  // FLASH_ATTN_EXT_HMX (prefill on the HMX unit)
+bool     guard_flash_attn_hmx(const htp_op_context * octx);
 uint32_t op_matmul(htp_op_context * octx);  // MUL_MAT (HVX), float weights to op_matmul_float
 bool     guard_matmul(const htp_op_context * octx);
 uint32_t op_matmul_id(htp_op_context * octx);  // MUL_MAT_ID (HVX)
