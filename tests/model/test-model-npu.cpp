@@ -97,17 +97,25 @@ TEST_P(DecoderOnNpu, RunsAsOneNpuSplitAndMatchesTheCpu) {
     synth_model(p).writer().write(path);
 
     const logits_run want = run(path, *make_cpu_device(), nullptr);
-    // MM_SELECT=2: the HVX matmuls (F16 weights times fp32 activations, as the CPU); the NPU's
-    // exp/rsqrt/sin helpers are within a few ulp of the CPU's libm: differences stay near fp32
-    // rounding. MM_SELECT=3: the prompt's matmuls on HMX, activations rounded to fp16 (relative
-    // error 2^-11 per element: NMSE ~2^-22 = 2.4e-7 per matmul, a few layers of them, carried into
-    // the KV cache and so into the decode steps too).
-    for (const auto & [mm_select, bound] : {std::pair{2u, 1e-8}, std::pair{3u, 1e-5}}) {
-        SCOPED_TRACE("GGML_HEXAGON_MM_SELECT=" + std::to_string(mm_select));
+    // MM_SELECT=2 with FA_SELECT=1: the HVX matmuls (F16 weights times fp32 activations, as the
+    // CPU) and attention; the NPU's exp/rsqrt/sin helpers are within a few ulp of the CPU's libm:
+    // differences stay near fp32 rounding. MM_SELECT=3 and FA_SELECT=2 (the defaults): the
+    // prompt's matmuls and attention on HMX, activations, scores and probabilities rounded to fp16
+    // (relative error 2^-11 per element: NMSE ~2^-22 = 2.4e-7 per product, a few layers of them,
+    // carried into the KV cache and so into the decode steps too).
+    struct mode {
+        uint32_t mm_select, fa_select;
+        double   bound;
+    };
+    for (const mode & m : {mode{2u, 1u, 1e-8}, mode{3u, 2u, 1e-5}}) {
+        SCOPED_TRACE("GGML_HEXAGON_MM_SELECT=" + std::to_string(m.mm_select) +
+                     " GGML_HEXAGON_FA_SELECT=" + std::to_string(m.fa_select));
+        const double         bound = m.bound;
         hexagon::htp_options ho;
         ho.devices   = {{"HTP0", 0, 0}};
         ho.n_hvx     = 2;
-        ho.mm_select = mm_select;
+        ho.mm_select = m.mm_select;
+        ho.fa_select = m.fa_select;
         vnpu::rpc::session_options so;
         so.window_size  = 256 << 20;
         so.host_threads = 2;
