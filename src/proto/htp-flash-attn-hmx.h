@@ -116,7 +116,7 @@ inline bool prepare_flash_attn_hmx_kparams(const htp_tensor & q, const htp_tenso
     kp.n_threads   = kp.group_items < n_threads ? kp.group_items : n_threads;
     kp.vtcm_size   = HTP_FA_HMX_HEADER + kp.group_items * kp.item_bytes;
     kp.scale       = uint32_t(params[0]);
-    kp.mask        = mask == nullptr ? HTP_FA_MASK_NONE : mask->type == 1 ? HTP_FA_MASK_F16 : HTP_FA_MASK_F32;
+    kp.mask        = htp_fa_mask_kind(mask);
     kp.has_sinks   = sinks != nullptr;
     kp.div_qblocks = init_fastdiv(uint32_t(qblocks));
     kp.div_group   = init_fastdiv(q.ne[2] / k.ne[2]);

@@ -29,6 +29,11 @@ inline constexpr uint32_t HTP_FA_MAX_HEADS = 8;     // query heads per work item
 
 enum htp_fa_mask : uint32_t { HTP_FA_MASK_NONE = 0, HTP_FA_MASK_F16 = 1, HTP_FA_MASK_F32 = 2 };
 
+// The mask's kind as the kparams record it (the guards compare the two).
+constexpr uint32_t htp_fa_mask_kind(const htp_tensor * mask) {
+    return mask == nullptr ? HTP_FA_MASK_NONE : mask->type == 1 ? HTP_FA_MASK_F16 : HTP_FA_MASK_F32;
+}
+
 struct htp_flash_attn_kparams {
     uint32_t       n_threads;         // threads the work items are split over
     uint32_t       items_per_thread;  // thread i takes items [i * it, (i + 1) * it) of n_q * n_head / heads
@@ -140,7 +145,7 @@ inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & 
     kp.slot_bytes = htp_fa_slot_bytes(kp.d, kp.heads);
     kp.vtcm_size  = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads));
     kp.scale     = uint32_t(params[0]);
-    kp.mask      = mask == nullptr ? HTP_FA_MASK_NONE : mask->type == 1 ? HTP_FA_MASK_F16 : HTP_FA_MASK_F32;
+    kp.mask      = htp_fa_mask_kind(mask);
     kp.has_sinks = sinks != nullptr;
     kp.div_head  = init_fastdiv(q.ne[2] / kp.heads);
     kp.div_group = init_fastdiv(q.ne[2] / k.ne[2]);

@@ -464,9 +464,7 @@ bool guard_flash_attn_hmx(const htp_op_context * octx) {
     const htp_tensor * q    = octx->src[0];
     const htp_tensor * k    = octx->src[1];
     const htp_tensor * mask = octx->src[3];
-    const uint32_t     mask_kind = mask == nullptr ? proto::HTP_FA_MASK_NONE
-                                   : mask->type == HTP_TYPE_F16 ? proto::HTP_FA_MASK_F16
-                                                                : proto::HTP_FA_MASK_F32;
+    const uint32_t     mask_kind = proto::htp_fa_mask_kind(mask);
     const uint64_t qblocks = (uint64_t(q->ne[1]) + HTP_FA_HMX_ROWS - 1) / HTP_FA_HMX_ROWS;
     return octx->hmx != nullptr &&
            proto::htp_fa_layout_valid(*q, *k, *octx->src[2], mask, octx->src[4], *octx->dst[0]) &&

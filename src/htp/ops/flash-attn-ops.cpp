@@ -343,9 +343,7 @@ bool guard_flash_attn(const htp_op_context * octx) {
     const htp_tensor * q    = octx->src[0];
     const htp_tensor * k    = octx->src[1];
     const htp_tensor * mask = octx->src[3];
-    const uint32_t     mask_kind = mask == nullptr ? proto::HTP_FA_MASK_NONE
-                                   : mask->type == HTP_TYPE_F16 ? proto::HTP_FA_MASK_F16
-                                                                : proto::HTP_FA_MASK_F32;
+    const uint32_t     mask_kind = proto::htp_fa_mask_kind(mask);
     return proto::htp_fa_layout_valid(*q, *k, *octx->src[2], mask, octx->src[4], *octx->dst[0]) &&
            kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
            kp.n_slots <= proto::HTP_FA_MAX_SLOTS && kp.d == q->ne[0] && kp.n_kv == k->ne[1] && kp.n_blocks >= 1 &&
