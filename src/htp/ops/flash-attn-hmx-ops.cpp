@@ -5,6 +5,7 @@
 // the fp32 accumulators. Every phase is one work_queue_run or one HMX job for the whole group, so
 // the hand-overs are per group and block, not per item. VTCM is touched by vector loads and
 // stores only; the mask's -inf scan and the sinks are scalar reads of DDR tables.
+#include "flash-attn-softmax.h"
 #include "hmx-queue.h"
 #include "hmx.h"
 #include "htp-tensor.h"
@@ -61,8 +62,6 @@ struct fa_hmx_job {
 
 HVX_Vector * vec(uint8_t * p) { return reinterpret_cast<HVX_Vector *>(p); }
 
-// fp32 bits as signed integers in the floats' order (its own inverse): maxima by integer max.
-HVX_Vector order_key(HVX_Vector v) { return Q6_V_vxor_VV(v, Q6_V_vand_VV(Q6_Vw_vasr_VwR(v, 31), hvx_splat_w(0x7FFFFFFF))); }
 
 // Pushes a transfer, first waiting for the oldest when the queue is full.
 void push_in(dma_queue * q, uint8_t * vtcm, dma_addr_t ddr, uint32_t vtcm_stride, uint32_t ddr_stride, uint32_t row,
@@ -249,13 +248,13 @@ __attribute__((noinline)) void softmax_row(const HVX_Vector * score, HVX_Vector 
     if (nk < 32) {
         s = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(4 * nk)), s, neg_inf);
     }
-    HVX_Vector key = order_key(s);
+    HVX_Vector key = fa_order_key(s);
     for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
         key = Q6_Vw_vmax_VwVw(key, Q6_V_vror_VR(key, bytes));
     }
     HVX_Vector &     max     = st[HTP_FA_HMX_ROWS + r];
     HVX_Vector &     denom   = st[2 * HTP_FA_HMX_ROWS + r];
-    const HVX_Vector new_max = order_key(Q6_Vw_vmax_VwVw(key, order_key(max)));
+    const HVX_Vector new_max = fa_order_key(Q6_Vw_vmax_VwVw(key, fa_order_key(max)));
     const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), Q6_V_vzero(), new_max);
     const HVX_Vector p       = hvx_sf_exp(hvx_sf_sub(s, safe));
     const HVX_Vector shrink  = hvx_sf_exp(hvx_sf_sub(max, safe));
@@ -350,19 +349,7 @@ void accumulate_thread(uint32_t, uint32_t i, void * data) {
 // key was masked).
 __attribute__((noinline)) void finish_row(const HVX_Vector * acc, HVX_Vector * out, HVX_Vector max, HVX_Vector l,
                                           bool has_sink, float sink, uint32_t d) {
-    const HVX_Vector neg_inf = hvx_splat_w(NEG_INF);
-    const HVX_Vector zero    = Q6_V_vzero();
-    HVX_Vector       shrink  = hvx_splat_sf(1.0f);
-    if (has_sink) {
-        const HVX_Vector sk      = hvx_splat_sf(sink);
-        const HVX_Vector new_max = order_key(Q6_Vw_vmax_VwVw(order_key(sk), order_key(max)));
-        const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), zero, new_max);
-        shrink                   = hvx_sf_exp(hvx_sf_sub(max, safe));
-        l                        = hvx_sf_add(hvx_sf_mul(l, shrink), hvx_sf_exp(hvx_sf_sub(sk, safe)));
-    }
-    // l > 0 exactly when its bits are positive as integers (l is never negative or NaN).
-    const HVX_Vector inv =
-        Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(l, zero), hvx_sf_mul(hvx_sf_div(hvx_splat_sf(1.0f), l), shrink), zero);
+    const HVX_Vector inv = fa_output_factor(max, l, has_sink, sink);
     for (uint32_t c = 0; c < d / 32; ++c) {
         out[c] = hvx_sf_mul(acc[c], inv);
     }

@@ -13,6 +13,7 @@
 #include "hvx-exp.h"
 #include "hvx-float-dot.h"
 #include "hvx-frexp.h"
+#include "flash-attn-softmax.h"
 #include "htp-tensor.h"
 #include "hvx-hf-rows.h"
 #include "hvx-sigmoid.h"
@@ -44,8 +45,6 @@ constexpr bool heads_divide_group(uint32_t heads, uint32_t group) {
     return h == group;
 }
 
-// fp32 bits as signed integers in the floats' order (its own inverse): maxima by integer max.
-HVX_Vector order_key(HVX_Vector v) { return Q6_V_vxor_VV(v, Q6_V_vand_VV(Q6_Vw_vasr_VwR(v, 31), hvx_splat_w(0x7FFFFFFF))); }
 
 // One head's state in a thread's scratch (proto::htp_fa_head_scratch_bytes, after the slots).
 struct fa_memory {
@@ -125,12 +124,12 @@ __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const HVX_Ve
 __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const HVX_Vector * v, HVX_Vector sc, uint32_t n,
                                              const htp_flash_attn_kparams & kp) {
     const HVX_Vector neg_inf = hvx_splat_w(int32_t(0xFF800000u));
-    HVX_Vector       key     = order_key(sc);
+    HVX_Vector       key     = fa_order_key(sc);
     for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
         key = Q6_Vw_vmax_VwVw(key, Q6_V_vror_VR(key, bytes));
     }
     const HVX_Vector old_max = m.stats[0];
-    const HVX_Vector new_max = order_key(Q6_Vw_vmax_VwVw(key, order_key(old_max)));
+    const HVX_Vector new_max = fa_order_key(Q6_Vw_vmax_VwVw(key, fa_order_key(old_max)));
     const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), Q6_V_vzero(), new_max);
     const HVX_Vector p       = hvx_sf_exp(hvx_sf_sub(sc, safe));
     const HVX_Vector shrink  = hvx_sf_exp(hvx_sf_sub(old_max, safe));
@@ -163,20 +162,7 @@ __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const HVX_Vect
 // element order (0 when every key was masked).
 __attribute__((noinline)) void fa_finish(const fa_memory & m, HVX_Vector * out, bool has_sink, float sink,
                                          uint32_t d) {
-    HVX_Vector l = m.stats[1];
-    HVX_Vector shrink = hvx_splat_sf(1.0f);
-    if (has_sink) {
-        const HVX_Vector neg_inf = hvx_splat_w(int32_t(0xFF800000u));
-        const HVX_Vector sk      = hvx_splat_sf(sink);
-        const HVX_Vector old_max = m.stats[0];
-        const HVX_Vector new_max = order_key(Q6_Vw_vmax_VwVw(order_key(sk), order_key(old_max)));
-        const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), Q6_V_vzero(), new_max);
-        shrink                   = hvx_sf_exp(hvx_sf_sub(old_max, safe));
-        l                        = hvx_sf_add(hvx_sf_mul(l, shrink), hvx_sf_exp(hvx_sf_sub(sk, safe)));
-    }
-    const HVX_Vector zero = Q6_V_vzero();
-    // l > 0 exactly when its bits are positive as integers (l is never negative or NaN).
-    const HVX_Vector inv = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(l, zero), hvx_sf_mul(hvx_sf_div(hvx_splat_sf(1.0f), l), shrink), zero);
+    const HVX_Vector inv = fa_output_factor(m.stats[0], m.stats[1], has_sink, sink);
     for (uint32_t c = 0; c < d / 64; ++c) {
         const HVX_VectorPair o = Q6_W_vshuff_VVR(hvx_sf_mul(m.acc[2 * c + 1], inv), hvx_sf_mul(m.acc[2 * c], inv), -4);
         out[2 * c]             = Q6_V_lo_W(o);
