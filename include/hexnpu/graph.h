@@ -132,7 +132,16 @@ void          ggml_flash_attn_ext_add_sinks(ggml_tensor * fa, ggml_tensor * sink
 struct ggml_cgraph {
     std::vector<ggml_tensor *> nodes;  // results of ops
     std::vector<ggml_tensor *> leafs;  // inputs and weights (op == NONE)
+    // A backend may fuse nodes only when it knows every reader of the nodes it drops. A scheduler's
+    // split points `whole` at the graph it is part of; `partial` marks a part whose whole is not
+    // known (a graph handed over by another scheduler): no fusion. Neither: this graph is all.
+    const ggml_cgraph * whole   = nullptr;
+    bool                partial = false;
 };
+
+// How many times t is read across the graph: as a source of a node, or as the memory a view node
+// sees. A tensor flagged GGML_TENSOR_FLAG_OUTPUT is read after the graph too.
+int ggml_graph_n_readers(const ggml_cgraph & graph, const ggml_tensor * t);
 
 // Adds t and every not-yet-visited tensor it depends on.
 void ggml_build_forward_expand(ggml_cgraph & graph, ggml_tensor * t);

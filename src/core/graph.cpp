@@ -571,4 +571,21 @@ void ggml_build_forward_expand(ggml_cgraph & graph, ggml_tensor * t) {
     }
 }
 
+int ggml_graph_n_readers(const ggml_cgraph & graph, const ggml_tensor * t) {
+    int n = (t->flags & GGML_TENSOR_FLAG_OUTPUT) != 0 ? 1 : 0;
+    for (const ggml_tensor * node : graph.nodes) {
+        bool reads = false;
+        for (const ggml_tensor * s : node->src) {
+            if (s == t) {
+                ++n;
+                reads = true;
+            }
+        }
+        if (node->view_src == t && !reads) {
+            ++n;
+        }
+    }
+    return n;
+}
+
 } // namespace hexnpu

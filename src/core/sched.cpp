@@ -287,7 +287,8 @@ void backend_sched::graph_compute(ggml_cgraph & graph) {
             copy_tensor(c.original, c.copy);
         }
         if (!s.compute.nodes.empty()) {
-            backend * b = backends_[s.backend_index];
+            backend * b     = backends_[s.backend_index];
+            s.compute.whole = &graph;  // whose readers a fusing backend counts
             b->graph_compute(s.compute);
             b->synchronize();  // the next split may copy or read what this one wrote
         }

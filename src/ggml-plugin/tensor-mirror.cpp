@@ -195,6 +195,7 @@ ggml_cgraph & graph_translation::translate(const ggml_abi::cgraph & g) {
     }
     graph_.nodes.clear();
     graph_.leafs.clear();
+    graph_.partial = true;  // one split of llama.cpp's graph: its other readers are unknown here
     for (const ggml_abi::tensor * node : key_) {
         ggml_tensor * m = mirrors_.mirror(node);
         if (m == nullptr) {

@@ -44,18 +44,55 @@ backend_device * htp_backend::device() const {
     return group_ != nullptr ? static_cast<backend_device *>(group_) : static_cast<backend_device *>(&device_);
 }
 
+namespace {
+
+// The node after i that computes (layout ops skipped), or null.
+const ggml_tensor * next_computing(const ggml_cgraph & graph, size_t i) {
+    for (size_t j = i + 1; j < graph.nodes.size(); ++j) {
+        if (!is_layout_op(graph.nodes[j]->op)) {
+            return graph.nodes[j];
+        }
+    }
+    return nullptr;
+}
+
+// RMS_NORM followed by the MUL of its result by a weight, the norm read by nothing else anywhere
+// (the whole graph when this is a split of it; never in a graph whose whole is unknown).
+std::optional<htp_op> fused_rms_norm_mul(const ggml_cgraph & graph, size_t i, const htp_op_target & target) {
+    const ggml_tensor * norm = graph.nodes[i];
+    const ggml_tensor * mul  = next_computing(graph, i);
+    if (graph.partial || norm->op != GGML_OP_RMS_NORM || mul == nullptr || mul->op != GGML_OP_MUL ||
+        mul->src[0] != norm) {
+        return std::nullopt;
+    }
+    if (ggml_graph_n_readers(graph.whole != nullptr ? *graph.whole : graph, norm) != 1) {
+        return std::nullopt;
+    }
+    return prepare_htp_rms_norm_mul(norm, mul, target);
+}
+
+} // namespace
+
 void htp_backend::graph_compute(ggml_cgraph & graph) {
     std::vector<htp_op> ops;
     htp_op_target       target{};
-    for (const ggml_tensor * node : graph.nodes) {
-        if (is_layout_op(node->op)) {
+    const ggml_tensor * fused_into = nullptr;  // the MUL a fused op already computes
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+        const ggml_tensor * node = graph.nodes[i];
+        if (is_layout_op(node->op) || node == fused_into) {
             continue;
         }
         if (ops.empty()) {
             const htp_session & s = device_.session();
             target                = device_.target_of(s.hw());
         }
-        auto op = prepare_htp_op(node, target);
+        std::optional<htp_op> op;
+        if (device_.options().op_fusion && (op = fused_rms_norm_mul(graph, i, target))) {
+            fused_into = op->node;
+            ++fused_;
+        } else {
+            op = prepare_htp_op(node, target);
+        }
         if (!op) {
             throw backend_error(std::string(name()) + ": " + ggml_op_desc(node) + " '" + node->name +
                                 "' cannot run on the NPU (supports_op is false for it)");

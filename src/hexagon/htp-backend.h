@@ -34,6 +34,8 @@ class htp_backend final : public backend {
 
     // Batches the last compute_ops sent.
     uint32_t last_batch_count() const { return last_batches_; }
+    // RMS_NORM + MUL pairs sent as one RMS_NORM_MUL op since the backend was made (GGML_HEXAGON_OPFUSION).
+    uint64_t fused_count() const { return fused_; }
 
   private:
     // One batch as one member got it.
@@ -60,6 +62,7 @@ class htp_backend final : public backend {
     htp_group_device *        group_ = nullptr;
     std::string               name_;
     uint32_t                  last_batches_ = 0;
+    uint64_t                  fused_        = 0;
 };
 
 } // namespace hexnpu::hexagon

@@ -333,6 +333,31 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     return op;
 }
 
+std::optional<htp_op> prepare_htp_rms_norm_mul(const ggml_tensor * norm, const ggml_tensor * mul,
+                                               const htp_op_target & target) {
+    if (norm->op != GGML_OP_RMS_NORM || mul->op != GGML_OP_MUL || mul->src[0] != norm || mul->src[1] == norm) {
+        return std::nullopt;
+    }
+    const auto src0 = static_descriptor(norm->src[0]);
+    const auto src1 = static_descriptor(mul->src[1]);
+    const auto dst  = static_descriptor(mul);
+    proto::htp_binary_kparams kp{};
+    if (!src0 || !src1 || !dst ||
+        !proto::prepare_rms_norm_mul_kparams(*src0, *src1, *dst, uint32_t(norm->op_params[0]), target.n_threads,
+                                             target.vtcm_size, &kp)) {
+        return std::nullopt;
+    }
+    htp_op op;
+    op.desc.opcode = proto::HTP_OP_RMS_NORM_MUL;
+    op.node        = mul;
+    op.src[0]      = norm->src[0];
+    op.src[1]      = mul->src[1];
+    op.dst[0]      = mul;
+    std::memcpy(op.desc.params, norm->op_params, sizeof op.desc.params);
+    std::memcpy(op.desc.kparams, &kp, sizeof kp);
+    return op;
+}
+
 std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & target) {
     if (prepare_htp_op(node, target)) {
         return "";

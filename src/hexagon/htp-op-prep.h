@@ -30,6 +30,12 @@ struct htp_op_target {
 // kernel or its shapes, strides or VTCM needs rule it out.
 std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_target & target);
 
+// The fused RMS_NORM_MUL for a MUL of `norm`'s result (src0) by a weight (src1), or nullopt when
+// the pair does not make one (types, shapes, VTCM). Whether the norm has other readers is the
+// caller's to know.
+std::optional<htp_op> prepare_htp_rms_norm_mul(const ggml_tensor * norm, const ggml_tensor * mul,
+                                               const htp_op_target & target);
+
 // Why prepare_htp_op refuses the node, in words a user can act on ("weight type q5_0 has no NPU
 // matmul kernel"), for GGML_HEXAGON_VERBOSE; "" when it does not refuse it.
 std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & target);

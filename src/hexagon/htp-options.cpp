@@ -179,6 +179,9 @@ htp_options parse_htp_options(const std::function<const char *(const char *)> & 
     if (auto v = value("GGML_HEXAGON_OPSTAGE")) {
         o.op_stage = uint32_t(number_option("GGML_HEXAGON_OPSTAGE", *v, 0, 3));
     }
+    if (auto v = value("GGML_HEXAGON_OPFUSION")) {
+        o.op_fusion = number_option("GGML_HEXAGON_OPFUSION", *v, 0, 1) != 0;
+    }
     if (auto v = value("GGML_HEXAGON_OPTRACE")) {
         o.op_trace = uint32_t(number_option("GGML_HEXAGON_OPTRACE", *v, 1, 1u << 22));
     }

@@ -47,6 +47,9 @@ struct htp_options {
     // bit 1 computes them (else the NPU skips each op's compute): for measuring the overheads.
     uint32_t                     op_stage   = 3;
     uint32_t                     verbose    = 0;
+    // GGML_HEXAGON_OPFUSION: fuse RMS_NORM and the MUL by its weight into one NPU op (RMS_NORM_MUL)
+    // where the norm has no other reader.
+    bool                         op_fusion  = true;
     // GGML_HEXAGON_FENCE_TIMEOUT (ms): how long a device group's member waits at a barrier for a
     // peer before the op fails with FENCE_TIMEOUT; 0: half the session deadline.
     uint32_t                     fence_timeout_ms = 0;

@@ -48,13 +48,16 @@ struct htp_binary_kparams {
     fastdiv_values       div_ne11;  // dst coordinates -> src1's: i11 = i1 % ne11, ...
     fastdiv_values       div_ne12;  //   (SOFT_MAX: ne1 in div_ne11, the mask's first ne1 rows)
     fastdiv_values       div_ne13;
-    uint32_t             scale;     // SOFT_MAX: float bits of the logit scale (GGML op_params 0)
+    uint32_t             scale;     // SOFT_MAX: float bits of the logit scale (GGML op_params 0);
+                                    // RMS_NORM_MUL: of the norm's eps (its op_params 0)
     uint32_t             src1_row_size;  // bytes each src1 row DMA moves: row_size; SOFT_MAX: the mask's
                                          // (ne0 * 2 for F16), 0 without a mask
     uint32_t             flags;          // SOFT_MAX: HTP_SOFTMAX_* bits, ALiBi's n_head_log2 in bits 16..31;
                                          // ADD/SUB/MUL/DIV, GEGLU/SWIGLU: the row types (htp_binary_types)
     uint32_t             alibi_c0;       // SOFT_MAX with ALiBi: float bits of log2(m0), log2(m1): head h's
-    uint32_t             alibi_c1;       //   slope 2^(c0 (h + 1)) below n_head_log2, else 2^(c1 (2 (h - n_head_log2) + 1))
+    uint32_t             alibi_c1;       //   slope 2^(c0 (h + 1)) below n_head_log2, else 2^(c1 (2 (h - n_head_log2) + 1));
+                                         // RMS_NORM_MUL: alibi_c0 holds the float bits of 1 / ne0 (the
+                                         // struct is full: 32 words)
 };
 inline constexpr uint32_t HTP_SOFTMAX_MASK_F16 = 1;
 inline constexpr uint32_t HTP_SOFTMAX_SINKS    = 2;
@@ -142,7 +145,7 @@ static_assert(sizeof(htp_unary_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32
 
 constexpr bool htp_is_binary_op(uint32_t opcode) {
     return opcode == HTP_OP_ADD || opcode == HTP_OP_SUB || opcode == HTP_OP_MUL || opcode == HTP_OP_DIV ||
-           opcode == HTP_OP_GEGLU || opcode == HTP_OP_SWIGLU || opcode == HTP_OP_SOFT_MAX;
+           opcode == HTP_OP_GEGLU || opcode == HTP_OP_SWIGLU || opcode == HTP_OP_SOFT_MAX || opcode == HTP_OP_RMS_NORM_MUL;
 }
 
 constexpr bool htp_is_unary_op(uint32_t opcode) {
@@ -341,6 +344,20 @@ inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, con
     }
     out->src1_row_size = dst.ne[0] * htp_cpy_elem_size(src1.type);
     out->flags         = htp_binary_types(src0.type, src1.type, dst.type);
+    return true;
+}
+
+// The fused RMS_NORM + MUL (by the norm's weight): dst = rms_norm(src0, eps) * src1, all F32, src1
+// repeated over dst as MUL repeats it. eps_bits: the norm's op_params 0.
+inline bool prepare_rms_norm_mul_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
+                                         uint32_t eps_bits, uint32_t n_threads, uint32_t vtcm_size,
+                                         htp_binary_kparams * out) {
+    if (src0.type != 0 || src1.type != 0 || dst.type != 0 ||
+        !prepare_binary_kparams(HTP_OP_MUL, src0, src1, dst, n_threads, vtcm_size, out)) {
+        return false;
+    }
+    out->scale    = eps_bits;
+    out->alibi_c0 = __builtin_bit_cast(uint32_t, 1.0f / float(dst.ne[0]));  // the mean without an NPU division
     return true;
 }
 

@@ -1,5 +1,5 @@
 // NORM, RMS_NORM, L2_NORM over rows of various lengths, strided rows, rows far from zero mean and
-// one-element rows.
+// one-element rows; RMS_NORM times a weight (a MUL the HTP backend fuses with the norm).
 #include "op-case.h"
 
 namespace hexnpu::optest {
@@ -35,6 +35,22 @@ void add_norm_cases(std::vector<op_case> & cases) {
                                  return op.fn(g.ctx(), a, op.eps);
                              }});
         }
+    }
+    // The norm's weight as models have it (one row) and repeated over some dims.
+    struct weighted {
+        shape   ne, weight;
+        int64_t row_pad;
+    };
+    for (const weighted & v : {weighted{{64, 5, 4, 3}, {64, 1, 1, 1}, 0}, weighted{{4096, 2, 1, 1}, {4096, 1, 1, 1}, 0},
+                               weighted{{65, 3, 2, 1}, {65, 1, 2, 1}, 5}, weighted{{640, 6, 1, 1}, {640, 6, 1, 1}, 0}}) {
+        cases.push_back({"type=f32,ne=" + shape_str(v.ne) + ",weight=" + shape_str(v.weight) + ",eps=1e-06" +
+                             (v.row_pad ? ",row_pad=" + std::to_string(v.row_pad) : "") + ",of=rms_norm",
+                         kSumTol, [=](case_graph & g) {
+                             ggml_tensor * a = v.row_pad ? g.strided_input(GGML_TYPE_F32, v.ne, v.row_pad, uniform(-1.0, 1.0))
+                                                         : g.input(GGML_TYPE_F32, v.ne, uniform(-1.0, 1.0));
+                             ggml_tensor * w = g.input(GGML_TYPE_F32, v.weight, uniform(-2.0, 2.0));
+                             return ggml_mul(g.ctx(), ggml_rms_norm(g.ctx(), a, 1e-6f), w);
+                         }});
     }
 }
 

@@ -171,6 +171,118 @@ TEST(HtpGraph, WeightsInARepackBufferPinTheirOpsToTheNpu) {
     }
 }
 
+// RMS_NORM + MUL (weight) -> one RMS_NORM_MUL op, only where nothing else reads the norm: a
+// second reader in the same split, a graph output, a reader in a later CPU split, or a graph whose
+// whole is unknown (partial) keeps the norm. Results match the CPU backend either way, and the
+// fused op rounds exactly like the norm and the MUL apart.
+struct norm_chain {
+    ggml_context  ctx;
+    ggml_tensor * x  = ggml_new_tensor_3d(&ctx, GGML_TYPE_F32, 200, 7, 2);
+    ggml_tensor * w  = ggml_new_tensor_1d(&ctx, GGML_TYPE_F32, 200);
+    ggml_tensor * n1 = ggml_rms_norm(&ctx, x, 1e-6f);
+    ggml_tensor * m1 = ggml_mul(&ctx, n1, w);  // fuses
+    ggml_tensor * n2 = ggml_rms_norm(&ctx, m1, 1e-5f);
+    ggml_tensor * m2 = ggml_mul(&ctx, n2, w);
+    ggml_tensor * a2 = ggml_add(&ctx, m2, n2);  // a second reader of n2
+    ggml_tensor * n3 = ggml_rms_norm(&ctx, a2, 1e-6f);  // an output
+    ggml_tensor * m3 = ggml_mul(&ctx, n3, w);
+    ggml_tensor * n4 = ggml_rms_norm(&ctx, m3, 1e-6f);
+    ggml_tensor * m4 = ggml_mul(&ctx, n4, w);
+    ggml_tensor * r4 = ggml_repeat(&ctx, n4, n4);  // read on the CPU, in another split
+    ggml_tensor * out = ggml_add(&ctx, m4, r4);
+    ggml_cgraph   graph;
+
+    norm_chain() {
+        n3->flags |= GGML_TENSOR_FLAG_OUTPUT;
+        out->flags |= GGML_TENSOR_FLAG_OUTPUT;
+        ggml_build_forward_expand(graph, out);
+    }
+    void set_inputs() {
+        std::mt19937                          rng(7);
+        std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+        for (ggml_tensor * t : {x, w}) {
+            std::vector<float> v(size_t(ggml_nelements(t)));
+            for (float & e : v) {
+                e = d(rng);
+            }
+            tensor_set(t, v.data(), 0, v.size() * 4);
+        }
+    }
+    std::vector<float> values(const ggml_tensor * t) const {
+        std::vector<float> v(size_t(ggml_nelements(t)));
+        tensor_get(t, v.data(), 0, v.size() * 4);
+        return v;
+    }
+};
+
+TEST(HtpGraph, RmsNormMulFusesOnlyWhereNothingElseReadsTheNorm) {
+    auto                     cpu_dev = make_cpu_device();
+    std::unique_ptr<backend> cpu     = cpu_dev->init_backend();
+    norm_chain               ref;
+    backend_sched            cpu_only({cpu.get()});
+    cpu_only.alloc_graph(ref.graph);
+    ref.set_inputs();
+    cpu_only.graph_compute(ref.graph);
+
+    std::vector<float> fused_out, fused_n3;
+    for (const bool fusion : {true, false}) {
+        htp_options o = test_options();
+        o.op_batch    = 64;
+        o.op_fusion   = fusion;
+        auto                     devices = make_htp_devices(o, test_session());
+        std::unique_ptr<backend> npu     = devices[0]->init_backend();
+        auto &                   htp     = static_cast<htp_backend &>(*npu);
+        norm_chain               g;
+        backend_sched            sched({npu.get(), cpu.get()});
+        sched.alloc_graph(g.graph);
+        ASSERT_EQ(sched.backend_of(g.r4), cpu.get());
+        ASSERT_EQ(sched.backend_of(g.m4), npu.get());
+        g.set_inputs();
+        sched.graph_compute(g.graph);
+        EXPECT_EQ(htp.fused_count(), fusion ? 1u : 0u) << "only n1 -> m1 may fuse";
+        // The CPU sums a row in double, the NPU in fp32 lanes: a few ulp of the factor.
+        for (auto [got, want] : {std::pair{g.n3, ref.n3}, std::pair{g.out, ref.out}}) {
+            const auto gv = g.values(got), wv = ref.values(want);
+            for (size_t i = 0; i < gv.size(); ++i) {
+                ASSERT_NEAR(gv[i], wv[i], 2e-6f * std::max(1.0f, std::fabs(wv[i]))) << got->name << " " << i;
+            }
+        }
+        if (fusion) {
+            fused_out = g.values(g.out);
+            fused_n3  = g.values(g.n3);
+        } else {
+            EXPECT_EQ(g.values(g.out), fused_out) << "the fused op rounds as the two ops do";
+            EXPECT_EQ(g.values(g.n3), fused_n3);
+        }
+    }
+
+    // Straight to the backend: a graph with no whole is all there is (n1 -> m1 fuses); a part of an
+    // unknown whole fuses nothing.
+    for (const bool partial : {false, true}) {
+        auto                     devices = make_htp_devices(test_options(), test_session());
+        std::unique_ptr<backend> npu     = devices[0]->init_backend();
+        ggml_context             ctx;
+        ggml_tensor *            x = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 3);
+        ggml_tensor *            w = ggml_new_tensor_1d(&ctx, GGML_TYPE_F32, 64);
+        ggml_tensor *            m = ggml_mul(&ctx, ggml_rms_norm(&ctx, x, 1e-6f), w);
+        ggml_cgraph              graph;
+        ggml_build_forward_expand(graph, m);
+        graph.partial = partial;
+        backend_sched sched({npu.get()});
+        sched.alloc_graph(graph);
+        std::vector<float> ones(64 * 3, 1.0f);
+        tensor_set(x, ones.data(), 0, 64 * 3 * 4);
+        tensor_set(w, ones.data(), 0, 64 * 4);
+        npu->graph_compute(graph);
+        EXPECT_EQ(static_cast<htp_backend &>(*npu).fused_count(), partial ? 0u : 1u);
+        std::vector<float> got(64 * 3);
+        tensor_get(m, got.data(), 0, got.size() * 4);
+        for (float v : got) {
+            ASSERT_NEAR(v, 1.0f / std::sqrt(1.0f + 1e-6f), 1e-6f);
+        }
+    }
+}
+
 TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     htp_options o = test_options();
     auto        small_vtcm = test_session();

@@ -1,6 +1,7 @@
 // ADD, SUB, MUL, DIV: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-kparams.h), rows
 // of F32, F16 or BF16 (dst of src0's type), 16-bit rows widened in their slots and computed in fp32;
-// GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1; SOFT_MAX:
+// GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1; the host's fused
+// RMS_NORM_MUL: dst = rms_norm(src0) * src1 (F32, the norm's weight repeated like MUL's); SOFT_MAX:
 // dst = softmax(src0 * scale + slope * mask) per row, the mask (src1) F32, F16 or absent, ALiBi
 // slopes per head, attention sinks (src2) in the maximum and the denominator.
 // Each thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots
@@ -15,6 +16,7 @@
 #include "hvx-hf-rows.h"
 #include "hvx-sigmoid.h"
 #include "ops.h"
+#include "row-norm.h"
 #include "row-walk.h"
 #include "stream-pipeline.h"
 #include "proto/htp-kparams.h"
@@ -154,8 +156,25 @@ softmax_head softmax_head_of(const htp_binary_kparams & kp, uint32_t h, const ui
     return s;
 }
 
+// RMS_NORM_MUL: each row times its RMS factor (GGML's order: the norm's x * factor, then the weight).
+// eps in kp.scale, 1/ne0 in kp.alibi_c0.
+void rms_norm_mul_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uint32_t nrows, uint32_t n_vectors,
+                       uint32_t b_step, const htp_binary_kparams & kp) {
+    const row_norm_consts c{kp.pipe.row_size, kp.scale, kp.alibi_c0};
+    for (uint32_t r = 0; r < nrows; ++r) {
+        const HVX_Vector factor = Q6_V_hi_W(norm_affine<proto::HTP_OP_RMS_NORM>(a, c));
+        for (uint32_t j = 0; j < n_vectors; ++j) {
+            d[j] = hvx_sf_mul(hvx_sf_mul(a[j], factor), b[j]);
+        }
+        d += n_vectors;
+        a += n_vectors;
+        b += b_step;
+    }
+}
+
 binary_rows_fn rows_fn_of(uint32_t opcode) {
     switch (opcode) {
+        case proto::HTP_OP_RMS_NORM_MUL: return rms_norm_mul_rows;
         case proto::HTP_OP_GEGLU: return binary_rows<geglu>;
         case proto::HTP_OP_SWIGLU: return binary_rows<swiglu>;
         case proto::HTP_OP_ADD: return binary_rows<hvx_sf_add>;
@@ -337,9 +356,11 @@ bool guard_binary(const htp_op_context * octx) {
                same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && src1_ok &&
                eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size);
     }
-    // ADD/SUB/MUL/DIV, GEGLU/SWIGLU: F32, F16, BF16 rows, dst of src0's type.
+    // ADD/SUB/MUL/DIV, GEGLU/SWIGLU: F32, F16, BF16 rows, dst of src0's type; RMS_NORM_MUL: F32.
     const htp_tensor * src0 = octx->src[0];
-    src1_ok = src1 != nullptr && kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] &&
+    const bool norm_types_ok = octx->op->opcode != proto::HTP_OP_RMS_NORM_MUL ||
+                               (src0->type == HTP_TYPE_F32 && src1 != nullptr && src1->type == HTP_TYPE_F32);
+    src1_ok = norm_types_ok && src1 != nullptr && kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] &&
               kp.div_ne13.d == src1->ne[3] && kp.flags == proto::htp_binary_types(src0->type, src1->type, dst->type) &&
               proto::htp_binary_shapes_layout(*src0, *src1, *dst) &&
               kp.src1_row_size == dst->ne[0] * proto::htp_cpy_elem_size(src1->type);

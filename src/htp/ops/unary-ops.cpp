@@ -13,6 +13,7 @@
 #include "hvx-sincos.h"
 #include "hvx-sqrt.h"
 #include "ops.h"
+#include "row-norm.h"
 #include "stream-rows.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-opcodes.h"
@@ -90,65 +91,15 @@ void scale_bias_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors
     }
 }
 
-// Row norms, y = (x - shift) * factor with (shift, factor) from the row (GGML's definitions):
-//   RMS_NORM  shift 0,    factor 1 / sqrt(mean(x^2) + eps)
-//   NORM      shift mean, factor 1 / sqrt(mean((x - mean)^2) + eps)
-//   L2_NORM   shift 0,    factor 1 / max(sqrt(sum(x^2)), eps)
-// eps in kp.scale, 1/ne0 in kp.bias (the mean without an NPU division). A row's lanes past
-// row_size bytes are stale VTCM (the DMA wrote row_size bytes): they are left out of the sums.
-
-// Vector j of the row at x with the lanes past row_size bytes zero.
-inline HVX_Vector row_vector(const HVX_Vector * x, uint32_t j, const htp_unary_kparams & kp) {
-    const uint32_t full = kp.pipe.row_size / 128, tail = kp.pipe.row_size % 128;
-    return j < full ? x[j] : Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(tail)), x[j], Q6_V_vzero());
-}
-
-// Every lane: the sum over the row of f(v) for its vectors v (lanes past the row zero before f).
-template <class F> HVX_Vector row_sum(const HVX_Vector * x, const htp_unary_kparams & kp, F f) {
-    const uint32_t n   = (kp.pipe.row_size + 127) / 128;
-    HVX_Vector     acc = Q6_V_vzero();
-    for (uint32_t j = 0; j < n; ++j) {
-        acc = hvx_sf_add(acc, f(row_vector(x, j, kp)));
-    }
-    return hvx_sf_allsum(acc);
-}
-
-// (shift, factor) in every lane. Once per row, and not inlined: a call in the row loop would
-// clobber whatever constants the loop held in vector registers.
-template <uint32_t Op> __attribute__((noinline)) HVX_VectorPair norm_affine(const HVX_Vector * x, const htp_unary_kparams & kp) {
-    const HVX_Vector eps   = Q6_V_vsplat_R(int32_t(kp.scale));
-    const HVX_Vector inv_n = Q6_V_vsplat_R(int32_t(kp.bias));
-    const HVX_Vector one   = hvx_splat_sf(1.0f);
-    auto             sq    = [](HVX_Vector v) { return hvx_sf_mul(v, v); };
-    if constexpr (Op == proto::HTP_OP_NORM) {
-        const HVX_Vector mean = hvx_sf_mul(row_sum(x, kp, [](HVX_Vector v) { return v; }), inv_n);
-        const uint32_t   full = kp.pipe.row_size / 128;
-        HVX_Vector       acc  = Q6_V_vzero();
-        for (uint32_t j = 0; j < (kp.pipe.row_size + 127) / 128; ++j) {
-            HVX_Vector dev = hvx_sf_sub(x[j], mean);
-            if (j == full) {
-                dev = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(kp.pipe.row_size % 128)), dev, Q6_V_vzero());
-            }
-            acc = hvx_sf_add(acc, sq(dev));
-        }
-        const HVX_Vector var = hvx_sf_mul(hvx_sf_allsum(acc), inv_n);
-        return Q6_W_vcombine_VV(hvx_sf_div(one, hvx_sf_sqrt(hvx_sf_add(var, eps))), mean);
-    } else if constexpr (Op == proto::HTP_OP_L2_NORM) {
-        // Both non-negative: the larger float has the larger bits.
-        const HVX_Vector norm = Q6_Vw_vmax_VwVw(hvx_sf_sqrt(row_sum(x, kp, sq)), eps);
-        return Q6_W_vcombine_VV(hvx_sf_div(one, norm), Q6_V_vzero());
-    } else {
-        const HVX_Vector mean = hvx_sf_mul(row_sum(x, kp, sq), inv_n);
-        return Q6_W_vcombine_VV(hvx_sf_div(one, hvx_sf_sqrt(hvx_sf_add(mean, eps))), Q6_V_vzero());
-    }
-}
+// The row norms (row-norm.h): eps in kp.scale, 1/ne0 in kp.bias.
+inline row_norm_consts norm_consts_of(const htp_unary_kparams & kp) { return {kp.pipe.row_size, kp.scale, kp.bias}; }
 
 // Row by row (rows vtcm_row_stride / 128 vectors apart).
 template <uint32_t Op>
 void norm_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
     const uint32_t per_row = kp.pipe.vtcm_row_stride / 128;
     for (uint32_t row = 0; row < n_vectors; row += per_row) {
-        const HVX_VectorPair a = norm_affine<Op>(s + row, kp);
+        const HVX_VectorPair a = norm_affine<Op>(s + row, norm_consts_of(kp));
         for (uint32_t j = 0; j < per_row; ++j) {
             d[row + j] = hvx_sf_mul(hvx_sf_sub(s[row + j], Q6_V_lo_W(a)), Q6_V_hi_W(a));
         }
@@ -202,7 +153,7 @@ template <bool Mean>
 void reduce_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
     const uint32_t per_row = kp.pipe.vtcm_row_stride / 128;
     for (uint32_t row = 0; row < n_vectors; row += per_row) {
-        const HVX_Vector sum = row_sum(s + row, kp, [](HVX_Vector v) { return v; });
+        const HVX_Vector sum = row_sum(s + row, kp.pipe.row_size, [](HVX_Vector v) { return v; });
         d[row]               = Mean ? hvx_sf_mul(sum, Q6_V_vsplat_R(int32_t(kp.bias))) : sum;
     }
 }
