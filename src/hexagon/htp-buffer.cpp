@@ -35,8 +35,8 @@ size_t htp_stored_size(const ggml_tensor * t) {
     return buf != nullptr && buf->is_tiled(t) ? tiled_nbytes(t->type, t->ne) : ggml_nbytes(t);
 }
 
-htp_buffer_type::htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint64_t max_size, bool tiles)
-    : device_(device), kind_(kind), max_size_(max_size), tiles_(kind == htp_buffer_kind::repack && tiles),
+htp_buffer_type::htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint64_t max_size, bool tiles, bool host)
+    : device_(device), kind_(kind), max_size_(max_size), tiles_(kind == htp_buffer_kind::repack && tiles), host_(host),
       name_(std::string(device->name()) + (kind == htp_buffer_kind::repack ? "-REPACK" : "")) {}
 
 backend_device * htp_buffer_type::device() const { return device_; }

@@ -26,7 +26,9 @@ enum class htp_buffer_kind { compute, repack };
 
 class htp_buffer_type final : public backend_buffer_type {
   public:
-    htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint64_t max_size, bool tiles = false);
+    // host: whether a compute buffer says it is host memory (GGML_HEXAGON_HOSTBUF): the CPU backend
+    // then reads and writes it in place; otherwise the scheduler copies what crosses to the CPU.
+    htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint64_t max_size, bool tiles = false, bool host = true);
 
     const char *                    name() const override { return name_.c_str(); }
     std::unique_ptr<backend_buffer> alloc_buffer(size_t size) override;
@@ -34,7 +36,7 @@ class htp_buffer_type final : public backend_buffer_type {
     size_t                          max_size() const override { return max_size_; }
     // Tileable weights take their tiled size in a REPACK buffer (padding rows, scale planes).
     size_t                          alloc_size(const ggml_tensor * t) const override;
-    bool                            is_host() const override { return kind_ == htp_buffer_kind::compute; }
+    bool                            is_host() const override { return kind_ == htp_buffer_kind::compute && host_; }
     backend_device *                device() const override;
 
     htp_buffer_kind kind() const { return kind_; }
@@ -47,6 +49,7 @@ class htp_buffer_type final : public backend_buffer_type {
     htp_buffer_kind kind_;
     uint64_t        max_size_;
     bool            tiles_;
+    bool            host_;
     std::string     name_;
 };
 

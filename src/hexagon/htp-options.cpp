@@ -179,6 +179,12 @@ htp_options parse_htp_options(const std::function<const char *(const char *)> & 
     if (auto v = value("GGML_HEXAGON_OPSTAGE")) {
         o.op_stage = uint32_t(number_option("GGML_HEXAGON_OPSTAGE", *v, 0, 3));
     }
+    if (auto v = value("GGML_HEXAGON_HOSTBUF")) {
+        o.host_buffers = number_option("GGML_HEXAGON_HOSTBUF", *v, 0, 1) != 0;
+    }
+    if (auto v = value("GGML_HEXAGON_OPPOLL")) {
+        o.op_poll = number_option("GGML_HEXAGON_OPPOLL", *v, 0, 1) != 0;
+    }
     if (auto v = value("GGML_HEXAGON_OPFUSION")) {
         o.op_fusion = number_option("GGML_HEXAGON_OPFUSION", *v, 0, 1) != 0;
     }

@@ -64,6 +64,7 @@ htp_session::htp_session(const std::string & device_name, const htp_options & op
     if (rpc_status st = vnpu::rpc::dspqueue::create(*session_, n_slots_, RESPONSE_BYTES, &queue_); !st) {
         fail("cannot create the batch queue", st);
     }
+    queue_->set_wait(options.op_poll ? vnpu::wire::queue_wait::poll : vnpu::wire::queue_wait::sleep);
     if (rpc_status st = session_->start(*queue_, options.n_hvx, options.n_hmx, limits_.vmem); !st) {
         fail("start failed", st);
     }

@@ -130,6 +130,38 @@ TEST(HtpGraph, OpStageSkipsTheComputeOrTheWholeQueue) {
     }
 }
 
+// GGML_HEXAGON_OPPOLL polls for the responses; GGML_HEXAGON_HOSTBUF=0 makes the compute buffers
+// non-host, so what crosses to the CPU split is copied: the results are the default run's.
+TEST(HtpGraph, PollingAndNonHostBuffersGiveTheSameResults) {
+    auto                     cpu_dev = make_cpu_device();
+    std::unique_ptr<backend> cpu     = cpu_dev->init_backend();
+    std::vector<float>       want_out, want_lg;
+    for (const int variant : {0, 1, 2}) {  // default, OPPOLL=1, HOSTBUF=0
+        htp_options o  = test_options();
+        o.op_poll      = variant == 1;
+        o.host_buffers = variant != 2;
+        auto                     devices = make_htp_devices(o, test_session());
+        std::unique_ptr<backend> npu     = devices[0]->init_backend();
+        EXPECT_EQ(devices[0]->buffer_type()->is_host(), variant != 2);
+        EXPECT_EQ(cpu_dev->supports_buft(devices[0]->buffer_type()), variant != 2);
+        mixed_graph   g;
+        backend_sched sched({npu.get(), cpu.get()});
+        sched.alloc_graph(g.graph);
+        // MUL on the NPU reads REPEAT's CPU result through a copy; REPEAT on the CPU reads SQR's NPU
+        // result in place from a host buffer, through a second copy otherwise.
+        EXPECT_EQ(sched.n_copies(), variant == 2 ? 2 : 1) << "variant " << variant;
+        g.set_inputs();
+        sched.graph_compute(g.graph);
+        if (variant == 0) {
+            want_out = g.values(g.out);
+            want_lg  = g.values(g.lg);
+        } else {
+            EXPECT_EQ(g.values(g.out), want_out) << "variant " << variant;
+            EXPECT_EQ(g.values(g.lg), want_lg) << "variant " << variant;
+        }
+    }
+}
+
 TEST(HtpGraph, WeightsInARepackBufferPinTheirOpsToTheNpu) {
     auto                     devices = make_htp_devices(test_options(), test_session());
     auto                     cpu_dev = make_cpu_device();

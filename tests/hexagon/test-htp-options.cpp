@@ -114,7 +114,10 @@ TEST(HtpOptions, NumericKnobs) {
                                  {"GGML_HEXAGON_OPQUEUE", "2"},
                                  {"GGML_HEXAGON_VERBOSE", "2"},
                                  {"GGML_HEXAGON_PROFILE", "3"},
-                                 {"GGML_HEXAGON_OPSTAGE", "1"}});
+                                 {"GGML_HEXAGON_OPSTAGE", "1"},
+                                 {"GGML_HEXAGON_OPPOLL", "1"},
+                                 {"GGML_HEXAGON_OPFUSION", "0"},
+                                 {"GGML_HEXAGON_HOSTBUF", "0"}});
     EXPECT_EQ(o.n_hvx, 2u);
     EXPECT_EQ(o.n_hmx, 0u) << "USE_HMX is NHMX's alias";
     EXPECT_EQ(o.vmem_for_arch(73), uint64_t(64) << 20);
@@ -125,6 +128,13 @@ TEST(HtpOptions, NumericKnobs) {
     EXPECT_EQ(o.profile, htp_profile_mode::trace);
     EXPECT_EQ(o.op_stage, 1u) << "queue the ops, skip their compute";
     EXPECT_EQ(parse({}).op_stage, 3u);
+    EXPECT_TRUE(o.op_poll);
+    EXPECT_FALSE(o.op_fusion);
+    EXPECT_FALSE(o.host_buffers);
+    EXPECT_FALSE(parse({}).op_poll);
+    EXPECT_TRUE(parse({}).op_fusion);
+    EXPECT_TRUE(parse({}).host_buffers);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_OPPOLL", "2"}}).find("GGML_HEXAGON_OPPOLL='2'"), std::string::npos);
     EXPECT_NE(error_of({{"GGML_HEXAGON_OPSTAGE", "4"}}).find("GGML_HEXAGON_OPSTAGE='4'"), std::string::npos);
     EXPECT_EQ(parse({{"GGML_HEXAGON_NHMX", "0"}, {"GGML_HEXAGON_USE_HMX", "1"}}).n_hmx, 0u) << "NHMX wins";
     EXPECT_EQ(parse({{"GGML_HEXAGON_VMEM", "0"}}).vmem_for_arch(79), 0u) << "0: the whole window";

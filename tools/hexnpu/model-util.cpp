@@ -185,13 +185,9 @@ devices open_devices(const device_choice & choice, int n_threads, bool collect_t
         d.owned.push_back(dev->init_backend());
         d.npu = true;
     }
-    d.kv_buft = d.cpu->buffer_type();
-    if (d.npu) {
-        backend_buffer_type * b = d.owned.front()->device()->buffer_type();
-        if (b->is_host() && d.cpu->supports_buft(b)) {
-            d.kv_buft = b;
-        }
-    }
+    // The KV cache in the NPU's compute buffers (its writers and readers run there); a CPU node
+    // reading it does so in place, or through the scheduler's copies when GGML_HEXAGON_HOSTBUF=0.
+    d.kv_buft = d.npu ? d.owned.front()->device()->buffer_type() : d.cpu->buffer_type();
     if (choice.tensor_split.size() > d.owned.size() && d.npu) {
         throw std::runtime_error("--tensor-split has " + std::to_string(choice.tensor_split.size()) +
                                  " shares for " + std::to_string(d.owned.size()) + " NPU devices");
@@ -234,8 +230,7 @@ model::context_params context_params_for(const devices & d) {
     cp.backends       = d.backends;
     cp.kv_buft        = d.kv_buft;
     for (backend * b : d.layer_npu) {
-        backend_buffer_type * kv = b->device()->buffer_type();
-        cp.kv_layer_bufts.push_back(kv->is_host() && d.cpu->supports_buft(kv) ? kv : d.kv_buft);
+        cp.kv_layer_bufts.push_back(b->device()->buffer_type());
     }
     cp.refusal_reason = [](const backend_device * dev, const ggml_tensor * node) -> std::string {
         const auto * htp = dynamic_cast<const hexagon::htp_device *>(dev);

@@ -62,7 +62,7 @@ rpc_status dspqueue::read(void * message, uint32_t capacity, uint32_t * size, qu
 rpc_status dspqueue::read(void * message, uint32_t capacity, uint32_t * size, queue_buffer * buffers,
                           uint32_t * n_buffers, std::chrono::milliseconds timeout) {
     switch (queue_->read(wire::queue_direction::response, message, capacity, size, buffers, n_buffers,
-                         after(timeout))) {
+                         after(timeout), wait_)) {
         case wire::queue_result::ok: return {};
         case wire::queue_result::too_large:
             return rpc_error(rpc_errc::invalid_argument, "a dspqueue response does not fit the buffer given");

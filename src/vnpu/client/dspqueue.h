@@ -38,6 +38,8 @@ class dspqueue {
     rpc_status read(void * message, uint32_t capacity, uint32_t * size, queue_buffer * buffers, uint32_t * n_buffers,
                     std::chrono::milliseconds timeout);
 
+    // How reads wait for a response (sleeping by default).
+    void                      set_wait(wire::queue_wait wait) { wait_ = wait; }
     uint32_t                  max_message() const { return queue_->max_message(); }
     std::chrono::milliseconds timeout() const { return session_.options().timeout; }
 
@@ -48,6 +50,7 @@ class dspqueue {
 
     remote_session &                    session_;
     std::unique_ptr<wire::shared_queue> queue_;
+    wire::queue_wait                    wait_ = wire::queue_wait::sleep;
 };
 
 // One batch on the wire: the request (with its block's place in the op-queue buffer) and the

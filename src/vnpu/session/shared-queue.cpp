@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <new>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -190,7 +191,7 @@ queue_result shared_queue::write(queue_direction dir, const queue_message_view &
 }
 
 queue_result shared_queue::read(queue_direction dir, void * data, uint32_t capacity, uint32_t * size,
-                                queue_buffer * buffers, uint32_t * n_buffers, deadline until) {
+                                queue_buffer * buffers, uint32_t * n_buffers, deadline until, queue_wait wait) {
     header * h = head();
     ring &   r = h->rings[uint32_t(dir)];
     for (;;) {
@@ -203,6 +204,10 @@ queue_result shared_queue::read(queue_direction dir, void * data, uint32_t capac
         }
         if (std::chrono::steady_clock::now() >= until) {
             return queue_result::timeout;
+        }
+        if (wait == queue_wait::poll) {
+            sched_yield();  // the writer may need this core
+            continue;
         }
         r.reader_sleeping.store(1);
         if (r.head.load() == r.tail.load(std::memory_order_relaxed) && h->closed.load() == 0) {

@@ -27,6 +27,10 @@ enum class queue_direction : uint32_t { request = 0, response = 1 };
 
 enum class queue_result { ok, timeout, closed, too_large };
 
+// How a reader with nothing to read waits: asleep on the doorbell (no CPU while idle), or polling
+// (upstream's GGML_HEXAGON_OPPOLL: no wake-up latency, a core kept busy).
+enum class queue_wait { sleep, poll };
+
 struct queue_message_view {
     const void *         data;
     uint32_t             size;
@@ -53,7 +57,7 @@ class shared_queue {
     queue_result write(queue_direction dir, const queue_message_view & message, deadline until);
     // Copies the oldest message into data (capacity bytes) and its buffers (QUEUE_MAX_BUFFERS room).
     queue_result read(queue_direction dir, void * data, uint32_t capacity, uint32_t * size, queue_buffer * buffers,
-                      uint32_t * n_buffers, deadline until);
+                      uint32_t * n_buffers, deadline until, queue_wait wait = queue_wait::sleep);
 
     // Marks the queue closed and wakes every sleeper; reads still drain what was written.
     void close();
