@@ -26,10 +26,20 @@ bash scripts/hexagon-build.sh || {
     exit 1
 }
 # Compute kernels: op entry points and HVX/HMX kernels, the file-local helpers ops run on their
-# worker threads (stream_thread...), and the runtime calls that sit in kernel loops.
-kernel_functions='^hexnpu::htp::(\(anonymous namespace\)::|op_|hvx_|hmx_|dma_queue_(push|pop)|work_queue_run|worker_main|trace_event_)'
+# worker threads (stream_thread...), and the runtime calls that sit in kernel loops. Template
+# instances demangle with their return type first ("void hexnpu::htp::..."): the optional prefix
+# (no parenthesis: not an argument list) takes them in.
+kernel_scope='([^(]* )?hexnpu::htp::(\(anonymous namespace\)::|op_|hvx_|hmx_|dma_queue_(push|pop)|work_queue_run|worker_main|trace_event_)'
+# Known debt, reported but not failed: template kernels whose loops still spill or reload a few
+# vectors (register pressure; the tile expansions mostly on v73/v75, the float matmul's 16-bit
+# weight blocks, three transcendental unary ops). Until 2026-12 the check missed templates
+# altogether; any other kernel that spills fails.
+known_spills='(compute_block<(0|1|30)u>|expand_block<|expand_staged<|tiles_row<|flat_staged_row<|quantize_row<|unary_vectors<&hexnpu::htp::(hvx_sf_gelu_erf|hvx_sf_log|\(anonymous namespace\)::softplus)\()'
+kernel_functions="^(?!.*::$known_spills)$kernel_scope"
 for arch in v73 v75 v79 v81; do
     lib="build-hexagon-$arch/lib/libhexnpu-htp-$arch.so"
+    debt=$(python3 scripts/inspect.py --spills --func "^(?=.*::$known_spills)$kernel_scope" "$lib" 2>&1 | grep -cE 'vector (spill|reload)s? .*in loops' || true)
+    echo "test: $arch: $debt known template kernels with in-loop vector spills (scripts/test.sh known_spills)"
     status=0
     report=$(python3 scripts/inspect.py --spills --strict --func "$kernel_functions" "$lib" 2>&1) || status=$?
     if [ "$status" -ne 0 ]; then

@@ -4,6 +4,7 @@
 
 #include "proto/htp-flash-attn-hmx.h"
 #include "proto/htp-flash-attn.h"
+#include "proto/htp-get-rows-q.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-matmul.h"
 #include "proto/htp-matmul-hmx.h"
@@ -61,11 +62,14 @@ uint32_t opcode_of(const ggml_tensor * node) {
                        ? proto::HTP_OP_ROPE
                        : proto::HTP_OP_NONE;
         case GGML_OP_GET_ROWS:
-            // From activations (F32/F16 rows) into F32; quantized tables (a token embedding in the
-            // file's mapping) stay with the CPU, which reads them in place.
-            return node->src[0]->type == GGML_TYPE_F32 || node->src[0]->type == GGML_TYPE_F16 ||
-                           node->src[0]->type == GGML_TYPE_BF16 || node->src[0]->type == GGML_TYPE_I32
-                       ? proto::HTP_OP_GET_ROWS
+            // From activations (F32/F16/BF16 rows, I32) into F32, or from a quantized table (a token
+            // embedding, tiled in a REPACK buffer or flat) into F32: GET_ROWS_Q.
+            if (node->src[0]->type == GGML_TYPE_F32 || node->src[0]->type == GGML_TYPE_F16 ||
+                node->src[0]->type == GGML_TYPE_BF16 || node->src[0]->type == GGML_TYPE_I32) {
+                return proto::HTP_OP_GET_ROWS;
+            }
+            return proto::htp_get_rows_q_type(uint32_t(node->src[0]->type), htp_stored_tiled(node->src[0]))
+                       ? proto::HTP_OP_GET_ROWS_Q
                        : proto::HTP_OP_NONE;
         case GGML_OP_SET_ROWS:
             // F32 rows into F16 or F32 (the KV cache); types and layout are checked with the kparams.
@@ -103,7 +107,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
 // and no kernel parameter depends on it.
 std::optional<proto::htp_tensor> static_descriptor(const ggml_tensor * t) {
     proto::htp_tensor d{};
-    d.size  = ggml_nbytes(t);
+    d.size  = htp_stored_size(t);  // a tiled weight's tiles, padding rows included
     d.type  = uint32_t(t->type);
     d.flags = htp_stored_tiled(t) ? proto::HTP_TENSOR_TILED : 0;  // a weight's tiles already stored
     for (int i = 0; i < 4; ++i) {
@@ -288,6 +292,16 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }
+    if (opcode == proto::HTP_OP_GET_ROWS_Q) {
+        const auto                    ids = static_descriptor(node->src[1]);
+        proto::htp_get_rows_q_kparams kp{};
+        if (!ids || !proto::prepare_get_rows_q_kparams(*src0, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
+        op.src[1] = node->src[1];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
     if (opcode == proto::HTP_OP_SET_ROWS) {
         const auto                  ids = static_descriptor(node->src[1]);
         proto::htp_set_rows_kparams kp{};
@@ -375,7 +389,8 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
             return "the NPU kernel takes F32 rows in order, n_dims a multiple of 64, NORMAL/NEOX without YaRN";
         case GGML_OP_GET_ROWS:
         case GGML_OP_SET_ROWS:
-            return "the NPU kernel takes F32 or F16 rows with I32/I64 ids, rows in order";
+            return "the NPU kernel takes F32/F16/BF16 rows or a quantized table (tiled, or flat but not from the "
+                   "file's mapping) with I32/I64 ids, rows in order";
         default: return "the NPU kernel takes F32 tensors of one shape (src1 repeated over dims 1-3), rows in order";
     }
     const ggml_tensor * w = node->src[0];

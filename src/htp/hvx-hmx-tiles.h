@@ -49,7 +49,8 @@ inline void hvx_row_stats_add(hmx_row_stats & st, HVX_Vector x) {
 
 // Unpacked codes w (8 vectors) with scales sc into one HMX weight tile out (16 vectors).
 template <class Tile>
-inline void hvx_expand_codes(const HVX_Vector * w, const HVX_Vector * sc, HVX_Vector * out, hmx_row_stats & st) {
+__attribute__((always_inline)) inline void hvx_expand_codes(const HVX_Vector * w, const HVX_Vector * sc, HVX_Vector * out, hmx_row_stats & st) {
+#pragma unroll  // w[g] in registers: a rolled loop would index it on the stack
     for (uint32_t g = 0; g < 8; ++g) {
         HVX_Vector x[4];
         for (int i = 0; i < 4; ++i) {
@@ -65,7 +66,7 @@ inline void hvx_expand_codes(const HVX_Vector * w, const HVX_Vector * sc, HVX_Ve
 // d and -dmin live in its super-block's tiles: dd is their tile_q2_k::group, read once per
 // super-block by the caller (unused for the other types).
 template <class Tile>
-inline void hvx_expand_tile(const uint8_t * slot, const HVX_Vector * dd, HVX_Vector * out, hmx_row_stats & st) {
+__attribute__((always_inline)) inline void hvx_expand_tile(const uint8_t * slot, const HVX_Vector * dd, HVX_Vector * out, hmx_row_stats & st) {
     const HVX_Vector * tile = reinterpret_cast<const HVX_Vector *>(slot);
     HVX_Vector         w[8];
     HVX_Vector         sc[4] = {};

@@ -45,7 +45,10 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
     const float   eps  = h.rms_eps;
     auto norm = [&](ggml_tensor * x, ggml_tensor * w) { return ggml_mul(&ctx, ggml_rms_norm(&ctx, x, eps), w); };
 
-    ggml_tensor * x = ggml_get_rows(&ctx, tok_embd, in.tokens);
+    // Tied embeddings whose output head went to an NPU's buffer (tiled in REPACK): the token rows
+    // come from those same bytes on the NPU (GET_ROWS_Q), not from the file's mapping on the CPU.
+    ggml_tensor * table = tied() && output->buffer != tok_embd->buffer ? output : tok_embd;
+    ggml_tensor * x     = ggml_get_rows(&ctx, table, in.tokens);
     if (h.embd_scale) {
         x = ggml_scale(&ctx, x, std::sqrt(float(h.n_embd)));
     }

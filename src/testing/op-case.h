@@ -49,6 +49,7 @@ inline fill_spec small_integers(int lo, int hi) { return {fill_spec::kind::small
 struct tolerance {
     double vs_f64;  // the CPU backend against the float64 evaluation
     double vs_cpu;  // another backend against the CPU backend
+    double vs_cpu_tiled = 0;  // ... with src0 in the backend's extra (tiled) buffer type; 0: vs_cpu
 };
 
 // Copies, row gathers/scatters, layout ops and element-wise ops made of one or two correctly rounded

@@ -76,12 +76,16 @@ double nmse(const std::vector<float> & got, const std::vector<float> & want) {
     return err / norm;
 }
 
-void expect_one_npu_split(const model::plan_summary & p, const char * what) {
+// Every node on HTP0 but, for an untied model, the token rows: their table stays in the file's
+// mapping, read in place by the CPU. A tied table is the output head's, in the NPU's REPACK buffer.
+void expect_one_npu_split(const model::plan_summary & p, bool tied, const char * what) {
     SCOPED_TRACE(what);
-    EXPECT_EQ(p.n_splits, 2);
-    EXPECT_EQ(p.per_backend.at("CPU"), 1);
-    ASSERT_EQ(p.fallbacks.size(), 1u);
-    EXPECT_EQ(p.fallbacks.begin()->first.rfind("GET_ROWS", 0), 0u) << p.fallbacks.begin()->first;
+    EXPECT_EQ(p.n_splits, tied ? 1 : 2);
+    EXPECT_EQ(p.per_backend.count("CPU") ? p.per_backend.at("CPU") : 0, tied ? 0 : 1);
+    ASSERT_EQ(p.fallbacks.size(), tied ? 0u : 1u);
+    if (!tied) {
+        EXPECT_EQ(p.fallbacks.begin()->first.rfind("GET_ROWS", 0), 0u) << p.fallbacks.begin()->first;
+    }
     EXPECT_GT(p.per_backend.at("HTP0"), 30);
 }
 
@@ -126,8 +130,9 @@ TEST_P(DecoderOnNpu, RunsAsOneNpuSplitAndMatchesTheCpu) {
         const logits_run got = run(path, *cpu_dev, npu.get());
 
         ASSERT_TRUE(got.prompt_plan && got.decode_plan);
-        expect_one_npu_split(*got.prompt_plan, "prompt");
-        expect_one_npu_split(*got.decode_plan, "decode");
+        const bool tied = std::string(GetParam()) == "gemma3-tiny";
+        expect_one_npu_split(*got.prompt_plan, tied, "prompt");
+        expect_one_npu_split(*got.decode_plan, tied, "decode");
         ASSERT_EQ(got.prompt.size(), want.prompt.size());
         ASSERT_EQ(got.steps.size(), want.steps.size());
         EXPECT_LT(nmse(got.prompt, want.prompt), bound);

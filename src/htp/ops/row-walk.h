@@ -48,4 +48,22 @@ inline bool row_cursor_advance(row_cursor & c, uint32_t n, uint32_t ne1, uint32_
     return true;
 }
 
+// A GET_ROWS / SET_ROWS id at p (I64 or I32; a small DDR table read with scalar loads); false when
+// outside [0, limit).
+inline bool read_row_id(const uint8_t * p, bool i64, uint32_t limit, uint32_t * out) {
+    int64_t id;
+    if (i64) {
+        __builtin_memcpy(&id, p, 8);
+    } else {
+        int32_t id32;
+        __builtin_memcpy(&id32, p, 4);
+        id = id32;
+    }
+    if (id < 0 || id >= int64_t(limit)) {
+        return false;
+    }
+    *out = uint32_t(id);
+    return true;
+}
+
 } // namespace hexnpu::htp

@@ -21,23 +21,6 @@ using proto::htp_tensor;
 constexpr uint32_t SET_ROWS_STREAMS = 2;  // src0, converted rows
 constexpr uint32_t GET_ROWS_STREAMS = 2;  // gathered rows, converted rows
 
-// The id at p (I64 or I32); false when outside [0, limit).
-bool read_row_id(const uint8_t * p, bool i64, uint32_t limit, uint32_t * out) {
-    int64_t id;
-    if (i64) {
-        __builtin_memcpy(&id, p, 8);
-    } else {
-        int32_t id32;
-        __builtin_memcpy(&id32, p, 4);
-        id = id32;
-    }
-    if (id < 0 || id >= int64_t(limit)) {
-        return false;
-    }
-    *out = uint32_t(id);
-    return true;
-}
-
 // A block: nrows source rows from flat row `row` on, rows i1 .. i1 + nrows of slice (i2, i3).
 struct set_rows_block {
     uint32_t row;
