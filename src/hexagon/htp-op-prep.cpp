@@ -9,6 +9,7 @@
 #include "proto/htp-matmul.h"
 #include "proto/htp-matmul-hmx.h"
 #include "proto/htp-opcodes.h"
+#include "proto/htp-sort.h"
 
 #include <cstring>
 #include <memory>
@@ -75,6 +76,8 @@ uint32_t opcode_of(const ggml_tensor * node) {
             // F32 rows into F16 or F32 (the KV cache); types and layout are checked with the kparams.
             return node->src[0]->type == GGML_TYPE_F32 ? proto::HTP_OP_SET_ROWS : proto::HTP_OP_NONE;
         case GGML_OP_FLASH_ATTN_EXT: return proto::HTP_OP_FLASH_ATTN_EXT;  // types and shapes: the kparams
+        case GGML_OP_ARGSORT: return proto::HTP_OP_ARGSORT;  // F32 keys, I32 indices: the kparams
+        case GGML_OP_TOP_K: return proto::HTP_OP_TOP_K;
         case GGML_OP_SOFT_MAX: return proto::HTP_OP_SOFT_MAX;  // mask, ALiBi and sinks: the kparams
         case GGML_OP_GLU:
             // A separate gate, or the fused form: [x | gate] rows (swapped: [gate | x]) read as two
@@ -282,6 +285,14 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }
+    if (opcode == proto::HTP_OP_ARGSORT || opcode == proto::HTP_OP_TOP_K) {
+        proto::htp_sort_kparams kp{};
+        if (!proto::prepare_sort_kparams(opcode, *src0, *dst, op.desc.params, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
     if (opcode == proto::HTP_OP_GET_ROWS) {
         const auto                  ids = static_descriptor(node->src[1]);
         proto::htp_get_rows_kparams kp{};
@@ -387,6 +398,10 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
                    "mask, dims 3 of 1";
         case GGML_OP_ROPE:
             return "the NPU kernel takes F32 rows in order, n_dims a multiple of 64, NORMAL/NEOX without YaRN";
+        case GGML_OP_ARGSORT:
+        case GGML_OP_TOP_K:
+            return "the NPU sort takes F32 rows of at most 2^22 keys (I32 indices out) whose keys and indices fit "
+                   "the session's VTCM";
         case GGML_OP_GET_ROWS:
         case GGML_OP_SET_ROWS:
             return "the NPU kernel takes F32/F16/BF16 rows or a quantized table (tiled, or flat but not from the "

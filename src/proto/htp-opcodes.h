@@ -55,6 +55,8 @@ enum htp_op_code : uint32_t {
     HTP_OP_FLASH_ATTN_EXT_HMX,  // FLASH_ATTN_EXT on the HMX unit (proto/htp-flash-attn-hmx.h): prefill
     HTP_OP_RMS_NORM_MUL,    // the host's fusion of RMS_NORM and the MUL by its weight: dst = rms_norm(src0) * src1
     HTP_OP_GET_ROWS_Q,      // GET_ROWS from a quantized table, tiled or flat (proto/htp-get-rows-q.h)
+    HTP_OP_ARGSORT,         // dst row = the I32 indices of src0's row in sorted order (proto/htp-sort.h)
+    HTP_OP_TOP_K,           //   = the indices of its dst.ne0 largest values, largest first
     HTP_OP_TEST_STREAM = 1000,  // dst = src0 * kparams scale, streamed DDR -> DMA -> VTCM -> HVX -> DMA -> DDR
     HTP_OP_TEST_FAULT,          // touches an NPU address given in params[0] (fault handling tests)
     HTP_OP_TEST_HANG,           // never returns (deadline tests)
@@ -124,6 +126,8 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_FLASH_ATTN_EXT: return "FLASH_ATTN_EXT";
         case HTP_OP_RMS_NORM_MUL: return "RMS_NORM_MUL";
         case HTP_OP_GET_ROWS_Q: return "GET_ROWS_Q";
+        case HTP_OP_ARGSORT: return "ARGSORT";
+        case HTP_OP_TOP_K: return "TOP_K";
         case HTP_OP_RELU: return "RELU";
         case HTP_OP_ABS: return "ABS";
         case HTP_OP_EXP: return "EXP";

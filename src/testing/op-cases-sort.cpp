@@ -18,6 +18,8 @@ const sort_input kInputs[] = {
     {{64, 5, 1, 1}, uniform(-1.0, 1.0), "uniform"},
     {{20, 4, 1, 1}, small_integers(-3, 3), "ties"},
     {{1, 3, 1, 1}, distinct_values(), "distinct"},
+    {{4096, 4, 1, 1}, small_integers(-50, 50), "ties"},
+    {{262144, 1, 1, 1}, uniform(-30.0, 30.0), "uniform"},  // a sampler's logits over Gemma 3's vocabulary
 };
 
 } // namespace
@@ -32,7 +34,8 @@ void add_sort_cases(std::vector<op_case> & cases) {
                              }});
         }
     }
-    const int top_k[] = {1, 5, 40, 10, 7, 1};
+    const int top_k[] = {1, 5, 40, 10, 7, 1, 100, 40};
+    static_assert(std::size(top_k) == std::size(kInputs));
     for (size_t i = 0; i < std::size(kInputs); ++i) {
         const sort_input & in = kInputs[i];
         const int          k  = top_k[i];

@@ -1,6 +1,7 @@
 // The integer cores of src/htp that need no DMA or platform — fastdiv, the multi-device row
 // partition, rows per mdev chunk, tensor extents, the VTCM bump layout, the matmul's weight
-// unpacking and integer dot products (hvx-tile-unpack.h) — run over fixed boundary
+// unpacking and integer dot products (hvx-tile-unpack.h), the sorts' keys and bitonic network
+// (hvx-sort.h) — run over fixed boundary
 // and seeded random cases, every result handed to a sink. Built for Hexagon (run under
 // qemu-hexagon; the sink writes the bytes to stdout) and for x86 (the sink compares with qemu's
 // bytes), so the 32-bit device build must compute what the 64-bit host build does.
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "htp/htp-tensor.h"
+#include "htp/hvx-sort.h"
 #include "htp/hvx-tile-unpack.h"
 #include "htp/vtcm.h"
 #include "proto/fastdiv.h"
@@ -22,7 +24,7 @@ using hexnpu::proto::htp_tensor;
 inline constexpr uint32_t kSectionMarker = 0x5A000000u;  // | section index, before its results
 
 #define HTP_CORE_DIFF_SECTIONS(X) \
-    X(fastdiv) X(mdev_partition) X(mdev_rows_per_chunk) X(tensor_extent) X(vtcm_arena) X(tile_isum)
+    X(fastdiv) X(mdev_partition) X(mdev_rows_per_chunk) X(tensor_extent) X(vtcm_arena) X(tile_isum) X(bitonic_sort)
 
 enum section : uint32_t {
 #define HTP_CORE_DIFF_ENUM(NAME) NAME,
@@ -270,6 +272,36 @@ template <class Sink> void run_tile_isum(Sink & sink, rng & r) {
     }
 }
 
+// Rows of random fp32 bits (NaN, infinities and zeros among them, and repeated values), as ARGSORT
+// and TOP_K key them, sorted by the bitonic network at every length from one vector to 1024 keys:
+// the sorted keys and their indices.
+template <class Sink> void run_bitonic_sort(Sink & sink, rng & r) {
+    alignas(128) static HVX_Vector keys[32];
+    alignas(128) static HVX_Vector idx[32];
+    static const uint32_t specials[] = {0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00001u, 0x00000000u, 0x80000000u};
+    for (uint32_t log2_n = 5; log2_n <= 10; ++log2_n) {
+        for (int descending = 0; descending < 2; ++descending) {
+            const uint32_t n_vec = uint32_t(1) << (log2_n - 5);
+            for (uint32_t v = 0; v < n_vec; ++v) {
+                HVX_Vector x;
+                for (int lane = 0; lane < 32; ++lane) {
+                    const uint32_t w = r.next() << 16 ^ r.next();
+                    x[lane]  = int32_t(w % 7 == 0 ? specials[w % 6] : w % 5 == 0 ? (w & 0xC0000000u) : w);
+                    idx[v][lane] = int32_t(v * 32 + uint32_t(lane));
+                }
+                keys[v] = hexnpu::htp::hvx_sort_key(x, descending != 0);
+            }
+            hexnpu::htp::hvx_bitonic_sort(keys, idx, log2_n);
+            for (uint32_t v = 0; v < n_vec; ++v) {
+                for (int lane = 0; lane < 32; ++lane) {
+                    sink.put_word(uint32_t(keys[v][lane]));
+                    sink.put_word(uint32_t(idx[v][lane]));
+                }
+            }
+        }
+    }
+}
+
 template <class Sink> void run_all(Sink & sink) {
     rng r{0x1234ABCDull};
     sink.begin(kSectionMarker | fastdiv);
@@ -284,6 +316,8 @@ template <class Sink> void run_all(Sink & sink) {
     run_vtcm_arena(sink, r);
     sink.begin(kSectionMarker | tile_isum);
     run_tile_isum(sink, r);
+    sink.begin(kSectionMarker | bitonic_sort);
+    run_bitonic_sort(sink, r);
 }
 
 }  // namespace htp_core_diff

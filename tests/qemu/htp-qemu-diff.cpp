@@ -84,5 +84,5 @@ TEST(HtpQemuDiff, IntegerCoresMatchTheHexagonBuild) {
     EXPECT_TRUE(sink.failures().empty()) << "the Hexagon build differs:\n" << failures;
     EXPECT_TRUE(sink.consumed_all()) << "qemu output has more results than the x86 run";
     std::printf("%zu result words of fastdiv, mdev partition, rows per chunk, tensor extents, VTCM layout and "
-                "matmul tile sums compared with qemu-hexagon -cpu v67\n", sink.words());
+                "matmul tile sums, bitonic sorts compared with qemu-hexagon -cpu v67\n", sink.words());
 }

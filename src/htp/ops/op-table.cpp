@@ -19,6 +19,7 @@ constexpr op_entry MATMUL_ID = {op_matmul_id, guard_matmul_id, 3, 1};
 constexpr op_entry MATMUL_HMX = {op_matmul_hmx, guard_matmul_hmx, 2, 1};
 constexpr op_entry MATMUL_ID_HMX = {op_matmul_id_hmx, guard_matmul_id_hmx, 3, 1};
 constexpr op_entry PAD = {op_pad, guard_pad, 1, 1};
+constexpr op_entry SORT = {op_sort, guard_sort, 1, 1};
 
 } // namespace
 
@@ -69,6 +70,8 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_MUL_MAT_HMX: return &MATMUL_HMX;
         case proto::HTP_OP_MUL_MAT_ID_HMX: return &MATMUL_ID_HMX;
         case proto::HTP_OP_PAD: return &PAD;
+        case proto::HTP_OP_ARGSORT:
+        case proto::HTP_OP_TOP_K: return &SORT;
         default: return find_test_op(opcode);
     }
 }

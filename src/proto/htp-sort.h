@@ -1,0 +1,81 @@
+// ARGSORT and TOP_K on the NPU: dst row (i1, i2, i3), I32, = the indices of src0's F32 row sorted
+// ascending or descending (ARGSORT, op_params 0 = GGML's sort order), or the indices of its k =
+// dst.ne0 largest values, largest first (TOP_K). Both sides compile this header: the host's op
+// preparation plans, the kernel (htp/ops/sort-ops.cpp) checks and executes.
+//
+// Each row is sorted whole in VTCM by a bitonic network (htp/hvx-sort.h) over n_sort = the row
+// length rounded up to a power of two (at least one vector, 32): the keys in the source slot, the
+// indices in the dst slot, both n_sort * 4 bytes apart. Keys order as the CPU reference orders
+// values (every NaN above +inf); equal keys come out in any order (GGML leaves it open).
+// Streams: src0 rows in, index rows out (the first dst.ne0 of each row's indices go back).
+#pragma once
+
+#include "fastdiv.h"
+#include "htp-kparams.h"
+#include "htp-msg.h"
+#include "htp-opcodes.h"
+
+#include <stdint.h>
+
+namespace hexnpu::proto {
+
+// The longest row the kernel sorts (2^22 keys: 16 MiB of keys and indices, more than any VTCM).
+inline constexpr uint32_t HTP_SORT_MAX_LOG2 = 22;
+
+struct htp_sort_kparams {
+    htp_eltwise_pipeline pipe;      // row_size = ne0 * 4 (the keys in), vtcm_row_stride = n_sort * 4
+    fastdiv_values       div_ne1;   // flat row -> (i1, i2, i3)
+    fastdiv_values       div_ne2;
+    uint32_t             log2_n_sort;   // n_sort = 1 << log2_n_sort, >= 5
+    uint32_t             descending;    // 1: largest first (TOP_K always)
+    uint32_t             dst_row_size;  // dst.ne0 * 4
+};
+static_assert(sizeof(htp_sort_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
+// log2 of the power of two a row of ne0 keys sorts in (at least 5: one vector), or 0 when the row
+// is longer than HTP_SORT_MAX_LOG2 allows.
+constexpr uint32_t htp_sort_log2(uint32_t ne0) {
+    uint32_t l = 5;
+    while (l <= HTP_SORT_MAX_LOG2 && (uint32_t(1) << l) < ne0) {
+        ++l;
+    }
+    return l <= HTP_SORT_MAX_LOG2 ? l : 0;
+}
+
+// The layout the sorts run on (compares only: the NPU's guard checks it too): F32 source rows
+// anywhere, I32 dst rows apart with src0's rows, ne0 = src0's (ARGSORT) or 1..src0's (TOP_K).
+constexpr bool htp_sort_layout_valid(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst) {
+    const bool k_ok = opcode == HTP_OP_ARGSORT ? dst.ne[0] == src0.ne[0]
+                                               : opcode == HTP_OP_TOP_K && dst.ne[0] >= 1 && dst.ne[0] <= src0.ne[0];
+    return k_ok && dst.type == 26 && src0.ne[1] == dst.ne[1] && src0.ne[2] == dst.ne[2] && src0.ne[3] == dst.ne[3] &&
+           htp_sort_log2(src0.ne[0]) != 0 && htp_eltwise_source_rows_valid(src0) && htp_rows_apart(dst, 4);
+}
+
+// params: GGML's op_params (ARGSORT's order in 0). The most threads whose slots fit vtcm_size
+// (a long row takes megabytes per thread).
+inline bool prepare_sort_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst,
+                                 const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
+                                 htp_sort_kparams * out) {
+    if (!htp_sort_layout_valid(opcode, src0, dst) || (opcode == HTP_OP_ARGSORT && params[0] != 0 && params[0] != 1)) {
+        return false;
+    }
+    htp_sort_kparams kp{};
+    kp.log2_n_sort            = htp_sort_log2(src0.ne[0]);
+    const uint64_t total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
+    uint32_t       threads    = n_threads;
+    while (threads > 0 && !htp_eltwise_plan(total_rows, uint32_t(4) << kp.log2_n_sort, 2, threads, vtcm_size, &kp.pipe)) {
+        --threads;
+    }
+    if (threads == 0) {
+        return false;
+    }
+    kp.pipe.row_size = src0.ne[0] * 4;  // the slots keep their power-of-two stride
+    kp.div_ne1       = init_fastdiv(dst.ne[1]);
+    kp.div_ne2       = init_fastdiv(dst.ne[2]);
+    kp.descending    = opcode == HTP_OP_TOP_K || params[0] == 1;
+    kp.dst_row_size  = dst.ne[0] * 4;
+    *out             = kp;
+    return true;
+}
+
+} // namespace hexnpu::proto
