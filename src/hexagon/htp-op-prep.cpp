@@ -85,6 +85,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
             switch (ggml_get_op_param<int32_t>(node, 0)) {
                 case GGML_GLU_OP_GEGLU: return proto::HTP_OP_GEGLU;
                 case GGML_GLU_OP_SWIGLU: return proto::HTP_OP_SWIGLU;
+                case GGML_GLU_OP_SWIGLU_OAI: return proto::HTP_OP_SWIGLU_OAI;
                 default: return proto::HTP_OP_NONE;
             }
         case GGML_OP_UNARY:
@@ -341,8 +342,11 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         const ggml_tensor * b    = op.src[1] ? op.src[1] : node->src[1];
         const auto          src1 = static_descriptor(b);
         proto::htp_binary_kparams kp{};
-        const bool ok = src1 && proto::prepare_binary_kparams(opcode, *src0, *src1, *dst, target.n_threads,
-                                                              target.vtcm_size, &kp);
+        const bool ok = src1 && (opcode == proto::HTP_OP_SWIGLU_OAI
+                                     ? proto::prepare_swiglu_oai_kparams(*src0, *src1, *dst, op.desc.params,
+                                                                         target.n_threads, target.vtcm_size, &kp)
+                                     : proto::prepare_binary_kparams(opcode, *src0, *src1, *dst, target.n_threads,
+                                                                     target.vtcm_size, &kp));
         if (!ok) {
             return std::nullopt;
         }

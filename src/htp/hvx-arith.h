@@ -6,6 +6,7 @@
 // so on x86 both paths agree.
 #pragma once
 
+#include "hvx-order-key.h"
 #include "vnpu/hvx/hvx.h"
 
 #include <stdint.h>

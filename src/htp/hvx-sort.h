@@ -10,6 +10,7 @@
 // into "take the smaller" where the mask is set.
 #pragma once
 
+#include "hvx-order-key.h"
 #include "vnpu/hvx/hvx.h"
 
 #include <stdint.h>
@@ -33,7 +34,7 @@ inline HVX_Vector hvx_lane_bit_mask(HVX_Vector lane, int32_t b) {
 // fp32 bits as keys that order as the values do, every NaN one key above +inf (the CPU
 // reference's order; -0 just below +0), reversed (bitwise not) for a descending sort.
 inline HVX_Vector hvx_sort_key(HVX_Vector x, bool descending) {
-    const HVX_Vector key = Q6_V_vxor_VV(x, Q6_V_vand_VV(Q6_Vw_vasr_VwR(x, 31), Q6_V_vsplat_R(0x7FFFFFFF)));
+    const HVX_Vector key = hvx_sf_order_key(x);
     const HVX_VectorPred nan =
         Q6_Q_vcmp_gt_VwVw(Q6_V_vand_VV(x, Q6_V_vsplat_R(0x7FFFFFFF)), Q6_V_vsplat_R(0x7F800000));
     const HVX_Vector ordered = Q6_V_vmux_QVV(nan, Q6_V_vsplat_R(0x7F800001), key);

@@ -49,7 +49,8 @@ struct htp_binary_kparams {
     fastdiv_values       div_ne12;  //   (SOFT_MAX: ne1 in div_ne11, the mask's first ne1 rows)
     fastdiv_values       div_ne13;
     uint32_t             scale;     // SOFT_MAX: float bits of the logit scale (GGML op_params 0);
-                                    // RMS_NORM_MUL: of the norm's eps (its op_params 0)
+                                    // RMS_NORM_MUL: of the norm's eps (its op_params 0);
+                                    // SWIGLU_OAI: of alpha (op_params 2), limit in alibi_c0 (3)
     uint32_t             src1_row_size;  // bytes each src1 row DMA moves: row_size; SOFT_MAX: the mask's
                                          // (ne0 * 2 for F16), 0 without a mask
     uint32_t             flags;          // SOFT_MAX: HTP_SOFTMAX_* bits, ALiBi's n_head_log2 in bits 16..31;
@@ -145,7 +146,8 @@ static_assert(sizeof(htp_unary_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32
 
 constexpr bool htp_is_binary_op(uint32_t opcode) {
     return opcode == HTP_OP_ADD || opcode == HTP_OP_SUB || opcode == HTP_OP_MUL || opcode == HTP_OP_DIV ||
-           opcode == HTP_OP_GEGLU || opcode == HTP_OP_SWIGLU || opcode == HTP_OP_SOFT_MAX || opcode == HTP_OP_RMS_NORM_MUL;
+           opcode == HTP_OP_GEGLU || opcode == HTP_OP_SWIGLU || opcode == HTP_OP_SOFT_MAX || opcode == HTP_OP_RMS_NORM_MUL ||
+           opcode == HTP_OP_SWIGLU_OAI;
 }
 
 constexpr bool htp_is_unary_op(uint32_t opcode) {
@@ -358,6 +360,19 @@ inline bool prepare_rms_norm_mul_kparams(const htp_tensor & src0, const htp_tens
     }
     out->scale    = eps_bits;
     out->alibi_c0 = __builtin_bit_cast(uint32_t, 1.0f / float(dst.ne[0]));  // the mean without an NPU division
+    return true;
+}
+
+// SWIGLU_OAI (GPT-OSS's GLU) on the binary pipeline: params are the GLU's op_params (alpha in 2,
+// limit in 3).
+inline bool prepare_swiglu_oai_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
+                                       const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
+                                       htp_binary_kparams * out) {
+    if (!prepare_binary_kparams(HTP_OP_SWIGLU_OAI, src0, src1, dst, n_threads, vtcm_size, out)) {
+        return false;
+    }
+    out->scale    = uint32_t(params[2]);
+    out->alibi_c0 = uint32_t(params[3]);
     return true;
 }
 

@@ -1,6 +1,7 @@
 // ADD, SUB, MUL, DIV: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-kparams.h), rows
 // of F32, F16 or BF16 (dst of src0's type), 16-bit rows widened in their slots and computed in fp32;
-// GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1; the host's fused
+// GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1, and GPT-OSS's
+// SWIGLU_OAI (x capped at limit, the gate clamped to +-limit and offset by 1); the host's fused
 // RMS_NORM_MUL: dst = rms_norm(src0) * src1 (F32, the norm's weight repeated like MUL's); SOFT_MAX:
 // dst = softmax(src0 * scale + slope * mask) per row, the mask (src1) F32, F16 or absent, ALiBi
 // slopes per head, attention sinks (src2) in the maximum and the denominator.
@@ -56,10 +57,26 @@ void binary_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uin
 HVX_Vector geglu(HVX_Vector x, HVX_Vector g) { return hvx_sf_mul(hvx_sf_gelu(x), g); }
 HVX_Vector swiglu(HVX_Vector x, HVX_Vector g) { return hvx_sf_mul(hvx_sf_silu(x), g); }
 
-// fp32 bits as signed integers in the floats' order (negative values' magnitude bits flipped; its
-// own inverse): maxima by integer max, no float compare or subtraction, infinities included.
-HVX_Vector sf_order_key(HVX_Vector v) {
-    return Q6_V_vxor_VV(v, Q6_V_vand_VV(Q6_Vw_vasr_VwR(v, 31), hvx_splat_w(0x7FFFFFFF)));
+// SWIGLU_OAI, GGML's x / (1 + e^(-alpha x)) (g + 1) with x = min(x, limit), g = clamp(g, -limit,
+// limit), as x sigmoid(alpha x) (g + 1): alpha in kp.scale, limit in kp.alibi_c0. Two passes per
+// row (the gate term into d, then the product), so the sigmoid's constants fit the registers.
+void swiglu_oai_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uint32_t nrows, uint32_t n_vectors,
+                     uint32_t b_step, const htp_binary_kparams & kp) {
+    const HVX_Vector hi = hvx_sf_order_key(Q6_V_vsplat_R(int32_t(kp.alibi_c0)));
+    for (uint32_t r = 0; r < nrows; ++r) {
+        for (uint32_t j = 0; j < n_vectors; ++j) {
+            const HVX_Vector lo = hvx_sf_order_key(Q6_V_vsplat_R(int32_t(kp.alibi_c0 ^ 0x80000000u)));
+            const HVX_Vector g  = hvx_sf_order_key(Q6_Vw_vmax_VwVw(Q6_Vw_vmin_VwVw(hvx_sf_order_key(b[j]), hi), lo));
+            d[j]                = hvx_sf_add(g, hvx_splat_sf(1.0f));
+        }
+        for (uint32_t j = 0; j < n_vectors; ++j) {
+            const HVX_Vector x = hvx_sf_order_key(Q6_Vw_vmin_VwVw(hvx_sf_order_key(a[j]), hi));
+            d[j] = hvx_sf_mul(hvx_sf_mul(x, hvx_sf_sigmoid(hvx_sf_mul(Q6_V_vsplat_R(int32_t(kp.scale)), x))), d[j]);
+        }
+        d += n_vectors;
+        a += n_vectors;
+        b += b_step;
+    }
 }
 
 // Every lane: the largest of v's 32 keys.
@@ -101,7 +118,7 @@ __attribute__((noinline)) void softmax_row(HVX_Vector * d, const HVX_Vector * a,
     const HVX_Vector slope   = h.ln_slope != 0.0f ? hvx_sf_exp(hvx_splat_sf(h.ln_slope)) : hvx_splat_sf(1.0f);
     const HVX_Vector sink    = hvx_splat_sf(h.sink);
     const uint32_t   full = kp.pipe.row_size / 128, tail = kp.pipe.row_size % 128;
-    HVX_Vector       mx   = sf_order_key(sink);
+    HVX_Vector       mx   = hvx_sf_order_key(sink);
     for (uint32_t j = 0; j < n_vectors; ++j) {
         HVX_Vector w = hvx_sf_mul(a[j], scale);
         if (h.has_mask) {
@@ -111,9 +128,9 @@ __attribute__((noinline)) void softmax_row(HVX_Vector * d, const HVX_Vector * a,
             w = j == full && tail != 0 ? Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(tail)), w, neg_inf) : neg_inf;
         }
         d[j] = w;
-        mx   = Q6_Vw_vmax_VwVw(mx, sf_order_key(w));
+        mx   = Q6_Vw_vmax_VwVw(mx, hvx_sf_order_key(w));
     }
-    mx             = sf_order_key(w_allmax(mx));
+    mx             = hvx_sf_order_key(w_allmax(mx));
     HVX_Vector sum = Q6_V_vzero();
     for (uint32_t j = 0; j < n_vectors; ++j) {
         d[j] = hvx_sf_exp(hvx_sf_sub(d[j], mx));
@@ -177,6 +194,7 @@ binary_rows_fn rows_fn_of(uint32_t opcode) {
         case proto::HTP_OP_RMS_NORM_MUL: return rms_norm_mul_rows;
         case proto::HTP_OP_GEGLU: return binary_rows<geglu>;
         case proto::HTP_OP_SWIGLU: return binary_rows<swiglu>;
+        case proto::HTP_OP_SWIGLU_OAI: return swiglu_oai_rows;
         case proto::HTP_OP_ADD: return binary_rows<hvx_sf_add>;
         case proto::HTP_OP_SUB: return binary_rows<hvx_sf_sub>;
         case proto::HTP_OP_MUL: return binary_rows<hvx_sf_mul>;
@@ -356,7 +374,7 @@ bool guard_binary(const htp_op_context * octx) {
                same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && src1_ok &&
                eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size);
     }
-    // ADD/SUB/MUL/DIV, GEGLU/SWIGLU: F32, F16, BF16 rows, dst of src0's type; RMS_NORM_MUL: F32.
+    // ADD/SUB/MUL/DIV, GEGLU/SWIGLU/SWIGLU_OAI: F32, F16, BF16 rows, dst of src0's type; RMS_NORM_MUL: F32.
     const htp_tensor * src0 = octx->src[0];
     const bool norm_types_ok = octx->op->opcode != proto::HTP_OP_RMS_NORM_MUL ||
                                (src0->type == HTP_TYPE_F32 && src1 != nullptr && src1->type == HTP_TYPE_F32);

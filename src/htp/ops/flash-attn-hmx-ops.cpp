@@ -248,13 +248,13 @@ __attribute__((noinline)) void softmax_row(const HVX_Vector * score, HVX_Vector 
     if (nk < 32) {
         s = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(4 * nk)), s, neg_inf);
     }
-    HVX_Vector key = fa_order_key(s);
+    HVX_Vector key = hvx_sf_order_key(s);
     for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
         key = Q6_Vw_vmax_VwVw(key, Q6_V_vror_VR(key, bytes));
     }
     HVX_Vector &     max     = st[HTP_FA_HMX_ROWS + r];
     HVX_Vector &     denom   = st[2 * HTP_FA_HMX_ROWS + r];
-    const HVX_Vector new_max = fa_order_key(Q6_Vw_vmax_VwVw(key, fa_order_key(max)));
+    const HVX_Vector new_max = hvx_sf_order_key(Q6_Vw_vmax_VwVw(key, hvx_sf_order_key(max)));
     const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), Q6_V_vzero(), new_max);
     const HVX_Vector p       = hvx_sf_exp(hvx_sf_sub(s, safe));
     const HVX_Vector shrink  = hvx_sf_exp(hvx_sf_sub(max, safe));

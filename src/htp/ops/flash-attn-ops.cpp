@@ -124,12 +124,12 @@ __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const HVX_Ve
 __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const HVX_Vector * v, HVX_Vector sc, uint32_t n,
                                              const htp_flash_attn_kparams & kp) {
     const HVX_Vector neg_inf = hvx_splat_w(int32_t(0xFF800000u));
-    HVX_Vector       key     = fa_order_key(sc);
+    HVX_Vector       key     = hvx_sf_order_key(sc);
     for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
         key = Q6_Vw_vmax_VwVw(key, Q6_V_vror_VR(key, bytes));
     }
     const HVX_Vector old_max = m.stats[0];
-    const HVX_Vector new_max = fa_order_key(Q6_Vw_vmax_VwVw(key, fa_order_key(old_max)));
+    const HVX_Vector new_max = hvx_sf_order_key(Q6_Vw_vmax_VwVw(key, hvx_sf_order_key(old_max)));
     const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), Q6_V_vzero(), new_max);
     const HVX_Vector p       = hvx_sf_exp(hvx_sf_sub(sc, safe));
     const HVX_Vector shrink  = hvx_sf_exp(hvx_sf_sub(old_max, safe));

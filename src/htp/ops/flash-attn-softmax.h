@@ -10,11 +10,6 @@
 
 namespace hexnpu::htp {
 
-// fp32 bits as signed integers in the floats' order (its own inverse): maxima by integer max.
-inline HVX_Vector fa_order_key(HVX_Vector v) {
-    return Q6_V_vxor_VV(v, Q6_V_vand_VV(Q6_Vw_vasr_VwR(v, 31), hvx_splat_w(0x7FFFFFFF)));
-}
-
 // The factor a row's accumulators are multiplied by to give its output, from its running max and
 // denominator l (splats), the sink logit when has_sink.
 inline HVX_Vector fa_output_factor(HVX_Vector max, HVX_Vector l, bool has_sink, float sink) {
@@ -22,7 +17,7 @@ inline HVX_Vector fa_output_factor(HVX_Vector max, HVX_Vector l, bool has_sink, 
     if (has_sink) {
         const HVX_Vector neg_inf = hvx_splat_w(int32_t(0xFF800000u));
         const HVX_Vector sk      = hvx_splat_sf(sink);
-        const HVX_Vector new_max = fa_order_key(Q6_Vw_vmax_VwVw(fa_order_key(sk), fa_order_key(max)));
+        const HVX_Vector new_max = hvx_sf_order_key(Q6_Vw_vmax_VwVw(hvx_sf_order_key(sk), hvx_sf_order_key(max)));
         const HVX_Vector safe    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(new_max, neg_inf), Q6_V_vzero(), new_max);
         shrink                   = hvx_sf_exp(hvx_sf_sub(max, safe));
         l                        = hvx_sf_add(hvx_sf_mul(l, shrink), hvx_sf_exp(hvx_sf_sub(sk, safe)));

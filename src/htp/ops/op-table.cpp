@@ -31,6 +31,7 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_DIV:
         case proto::HTP_OP_GEGLU:
         case proto::HTP_OP_SWIGLU:
+        case proto::HTP_OP_SWIGLU_OAI:
         case proto::HTP_OP_RMS_NORM_MUL: return &BINARY;
         case proto::HTP_OP_SOFT_MAX: return &SOFT_MAX;
         case proto::HTP_OP_SCALE:

@@ -62,15 +62,12 @@ HVX_Vector cos_sf(HVX_Vector x) {
     return c;
 }
 
-// fp32 bits as signed integers in the floats' order (its own inverse): min/max by integer compares.
-HVX_Vector order_key(HVX_Vector v) { return Q6_V_vxor_VV(v, Q6_V_vand_VV(Q6_Vw_vasr_VwR(v, 31), hvx_splat_w(0x7FFFFFFF))); }
-
 // GGML's MAX(MIN(x, hi), lo), on order keys.
 void clamp_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
-    const HVX_Vector lo = order_key(Q6_V_vsplat_R(int32_t(kp.scale)));
-    const HVX_Vector hi = order_key(Q6_V_vsplat_R(int32_t(kp.bias)));
+    const HVX_Vector lo = hvx_sf_order_key(Q6_V_vsplat_R(int32_t(kp.scale)));
+    const HVX_Vector hi = hvx_sf_order_key(Q6_V_vsplat_R(int32_t(kp.bias)));
     for (uint32_t j = 0; j < n_vectors; ++j) {
-        d[j] = order_key(Q6_Vw_vmax_VwVw(Q6_Vw_vmin_VwVw(order_key(s[j]), hi), lo));
+        d[j] = hvx_sf_order_key(Q6_Vw_vmax_VwVw(Q6_Vw_vmin_VwVw(hvx_sf_order_key(s[j]), hi), lo));
     }
 }
 
