@@ -44,7 +44,13 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_DUP:
         case GGML_OP_CPY:
             // F32, F16, BF16 (to or from F32, or the same type) of one shape, or into a contiguous
-            // destination of another shape (a CPY node is the view of its destination src[1]).
+            // destination of another shape (a CPY node is the view of its destination src[1]);
+            // F32 into Q8_0 of one shape: CPY_Q.
+            if (node->type == GGML_TYPE_Q8_0) {
+                return node->src[0]->type == GGML_TYPE_F32 && ggml_are_same_shape(node, node->src[0])
+                           ? proto::HTP_OP_CPY_Q
+                           : proto::HTP_OP_NONE;
+            }
             return proto::htp_cpy_elem_size(uint32_t(node->type)) != 0 &&
                            proto::htp_cpy_elem_size(uint32_t(node->src[0]->type)) != 0 &&
                            (ggml_are_same_shape(node, node->src[0]) ||
@@ -73,7 +79,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
                        ? proto::HTP_OP_GET_ROWS_Q
                        : proto::HTP_OP_NONE;
         case GGML_OP_SET_ROWS:
-            // F32 rows into F16 or F32 (the KV cache); types and layout are checked with the kparams.
+            // F32 rows into F32, F16, BF16 or Q8_0 (the KV cache); types and layout: the kparams.
             return node->src[0]->type == GGML_TYPE_F32 ? proto::HTP_OP_SET_ROWS : proto::HTP_OP_NONE;
         case GGML_OP_FLASH_ATTN_EXT: return proto::HTP_OP_FLASH_ATTN_EXT;  // types and shapes: the kparams
         case GGML_OP_ARGSORT: return proto::HTP_OP_ARGSORT;  // F32 keys, I32 indices: the kparams
@@ -317,10 +323,18 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     if (opcode == proto::HTP_OP_SET_ROWS) {
         const auto                  ids = static_descriptor(node->src[1]);
         proto::htp_set_rows_kparams kp{};
-        if (!ids || !proto::prepare_set_rows_kparams(*src0, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
+        if (!ids || !proto::prepare_set_rows_kparams(*src0, &*ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
             return std::nullopt;
         }
         op.src[1] = node->src[1];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
+    if (opcode == proto::HTP_OP_CPY_Q) {
+        proto::htp_set_rows_kparams kp{};
+        if (!proto::prepare_set_rows_kparams(*src0, nullptr, *dst, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }

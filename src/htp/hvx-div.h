@@ -5,7 +5,10 @@
 // Error (tests/htp/test-htp-eltwise.cpp measures it against fp64): hvx_sf_recip_1_2 within 2 ulp,
 // hvx_sf_div within 1 ulp of the correctly rounded quotient for all finite operands, subnormal
 // quotients included (there in units of the smallest subnormal); zeros, infinities and NaNs as
-// IEEE division gives them (NaN for 0/0 and inf/inf).
+// IEEE division gives them (NaN for 0/0 and inf/inf). hvx_sf_div_rn: the correctly rounded
+// quotient of positive normal operands whose quotient is at least 2^-100 (tested exhaustively over
+// every mantissa for a / 127 and 1 / b, as the Q8_0 quantizer divides; on the device's v73/v75
+// qf32 path a residual's last bit may differ).
 #pragma once
 
 #include "hvx-arith.h"
@@ -69,6 +72,29 @@ inline HVX_Vector hvx_sf_div(HVX_Vector a, HVX_Vector b) {
     recip_b            = Q6_V_vmux_QVV(b_zero, inf, recip_b);
     const HVX_Vector special_quotient = Q6_V_vxor_VV(hvx_sf_mul(a, recip_b), sign_b);
     return Q6_V_vmux_QVV(special, special_quotient, quotient);
+}
+
+// RN(a / b): hvx_sf_div's quotient q (within 1 ulp) moved one ulp where the residual a - b q,
+// formed from exact partial products as above, says the quotient lies more than half an ulp away
+// (b times half q's ulp; below a power of two the ulp is half as large). Quotients of floats are
+// never exactly halfway between two floats, so the comparison has no tie to break.
+inline HVX_Vector hvx_sf_div_rn(HVX_Vector a, HVX_Vector b) {
+    const HVX_Vector q    = hvx_sf_div(a, b);
+    const HVX_Vector b_hi = hvx_sf_high_half(b), b_lo = hvx_sf_sub(b, b_hi);
+    const HVX_Vector q_hi = hvx_sf_high_half(q), q_lo = hvx_sf_sub(q, q_hi);
+    HVX_Vector       r    = hvx_sf_sub(a, hvx_sf_mul(b_hi, q_hi));
+    r                     = hvx_sf_sub(r, hvx_sf_mul(b_hi, q_lo));
+    r                     = hvx_sf_sub(r, hvx_sf_mul(b_lo, q_hi));
+    r                     = hvx_sf_sub(r, hvx_sf_mul(b_lo, q_lo));
+    const HVX_Vector exponent = Q6_V_vand_VV(q, hvx_splat_w(0x7F800000));
+    const HVX_Vector half_up  = hvx_sf_mul(b, Q6_Vw_vsub_VwVw(exponent, hvx_splat_w(24 << 23)));
+    const HVX_VectorPred pow2 = Q6_Q_vcmp_eq_VwVw(Q6_V_vand_VV(q, hvx_splat_w(0x7FFFFF)), Q6_V_vzero());
+    const HVX_Vector half_down = Q6_V_vmux_QVV(pow2, hvx_sf_mul(half_up, hvx_splat_sf(0.5f)), half_up);
+    const HVX_Vector key       = hvx_sf_order_key(r);
+    const HVX_VectorPred up    = Q6_Q_vcmp_gt_VwVw(key, hvx_sf_order_key(half_up));
+    const HVX_VectorPred down  = Q6_Q_vcmp_gt_VwVw(hvx_sf_order_key(Q6_V_vxor_VV(half_down, hvx_splat_w(int32_t(0x80000000u)))), key);
+    const HVX_Vector step = Q6_V_vmux_QVV(up, hvx_splat_w(1), Q6_V_vmux_QVV(down, hvx_splat_w(-1), Q6_V_vzero()));
+    return Q6_Vw_vadd_VwVw(q, step);
 }
 
 } // namespace hexnpu::htp

@@ -74,6 +74,8 @@ struct htp_unary_kparams {
     uint32_t             dst_type;      //   or both the same); the other ops F32 (0) both
     uint32_t             src_row_size;  // bytes each row DMA moves in and out: ne0 * element size
     uint32_t             dst_row_size;
+    uint32_t             gather_elem;   // CPY of a transposed source: its element size (blocks of one
+                                        // row, each gathered element by element); 0: rows in order
 };
 
 // ROPE (GGML's): row (i1, i2, i3) rotated, for the pairs j < n_dims / 2 (NEOX: element j pairs
@@ -101,12 +103,18 @@ struct htp_rope_kparams {
 static_assert(sizeof(htp_rope_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
 // SET_ROWS (the KV cache's writes): source row (i1, i2, i3), F32, goes to destination row
-// ids[i1, i2 % ids.ne1, i3 % ids.ne2] of slice (i2, i3), as F16 (rounded to nearest even) or F32.
-// Streams: src0, the converted rows; each converted row leaves by its own DMA, so a block holds at
-// most HTP_SET_ROWS_MAX_BLOCK_ROWS rows (n_slots blocks of writebacks and their inputs stay within
-// one thread's DMA queue). Ids are a small DDR table the NPU reads with scalar loads; one outside
-// [0, dst.ne1) fails the op with INVAL_PARAMS (that row is not written).
+// ids[i1, i2 % ids.ne1, i3 % ids.ne2] of slice (i2, i3), as F16 (rounded to nearest even), BF16,
+// F32 or Q8_0 (GGML's reference quantizer, bit for bit: htp/hvx-quant-q8.h). CPY_Q runs the same
+// kernel without ids (CPY/CONT/DUP into Q8_0: row (i1, i2, i3) to row i1). Streams: src0, the
+// converted rows; each converted row leaves by its own DMA (Q8_0: two, the codes and the scales,
+// each 2-D over the row's 34-byte blocks), so a block holds at most HTP_SET_ROWS_MAX_BLOCK_ROWS
+// writebacks (n_slots blocks of them and their inputs stay within one thread's DMA queue). Ids are
+// a small DDR table the NPU reads with scalar loads; one outside [0, dst.ne1) fails the op with
+// INVAL_PARAMS (that row is not written).
 inline constexpr uint32_t HTP_SET_ROWS_MAX_BLOCK_ROWS = 32;
+inline constexpr uint32_t HTP_TYPE_ID_Q8_0            = 8;
+inline constexpr uint32_t HTP_Q8_0_BLOCK_BYTES        = 34;  // fp16 d, 32 int8 codes
+
 
 struct htp_set_rows_kparams {
     htp_eltwise_pipeline pipe;      // over src0's rows: row_size = ne0 * 4
@@ -114,9 +122,10 @@ struct htp_set_rows_kparams {
     fastdiv_values       div_ne2;
     fastdiv_values       div_ids1;  // i2 % ids.ne1
     fastdiv_values       div_ids2;  // i3 % ids.ne2
-    uint32_t             dst_row_size;  // ne0 * 2 (F16) or ne0 * 4 (F32)
-    uint32_t             dst_type;      // F32 (0), F16 (1) or BF16 (30)
+    uint32_t             dst_row_size;  // ne0 * 2 (F16/BF16), ne0 * 4 (F32), ne0 / 32 * 34 (Q8_0)
+    uint32_t             dst_type;      // F32 (0), F16 (1), BF16 (30) or Q8_0 (8)
     uint32_t             ids_i64;       // 1: I64 ids, 0: I32
+    uint32_t             identity;      // CPY_Q: no ids, source row i1 to destination row i1
 };
 static_assert(sizeof(htp_set_rows_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -251,6 +260,22 @@ constexpr bool htp_cpy_shapes_supported(const htp_tensor & src0, const htp_tenso
            htp_rows_apart(dst, de);
 }
 
+// ... and a transposed source (CPY's gather): elements nb[0] != their size apart, all inside.
+constexpr bool htp_cpy_gather_supported(const htp_tensor & src0, const htp_tensor & dst) {
+    const uint32_t se = htp_cpy_elem_size(src0.type);
+    if (se == 0 || src0.nb[0] == se || src0.nb[0] == 0) {
+        return false;
+    }
+    uint64_t end = uint64_t(src0.ne[0] - 1) * src0.nb[0] + se;
+    for (int d = 1; d < 4; ++d) {
+        end += uint64_t(src0.ne[d] - 1) * src0.nb[d];
+    }
+    htp_tensor rows = src0;  // the rest as for rows in order
+    rows.nb[0]      = se;
+    rows.size       = UINT32_MAX;
+    return end <= src0.size && htp_cpy_shapes_supported(rows, dst);
+}
+
 // SUM_ROWS and MEAN reduce each row to one element: dst [1, ne1, ne2, ne3].
 constexpr bool htp_is_row_reduction(uint32_t opcode) { return opcode == HTP_OP_SUM_ROWS || opcode == HTP_OP_MEAN; }
 
@@ -269,7 +294,7 @@ constexpr bool htp_unary_shapes_supported(uint32_t opcode, const htp_tensor & sr
         return src0.type == dst.type && htp_cpy_shapes_supported(src0, dst) && htp_rows_apart(src0, htp_cpy_elem_size(src0.type));
     }
     if (opcode == HTP_OP_CPY) {
-        return htp_cpy_shapes_supported(src0, dst);
+        return htp_cpy_shapes_supported(src0, dst) || htp_cpy_gather_supported(src0, dst);
     }
     if (opcode == HTP_OP_FILL) {  // F32 or F16 rows of one type (the source's rows are not used)
         return (dst.type == 0 || dst.type == 1) && src0.type == dst.type && htp_cpy_shapes_supported(src0, dst);
@@ -496,19 +521,49 @@ inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos
     return true;
 }
 
+// Writebacks per converted row.
+constexpr uint32_t htp_set_rows_writebacks(uint32_t dst_type) { return dst_type == HTP_TYPE_ID_Q8_0 ? 2 : 1; }
+
+// A Q8_0 row's VTCM slots: the source slot holds the F32 row, then the blocks' inverse scales
+// (scratch: one fp32 vector per 32 blocks); the converted slot the codes (ne0 bytes) from 0, the
+// block scales (as many vectors, narrowed to fp16 in place) from the next vector on.
+constexpr uint32_t htp_q8_0_ids_offset(uint32_t ne0) { return htp_vtcm_row_stride(ne0 * 4); }
+constexpr uint32_t htp_q8_0_scales_offset(uint32_t ne0) { return htp_vtcm_row_stride(ne0); }
+constexpr uint32_t htp_q8_0_slot_stride(uint32_t ne0) { return htp_q8_0_ids_offset(ne0) + (ne0 / 32 + 31) / 32 * 128; }
+
+// Destination rows SET_ROWS and CPY_Q write: F32/F16/BF16 elements, or Q8_0 blocks (ne0 a multiple
+// of 32), in order; the rows apart and inside the tensor.
+constexpr bool htp_set_rows_dst_valid(const htp_tensor & dst) {
+    if (dst.type == HTP_TYPE_ID_Q8_0) {
+        htp_tensor blocks = dst;  // the row as ne0 / 32 elements of 34 bytes
+        blocks.ne[0]      = dst.ne[0] / 32;
+        return dst.ne[0] % 32 == 0 && htp_rows_apart(blocks, HTP_Q8_0_BLOCK_BYTES);
+    }
+    const uint32_t elem = htp_cpy_elem_size(dst.type);
+    return elem != 0 && htp_rows_apart(dst, elem);
+}
+constexpr uint32_t htp_set_rows_dst_row_size(const htp_tensor & dst) {
+    return dst.type == HTP_TYPE_ID_Q8_0 ? dst.ne[0] / 32 * HTP_Q8_0_BLOCK_BYTES : dst.ne[0] * htp_cpy_elem_size(dst.type);
+}
+
 // The layout SET_ROWS runs on (compares only: the NPU's guard checks it too): src0 F32 rows in order,
-// dst F16/F32 rows in order with src0's ne0 and slices, ids I32/I64 [src0.ne1, r2, r3, 1] packed.
+// dst rows as above with src0's ne0 and slices, ids I32/I64 [src0.ne1, r2, r3, 1] packed.
 constexpr bool htp_set_rows_layout_valid(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst) {
-    const uint32_t elem     = htp_cpy_elem_size(dst.type);
     const uint32_t id_bytes = ids.type == 27 ? 8 : 4;
-    if (elem == 0 || src0.type != 0 || (ids.type != 26 && ids.type != 27) || src0.ne[0] > UINT32_MAX / 4 ||
-        dst.ne[0] != src0.ne[0] || dst.ne[2] != src0.ne[2] || dst.ne[3] != src0.ne[3] || dst.nb[0] != elem ||
+    if (src0.type != 0 || (ids.type != 26 && ids.type != 27) || src0.ne[0] > UINT32_MAX / 4 ||
+        dst.ne[0] != src0.ne[0] || dst.ne[2] != src0.ne[2] || dst.ne[3] != src0.ne[3] ||
         dst.ne[1] == 0 || ids.ne[0] != src0.ne[1] || ids.ne[1] == 0 || ids.ne[2] == 0 || ids.ne[3] != 1 ||
         ids.nb[0] != id_bytes || ids.nb[1] != uint64_t(ids.ne[0]) * id_bytes ||
         ids.nb[2] != uint64_t(ids.ne[1]) * ids.nb[1] || uint64_t(ids.ne[2]) * ids.nb[2] > ids.size) {
         return false;
     }
-    return htp_rows_apart(dst, elem) && htp_eltwise_rows_valid(src0, src0.ne[0] * 4);
+    return htp_set_rows_dst_valid(dst) && htp_eltwise_rows_valid(src0, src0.ne[0] * 4);
+}
+
+// CPY_Q: F32 rows (anywhere: a permuted source too) into Q8_0 rows of the same shape.
+constexpr bool htp_cpy_q_layout_valid(const htp_tensor & src0, const htp_tensor & dst) {
+    return src0.type == 0 && dst.type == HTP_TYPE_ID_Q8_0 && src0.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) &&
+           htp_rows_inside(src0, 4) && htp_set_rows_dst_valid(dst);
 }
 
 // ... and the ids repeat evenly over src0's dims 2 and 3 (host only: fastmodulo needs the magic).
@@ -517,27 +572,33 @@ constexpr bool htp_set_rows_shapes_supported(const htp_tensor & src0, const htp_
            fastmodulo(src0.ne[3], init_fastdiv(ids.ne[2])) == 0;
 }
 
-inline bool prepare_set_rows_kparams(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst,
+// ids null: CPY_Q (src0 and dst of one shape).
+inline bool prepare_set_rows_kparams(const htp_tensor & src0, const htp_tensor * ids, const htp_tensor & dst,
                                      uint32_t n_threads, uint32_t vtcm_size, htp_set_rows_kparams * out) {
-    if (!htp_set_rows_shapes_supported(src0, ids, dst)) {
+    if (ids != nullptr ? !htp_set_rows_shapes_supported(src0, *ids, dst) : !htp_cpy_q_layout_valid(src0, dst)) {
         return false;
     }
     htp_set_rows_kparams kp{};
     const uint64_t       total_rows = uint64_t(src0.ne[1]) * src0.ne[2] * src0.ne[3];
-    if (!htp_eltwise_plan(total_rows, src0.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
+    const bool           q8         = dst.type == HTP_TYPE_ID_Q8_0;
+    const uint32_t       slot_row   = q8 ? htp_q8_0_slot_stride(src0.ne[0]) : src0.ne[0] * 4;
+    if (!htp_eltwise_plan(total_rows, slot_row, 2, n_threads, vtcm_size, &kp.pipe)) {
         return false;
     }
-    if (kp.pipe.block_rows > HTP_SET_ROWS_MAX_BLOCK_ROWS) {
-        kp.pipe.block_rows = HTP_SET_ROWS_MAX_BLOCK_ROWS;
+    kp.pipe.row_size             = src0.ne[0] * 4;  // Q8_0: the slots keep their wider stride
+    const uint32_t max_block_rows = HTP_SET_ROWS_MAX_BLOCK_ROWS / htp_set_rows_writebacks(dst.type);
+    if (kp.pipe.block_rows > max_block_rows) {
+        kp.pipe.block_rows = max_block_rows;
         kp.pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
     }
     kp.div_ne1      = init_fastdiv(src0.ne[1]);
     kp.div_ne2      = init_fastdiv(src0.ne[2]);
-    kp.div_ids1     = init_fastdiv(ids.ne[1]);
-    kp.div_ids2     = init_fastdiv(ids.ne[2]);
+    kp.div_ids1     = init_fastdiv(ids != nullptr ? ids->ne[1] : 1);
+    kp.div_ids2     = init_fastdiv(ids != nullptr ? ids->ne[2] : 1);
     kp.dst_type     = dst.type;
-    kp.dst_row_size = dst.ne[0] * htp_cpy_elem_size(dst.type);
-    kp.ids_i64      = ids.type == 27;
+    kp.dst_row_size = htp_set_rows_dst_row_size(dst);
+    kp.ids_i64      = ids != nullptr && ids->type == 27;
+    kp.identity     = ids == nullptr;
     *out            = kp;
     return true;
 }
@@ -675,6 +736,11 @@ inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, cons
     kp.dst_type      = typed ? dst.type : 0;
     kp.src_row_size  = src0.ne[0] * (typed ? htp_cpy_elem_size(src0.type) : 4);
     kp.dst_row_size  = dst.ne[0] * (typed ? htp_cpy_elem_size(dst.type) : 4);
+    if (opcode == HTP_OP_CPY && htp_cpy_gather_supported(src0, dst)) {
+        kp.gather_elem     = htp_cpy_elem_size(src0.type);
+        kp.pipe.block_rows = 1;
+        kp.pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
+    }
     *out            = kp;
     return true;
 }

@@ -44,9 +44,9 @@ void add_copy_cases(std::vector<op_case> & cases) {
     add_cpy(cases, GGML_TYPE_F32, GGML_TYPE_F16, {7, 3, 1, 1}, {21, 1, 1, 1});
 
     // Permuted and transposed sources.
-    for (const ggml_type dst_type : {GGML_TYPE_F32, GGML_TYPE_F16}) {
+    for (const ggml_type dst_type : {GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0}) {
         for (const std::array<int, 4> axes : {std::array<int, 4>{0, 2, 1, 3}, std::array<int, 4>{1, 0, 2, 3}}) {
-            const shape ne = {10, 5, 4, 3};
+            const shape ne = {dst_type == GGML_TYPE_Q8_0 ? 64 : 10, 5, 4, 3};  // Q8_0: whole blocks
             cases.push_back({"type_src=f32,type_dst=" + type_str(dst_type) + ",ne=" + shape_str(ne) + ",permute=[" +
                                  std::to_string(axes[0]) + "," + std::to_string(axes[1]) + "," +
                                  std::to_string(axes[2]) + "," + std::to_string(axes[3]) + "]",

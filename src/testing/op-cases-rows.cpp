@@ -78,6 +78,10 @@ void add_rows_cases(std::vector<op_case> & cases) {
     add_set(GGML_TYPE_F16, GGML_TYPE_I64, {256, 64, 1, 1}, {40, 1, 1, 1});
     add_set(GGML_TYPE_F16, GGML_TYPE_I32, {80, 10, 1, 1}, {4, 1, 1, 1});
     add_set(GGML_TYPE_F16, GGML_TYPE_I64, {128, 10, 2, 1}, {4, 1, 1, 1}, 100000.0);
+    // A quantized (Q8_0) KV cache: a micro-batch into Gemma-wide rows, one-block rows of wide range, long rows.
+    add_set(GGML_TYPE_Q8_0, GGML_TYPE_I64, {256, 64, 1, 1}, {40, 1, 1, 1});
+    add_set(GGML_TYPE_Q8_0, GGML_TYPE_I32, {32, 10, 1, 1}, {4, 1, 1, 1}, 100000.0);
+    add_set(GGML_TYPE_Q8_0, GGML_TYPE_I64, {2080, 8, 1, 1}, {3, 1, 1, 1});  // 65 blocks: three vectors of scales
     add_set(GGML_TYPE_F32, GGML_TYPE_I64, {4096, 8, 1, 1}, {3, 1, 1, 1});
 }
 

@@ -36,6 +36,10 @@ std::vector<op_case> op_perf_catalog(bool large) {
     add(cases, "ne=[4096,512,1,1]", [](case_graph & g) {
         return ggml_rms_norm(g.ctx(), g.input(GGML_TYPE_F32, {4096, 512, 1, 1}), 1e-6f);
     });
+    add(cases, "ne=[4096,512,1,1],weighted", [](case_graph & g) {  // fused on HTP0 (RMS_NORM_MUL)
+        return ggml_mul(g.ctx(), ggml_rms_norm(g.ctx(), g.input(GGML_TYPE_F32, {4096, 512, 1, 1}), 1e-6f),
+                        g.input(GGML_TYPE_F32, {4096, 1, 1, 1}));
+    });
     add(cases, "ne=[128,32,512,1],n_dims=128,mode=neox", [](case_graph & g) {
         ggml_tensor * x   = g.input(GGML_TYPE_F32, {128, 32, 512, 1});
         ggml_tensor * pos = g.input(GGML_TYPE_I32, {512, 1, 1, 1}, indices(4096));
@@ -53,6 +57,10 @@ std::vector<op_case> op_perf_catalog(bool large) {
         ggml_tensor * src = g.input(GGML_TYPE_F32, {4096, 512, 1, 1});
         return ggml_get_rows(g.ctx(), src, g.input(GGML_TYPE_I32, {256, 1, 1, 1}, indices(512)));
     });
+    add(cases, "type=q8_0,ne=[640,65536,1,1],n_ids=512", [](case_graph & g) {  // a prompt's token embeddings
+        ggml_tensor * table = g.input(GGML_TYPE_Q8_0, {640, 65536, 1, 1});
+        return ggml_get_rows(g.ctx(), table, g.input(GGML_TYPE_I32, {512, 1, 1, 1}, indices(65536)));
+    });
     add(cases, "type=f16,ne=[1024,4096,1,1],n_rows=512", [](case_graph & g) {  // a KV-cache write
         ggml_tensor * cache = g.input(GGML_TYPE_F16, {1024, 4096, 1, 1});
         ggml_tensor * src   = g.input(GGML_TYPE_F32, {1024, 512, 1, 1});
@@ -64,6 +72,12 @@ std::vector<op_case> op_perf_catalog(bool large) {
     add(cases, "ne=[11008,64,1,1],split", [](case_graph & g) {
         return ggml_glu(g.ctx(), g.input(GGML_TYPE_F32, {11008, 64, 1, 1}), g.input(GGML_TYPE_F32, {11008, 64, 1, 1}),
                         GGML_GLU_OP_SWIGLU, false);
+    });
+    add(cases, "ne=[262144,1,1,1],k=40", [](case_graph & g) {  // top-k sampling over Gemma 3's vocabulary
+        return ggml_top_k(g.ctx(), g.input(GGML_TYPE_F32, {262144, 1, 1, 1}, uniform(-30.0, 30.0)), 40);
+    });
+    add(cases, "ne=[4096,64,1,1]", [](case_graph & g) {
+        return ggml_argsort(g.ctx(), g.input(GGML_TYPE_F32, {4096, 64, 1, 1}), GGML_SORT_ORDER_DESC);
     });
     return cases;
 }

@@ -277,6 +277,35 @@ TEST(HtpEltwiseMath, DivWithinOneUlpAndIeeeSpecials) {
     }
 }
 
+// The Q8_0 quantizer's divisions, d = amax / 127 and 1 / d, against the host's IEEE division
+// (correctly rounded) for every mantissa, at exponents from near the bottom of the range to the top.
+TEST(HtpEltwiseMath, RoundedDivisionExactForEveryMantissa) {
+    uint64_t wrong = 0;
+    float    first = 0;
+    for (const int exponent : {-90, -1, 0, 23, 100}) {
+        for (uint32_t m = 0; m < (1u << 23); m += 32) {
+            alignas(128) float x[32], got_q[32], got_r[32];
+            for (int l = 0; l < 32; ++l) {
+                x[l] = std::ldexp(float_of(0x3F800000u | (m + uint32_t(l))), exponent);
+            }
+            HVX_Vector v;
+            std::memcpy(&v, x, 128);
+            const HVX_Vector q = htp::hvx_sf_div_rn(v, htp::hvx_splat_sf(127.0f));
+            const HVX_Vector r = htp::hvx_sf_div_rn(htp::hvx_splat_sf(1.0f), v);
+            std::memcpy(got_q, &q, 128);
+            std::memcpy(got_r, &r, 128);
+            for (int l = 0; l < 32; ++l) {
+                const bool ok = float_bits(got_q[l]) == float_bits(x[l] / 127.0f) &&
+                                (exponent > 100 || float_bits(got_r[l]) == float_bits(1.0f / x[l]));
+                if (!ok && wrong++ == 0) {
+                    first = x[l];
+                }
+            }
+        }
+    }
+    EXPECT_EQ(wrong, 0u) << "first at " << first << " (/127 " << first / 127.0f << ", 1/x " << 1.0f / first << ")";
+}
+
 TEST(HtpEltwiseMath, RecipOfOneToTwoWithinTwoUlp) {
     std::vector<float> d;
     for (uint32_t b = 0x3F800000; b <= 0x40000000; b += 7) {

@@ -154,7 +154,7 @@ TEST(HtpSetRows, WritesEachRowWhereItsIdSaysAndNothingElse) {
             SCOPED_TRACE("v" + std::to_string(arch) + " ne0 " + std::to_string(c.ne0) + " rows " + std::to_string(c.n_src));
             set_rows_setup             st(c, seed++);
             proto::htp_set_rows_kparams kp{};
-            ASSERT_TRUE(proto::prepare_set_rows_kparams(st.src, st.ids, st.dst, c.n_threads, 8u << 20, &kp));
+            ASSERT_TRUE(proto::prepare_set_rows_kparams(st.src, &st.ids, st.dst, c.n_threads, 8u << 20, &kp));
             ASSERT_EQ(st.run(s, kp), proto::HTP_STATUS_OK) << s.platform().last_violation();
             EXPECT_TRUE(cache_matches(c, st));
             EXPECT_EQ(s.platform().last_violation(), "");
@@ -170,7 +170,7 @@ TEST(HtpSetRows, AnIdOutsideTheCacheIsInvalParams) {
         st.rows[2] = bad;
         st.write_ids();
         proto::htp_set_rows_kparams kp{};
-        ASSERT_TRUE(proto::prepare_set_rows_kparams(st.src, st.ids, st.dst, c.n_threads, 8u << 20, &kp));
+        ASSERT_TRUE(proto::prepare_set_rows_kparams(st.src, &st.ids, st.dst, c.n_threads, 8u << 20, &kp));
         EXPECT_EQ(st.run(s, kp), proto::HTP_STATUS_INVAL_PARAMS) << bad;
         EXPECT_EQ(s.platform().last_violation(), "") << bad;
     }
@@ -179,19 +179,19 @@ TEST(HtpSetRows, AnIdOutsideTheCacheIsInvalParams) {
 TEST(HtpSetRows, HostRefusesWhatTheKernelCannotWrite) {
     set_rows_setup              st({64, 4, 8, 2, 1, true, true, 1}, 3);
     proto::htp_set_rows_kparams kp{};
-    ASSERT_TRUE(proto::prepare_set_rows_kparams(st.src, st.ids, st.dst, 2, 8u << 20, &kp));
+    ASSERT_TRUE(proto::prepare_set_rows_kparams(st.src, &st.ids, st.dst, 2, 8u << 20, &kp));
     EXPECT_LE(kp.pipe.block_rows, proto::HTP_SET_ROWS_MAX_BLOCK_ROWS);
-    proto::htp_tensor q8 = st.dst;  // quantized caches stay with the CPU
+    proto::htp_tensor q8 = st.dst;  // Q8_0 with an F16 row's strides: not 34-byte blocks
     q8.type              = 8;
-    EXPECT_FALSE(proto::prepare_set_rows_kparams(st.src, st.ids, q8, 2, 8u << 20, &kp));
+    EXPECT_FALSE(proto::prepare_set_rows_kparams(st.src, &st.ids, q8, 2, 8u << 20, &kp));
     proto::htp_tensor ids3 = st.ids;  // 3 tables do not divide 2 slices
     ids3.ne[1]             = 3;
     ids3.nb[2] = ids3.nb[3] = ids3.nb[1] * 3;
     ids3.size              = ids3.nb[2];
-    EXPECT_FALSE(proto::prepare_set_rows_kparams(st.src, ids3, st.dst, 2, 8u << 20, &kp));
+    EXPECT_FALSE(proto::prepare_set_rows_kparams(st.src, &ids3, st.dst, 2, 8u << 20, &kp));
     proto::htp_tensor short_dst = st.dst;  // rows past the tensor's bytes
     short_dst.size -= 2;
-    EXPECT_FALSE(proto::prepare_set_rows_kparams(st.src, st.ids, short_dst, 2, 8u << 20, &kp));
+    EXPECT_FALSE(proto::prepare_set_rows_kparams(st.src, &st.ids, short_dst, 2, 8u << 20, &kp));
 }
 
 } // namespace

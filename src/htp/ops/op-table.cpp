@@ -12,6 +12,7 @@ constexpr op_entry ROPE   = {op_rope, guard_rope, 2, 1};
 constexpr op_entry GET_ROWS  = {op_get_rows, guard_get_rows, 2, 1};
 constexpr op_entry GET_ROWS_Q = {op_get_rows_q, guard_get_rows_q, 2, 1};
 constexpr op_entry SET_ROWS  = {op_set_rows, guard_set_rows, 2, 1};
+constexpr op_entry CPY_Q     = {op_set_rows, guard_set_rows, 1, 1};  // SET_ROWS without ids
 constexpr op_entry FLASH_ATTN = {op_flash_attn, guard_flash_attn, 3, 1};  // mask, sinks optional
 constexpr op_entry FLASH_ATTN_HMX = {op_flash_attn_hmx, guard_flash_attn_hmx, 3, 1};
 constexpr op_entry MATMUL    = {op_matmul, guard_matmul, 2, 1};
@@ -64,6 +65,7 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_GET_ROWS: return &GET_ROWS;
         case proto::HTP_OP_GET_ROWS_Q: return &GET_ROWS_Q;
         case proto::HTP_OP_SET_ROWS: return &SET_ROWS;
+        case proto::HTP_OP_CPY_Q: return &CPY_Q;
         case proto::HTP_OP_FLASH_ATTN_EXT: return &FLASH_ATTN;
         case proto::HTP_OP_FLASH_ATTN_EXT_HMX: return &FLASH_ATTN_HMX;
         case proto::HTP_OP_MUL_MAT: return &MATMUL;

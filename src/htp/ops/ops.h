@@ -34,7 +34,7 @@ uint32_t op_get_rows(htp_op_context * octx);  // GET_ROWS (F32/F16 -> F32)
 bool     guard_get_rows(const htp_op_context * octx);
 uint32_t op_get_rows_q(htp_op_context * octx);  // GET_ROWS_Q (a quantized table, tiled or flat -> F32)
 bool     guard_get_rows_q(const htp_op_context * octx);
-uint32_t op_set_rows(htp_op_context * octx);  // SET_ROWS (F32 -> F16/F32)
+uint32_t op_set_rows(htp_op_context * octx);  // SET_ROWS (F32 -> F16/BF16/F32/Q8_0), CPY_Q
 bool     guard_set_rows(const htp_op_context * octx);
 uint32_t op_flash_attn(htp_op_context * octx);  // FLASH_ATTN_EXT (HVX: Q F32, K/V F16)
 bool     guard_flash_attn(const htp_op_context * octx);

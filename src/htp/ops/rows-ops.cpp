@@ -1,10 +1,12 @@
 // The row ops (proto/htp-kparams.h). SET_ROWS (htp_set_rows_kparams), the KV cache's writes: each
 // thread streams its source rows DDR -> DMA -> VTCM in blocks that never cross an (i2, i3) slice,
-// converts them on HVX (F32 -> F16, or a copy for an F32 destination) into the block's output slot,
-// and sends every row back by its own DMA to the destination row its id names (a scattered
-// writeback: the pipeline pops as many entries as were pushed). GET_ROWS (htp_get_rows_kparams)
+// converts them on HVX (F32 -> F16/BF16, a copy for an F32 destination, GGML's Q8_0 quantizer)
+// into the block's output slot, and sends every row back by its own DMA (Q8_0: two, codes and
+// scales) to the destination row its id names (a scattered writeback: the pipeline pops as many
+// entries as were pushed); CPY_Q is the same without ids. GET_ROWS (htp_get_rows_kparams)
 // runs the other way: one dst row per block, gathered by DMA from the source row its id names,
 // widened from F16 or copied, written back in order. Ids are small DDR tables read with scalar loads.
+#include "hvx-quant-q8.h"
 #include "ops.h"
 #include "stream-rows.h"
 #include "proto/htp-kparams.h"
@@ -45,6 +47,16 @@ bool destination_row(const set_rows_job & job, const uint8_t * ids, uint32_t i1,
                        job.dst->ne[1], out);
 }
 
+// Q8_0 rows: each F32 source row (stride bytes apart in s) into its slot in d (hvx-quant-q8.h,
+// layout: proto/htp-kparams.h).
+__attribute__((noinline)) void quantize_q8_0_rows(uint8_t * d, uint8_t * s, uint32_t nrows, uint32_t stride, uint32_t ne0) {
+    for (uint32_t r = 0; r < nrows; ++r, d += stride, s += stride) {
+        hvx_quantize_q8_0_row(reinterpret_cast<const HVX_Vector *>(s), ne0 / 32, reinterpret_cast<HVX_Vector *>(d),
+                              reinterpret_cast<HVX_Vector *>(d + proto::htp_q8_0_scales_offset(ne0)),
+                              reinterpret_cast<HVX_Vector *>(s + proto::htp_q8_0_ids_offset(ne0)));
+    }
+}
+
 void set_rows_thread(uint32_t, uint32_t i, void * data) {
     set_rows_job &               job  = *static_cast<set_rows_job *>(data);
     const htp_set_rows_kparams & kp   = job.kp;
@@ -56,7 +68,8 @@ void set_rows_thread(uint32_t, uint32_t i, void * data) {
     dma_queue *      q        = &job.octx->dma[i];
     const dma_addr_t src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
     const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint8_t *  ids      = htp_tensor_ptr(job.octx->plat, job.ids);
+    const uint8_t *  ids      = kp.identity ? nullptr : htp_tensor_ptr(job.octx->plat, job.ids);
+    const bool       q8       = kp.dst_type == proto::HTP_TYPE_ID_Q8_0;
     const uint32_t   stride   = kp.pipe.vtcm_row_stride;
 
     row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
@@ -78,24 +91,40 @@ void set_rows_thread(uint32_t, uint32_t i, void * data) {
                                        job.src->nb[1], kp.pipe.row_size, b.nrows, trace_info(b.row));
         },
         [&](uint32_t k, const set_rows_block & b) {
-            rows_from_sf(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
-                         reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), b.nrows, stride / 128, kp.dst_type);
+            if (q8) {
+                quantize_q8_0_rows(plan.slot(i, 1, k), plan.slot(i, 0, k), b.nrows, stride, job.src->ne[0]);
+            } else {
+                rows_from_sf(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
+                             reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), b.nrows, stride / 128,
+                             kp.dst_type);
+            }
         },
         [&](uint32_t k, const set_rows_block & b) {
-            const uint32_t j2     = proto::fastmodulo(b.i2, kp.div_ids1);
-            const uint32_t j3     = proto::fastmodulo(b.i3, kp.div_ids2);
-            const uint32_t slice  = b.i2 * job.dst->nb[2] + b.i3 * job.dst->nb[3];
-            uint32_t       pushed = 0;
+            const uint32_t j2       = proto::fastmodulo(b.i2, kp.div_ids1);
+            const uint32_t j3       = proto::fastmodulo(b.i3, kp.div_ids2);
+            const uint32_t slice    = b.i2 * job.dst->nb[2] + b.i3 * job.dst->nb[3];
+            const uint32_t n_blocks = job.src->ne[0] / 32;
+            uint32_t       pushed   = 0;
             for (uint32_t r = 0; r < b.nrows; ++r) {
-                uint32_t id;
-                if (!destination_row(job, ids, b.i1 + r, j2, j3, &id)) {
+                uint32_t id = b.i1 + r;
+                if (!kp.identity && !destination_row(job, ids, b.i1 + r, j2, j3, &id)) {
                     job.bad_id = 1;
                     continue;
                 }
-                dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, slice + id * job.dst->nb[1]),
-                                           dma_addr_of(plan.slot(i, 1, k) + r * stride), kp.dst_row_size, stride,
-                                           kp.dst_row_size, 1, trace_info(b.row + r));
-                ++pushed;
+                const dma_addr_t row  = dma_addr_at(dst_base, slice + id * job.dst->nb[1]);
+                uint8_t *        from = plan.slot(i, 1, k) + r * stride;
+                if (q8) {  // each block: its fp16 scale, then its 32 codes
+                    const uint32_t block = proto::HTP_Q8_0_BLOCK_BYTES;
+                    dma_queue_push_vtcm_to_ddr(q, dma_addr_at(row, 2), dma_addr_of(from), block, 32, 32, n_blocks,
+                                               trace_info(b.row + r));
+                    dma_queue_push_vtcm_to_ddr(q, row, dma_addr_of(from + proto::htp_q8_0_scales_offset(job.src->ne[0])),
+                                               block, 2, 2, n_blocks, trace_info(b.row + r));
+                    pushed += 2;
+                } else {
+                    dma_queue_push_vtcm_to_ddr(q, row, dma_addr_of(from), kp.dst_row_size, stride, kp.dst_row_size, 1,
+                                               trace_info(b.row + r));
+                    ++pushed;
+                }
             }
             return pushed;
         });
@@ -271,12 +300,19 @@ bool guard_set_rows(const htp_op_context * octx) {
     const htp_tensor * src = octx->src[0];
     const htp_tensor * ids = octx->src[1];
     const htp_tensor * dst = octx->dst[0];
+    const bool         cpy = octx->op->opcode == proto::HTP_OP_CPY_Q;
+    const bool ids_ok = cpy ? kp.identity == 1 && ids == nullptr && kp.div_ids1.d == 1 && kp.div_ids2.d == 1 &&
+                                  proto::htp_cpy_q_layout_valid(*src, *dst)
+                            : kp.identity == 0 && ids != nullptr && kp.div_ids1.d == ids->ne[1] &&
+                                  kp.div_ids2.d == ids->ne[2] && kp.ids_i64 == (ids->type == HTP_TYPE_I64) &&
+                                  proto::htp_set_rows_layout_valid(*src, *ids, *dst);
+    const uint32_t slot_row = dst->type == proto::HTP_TYPE_ID_Q8_0 ? proto::htp_q8_0_slot_stride(src->ne[0])
+                                                                   : proto::htp_vtcm_row_stride(src->ne[0] * 4);
     return eltwise_pipeline_fits(octx, kp.pipe, SET_ROWS_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
-           kp.pipe.block_rows <= proto::HTP_SET_ROWS_MAX_BLOCK_ROWS && eltwise_walk_fits(src, kp.div_ne1, kp.div_ne2) &&
-           eltwise_rows_fit(src, kp.pipe.row_size) && kp.pipe.row_size == src->ne[0] * 4 &&
-           kp.div_ids1.d == ids->ne[1] && kp.div_ids2.d == ids->ne[2] && kp.dst_type == dst->type &&
-           kp.ids_i64 == (ids->type == HTP_TYPE_I64) && proto::htp_set_rows_layout_valid(*src, *ids, *dst) &&
-           kp.dst_row_size == dst->ne[0] * proto::htp_cpy_elem_size(dst->type);
+           kp.pipe.block_rows * proto::htp_set_rows_writebacks(dst->type) <= proto::HTP_SET_ROWS_MAX_BLOCK_ROWS &&
+           eltwise_walk_fits(src, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == src->ne[0] * 4 &&
+           kp.pipe.vtcm_row_stride == slot_row && kp.dst_type == dst->type && ids_ok &&
+           kp.dst_row_size == proto::htp_set_rows_dst_row_size(*dst);
 }
 
 uint32_t op_set_rows(htp_op_context * octx) {

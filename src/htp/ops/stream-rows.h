@@ -29,12 +29,14 @@ struct row_block {
 // stream from the others'. Source rows bring src_row_size bytes each and dst rows take
 // dst_row_size (the pipe's row_size unless the op converts types; slots are laid out for the
 // pipe's F32 rows). Rows are computed whole, pad lanes included: only those bytes go out.
+// gather_elem != 0: the source's elements lie src->nb[0] bytes apart (a transposed view), each
+// row gathered by one 2-D transfer of ne0 elements of gather_elem bytes (blocks of one row).
 template <class PushExtra, class Compute>
 void stream_rows(const htp_op_context * octx, uint32_t i, const proto::htp_eltwise_pipeline & pipe,
                  const proto::fastdiv_values & div_ne1, const proto::fastdiv_values & div_ne2,
                  const eltwise_rows & plan, const proto::htp_tensor * src, const proto::htp_tensor * dst,
                  uint32_t src_row_size, uint32_t dst_row_size, uint32_t n_extra, PushExtra push_extra,
-                 Compute compute) {
+                 Compute compute, uint32_t gather_elem = 0) {
     uint32_t ir0, ir1;
     if (!plan.thread_range(i, &ir0, &ir1)) {
         return;
@@ -60,8 +62,13 @@ void stream_rows(const htp_op_context * octx, uint32_t i, const proto::htp_eltwi
         },
         [&](uint32_t k, const row_block & b) { dma_queue_push_token(q, plan.slot(i, out, k), trace_info(b.row)); },
         [&](uint32_t k, const row_block & b) {
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)), dma_addr_at(src_base, b.src_offset), stride,
-                                       src->nb[1], src_row_size, b.nrows, trace_info(b.row));
+            if (gather_elem != 0) {
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)), dma_addr_at(src_base, b.src_offset),
+                                           gather_elem, src->nb[0], gather_elem, src->ne[0], trace_info(b.row));
+            } else {
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)), dma_addr_at(src_base, b.src_offset),
+                                           stride, src->nb[1], src_row_size, b.nrows, trace_info(b.row));
+            }
             push_extra(q, k, b);
         },
         compute,

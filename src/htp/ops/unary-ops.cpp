@@ -231,7 +231,8 @@ void unary_thread(uint32_t, uint32_t i, void * data) {
                     if (job.widens) {
                         rows_from_sf(d, d, b.nrows, per_row, job.kp.dst_type);
                     }
-                });
+                },
+                job.kp.gather_elem);
 }
 
 } // namespace
@@ -247,7 +248,10 @@ bool guard_unary(const htp_op_context * octx) {
     bool layout_ok;
     if (op == proto::HTP_OP_CPY || op == proto::HTP_OP_FILL ||
         (proto::htp_unary_takes_16bit(op) && src->type != HTP_TYPE_F32)) {
+        const bool gather = op == proto::HTP_OP_CPY && proto::htp_cpy_gather_supported(*src, *dst);
         layout_ok = proto::htp_unary_shapes_supported(op, *src, *dst) && kp.src_type == src->type && kp.dst_type == dst->type &&
+                    kp.gather_elem == (gather ? proto::htp_cpy_elem_size(src->type) : 0) &&
+                    (!gather || kp.pipe.block_rows == 1) &&
                     kp.src_row_size == dst->ne[0] * proto::htp_cpy_elem_size(src->type) &&
                     kp.dst_row_size == dst->ne[0] * proto::htp_cpy_elem_size(dst->type);
     } else if (proto::htp_is_row_reduction(op) || op == proto::HTP_OP_CUMSUM) {
@@ -260,7 +264,8 @@ bool guard_unary(const htp_op_context * octx) {
     }
     return eltwise_pipeline_fits(octx, kp.pipe, UNARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
            eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == src->ne[0] * 4 &&
-           src->ne[1] == dst->ne[1] && src->ne[2] == dst->ne[2] && src->ne[3] == dst->ne[3] && layout_ok;
+           src->ne[1] == dst->ne[1] && src->ne[2] == dst->ne[2] && src->ne[3] == dst->ne[3] &&
+           (kp.gather_elem == 0 || op == proto::HTP_OP_CPY) && layout_ok;
 }
 
 uint32_t op_unary(htp_op_context * octx) {
