@@ -6,6 +6,7 @@
 #include "proto/htp-flash-attn.h"
 #include "proto/htp-get-rows-q.h"
 #include "proto/htp-kparams.h"
+#include "proto/htp-layout.h"
 #include "proto/htp-matmul.h"
 #include "proto/htp-matmul-hmx.h"
 #include "proto/htp-opcodes.h"
@@ -82,6 +83,8 @@ uint32_t opcode_of(const ggml_tensor * node) {
             // F32 rows into F32, F16, BF16 or Q8_0 (the KV cache); types and layout: the kparams.
             return node->src[0]->type == GGML_TYPE_F32 ? proto::HTP_OP_SET_ROWS : proto::HTP_OP_NONE;
         case GGML_OP_FLASH_ATTN_EXT: return proto::HTP_OP_FLASH_ATTN_EXT;  // types and shapes: the kparams
+        case GGML_OP_CONCAT: return proto::HTP_OP_CONCAT;  // types and layout: the kparams
+        case GGML_OP_REPEAT: return proto::HTP_OP_REPEAT;
         case GGML_OP_ARGSORT: return proto::HTP_OP_ARGSORT;  // F32 keys, I32 indices: the kparams
         case GGML_OP_TOP_K: return proto::HTP_OP_TOP_K;
         case GGML_OP_SOFT_MAX: return proto::HTP_OP_SOFT_MAX;  // mask, ALiBi and sinks: the kparams
@@ -288,6 +291,20 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         proto::htp_pad_kparams kp{};
         if (!proto::prepare_pad_kparams(*src0, *dst, op.desc.params, target.n_threads, target.vtcm_size, &kp)) {
             return std::nullopt;
+        }
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
+    if (opcode == proto::HTP_OP_CONCAT || opcode == proto::HTP_OP_REPEAT) {
+        const bool                concat = opcode == proto::HTP_OP_CONCAT;
+        const auto                b      = concat ? static_descriptor(node->src[1]) : std::nullopt;
+        proto::htp_layout_kparams kp{};
+        if ((concat && !b) || !proto::prepare_layout_kparams(opcode, *src0, b ? &*b : nullptr, *dst, op.desc.params,
+                                                             target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
+        if (concat) {
+            op.src[1] = node->src[1];
         }
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;

@@ -41,6 +41,7 @@ class Case:
     build: Callable
     uses_weights: bool = False
     out_dtype: type = np.float32  # the output tensor's element type as numpy reads it
+    row_set: int = 0  # > 0: rows of this many elements compared as sets (ggml's TOP_K leaves their order open)
 
 
 def dims(ne):
@@ -141,6 +142,49 @@ def glu_cases():
             return g.op(name, C.c_void_p)(a.ctx, x), [(x, tensor_bytes(g, "f32", rand(rng, 256, 3, 2, lo=-4.0, hi=4.0)))]
         yield Case(name.split("_")[0].upper(), f"fused{',swapped' if 'swapped' in name else ''},ne=[256,3,2]",
                    MATH, build)
+    # GPT-OSS's GLU: x capped at limit, the gate clamped to +-limit and offset by 1.
+    def swiglu_oai(g, w, a, rng):
+        x, gate = a.tensor("f32", 96, 4), a.tensor("f32", 96, 4)
+        return g.op("swiglu_oai", C.c_void_p, C.c_void_p, F, F)(a.ctx, x, gate, 1.702, 7.0), [
+            (x, tensor_bytes(g, "f32", rand(rng, 96, 4, lo=-10.0, hi=10.0))),
+            (gate, tensor_bytes(g, "f32", rand(rng, 96, 4, lo=-10.0, hi=10.0)))]
+    yield Case("SWIGLU_OAI", "split,ne=[96,4],alpha=1.702,limit=7", MATH, swiglu_oai)
+
+
+def layout_cases():
+    """CONCAT along dims 0, 1 and 2 (a permuted second source too), REPEAT by factors on several dims."""
+    permute = lambda g: g.op("permute", C.c_void_p, C.c_int, C.c_int, C.c_int, C.c_int)  # noqa: E731
+    for dim, nb, permuted in ((0, (3, 5, 4, 2), False), (2, (10, 5, 3, 2), True), (1, (10, 2, 4, 2), False)):
+        def build(g, w, a, rng, dim=dim, nb=nb, permuted=permuted):
+            x = a.tensor("f32", 10, 5, 4, 2)
+            y_ne = (nb[0], nb[2], nb[1], nb[3]) if permuted else nb  # permuted: b's storage, seen as nb
+            y = a.tensor("f32", *y_ne)
+            b = permute(g)(a.ctx, y, 0, 2, 1, 3) if permuted else y
+            return g.op("concat", C.c_void_p, C.c_void_p, C.c_int)(a.ctx, x, b, dim), [
+                (x, tensor_bytes(g, "f32", rand(rng, 10, 5, 4, 2))), (y, tensor_bytes(g, "f32", rand(rng, *y_ne)))]
+        yield Case("CONCAT", f"ne_a=[10,5,4,2],ne_b={dims(nb)},dim={dim}{',b=permuted' if permuted else ''}", EXACT, build)
+    for ne, nr in (((10, 5, 1, 1), (3, 2, 2, 1)), ((1, 4, 1, 1), (33, 1, 2, 1))):
+        def build(g, w, a, rng, ne=ne, nr=nr):
+            x = a.tensor("f32", *ne)
+            target = a.tensor("f32", *[n * r for n, r in zip(ne, nr)])
+            return g.op("repeat", C.c_void_p, C.c_void_p)(a.ctx, x, target), [(x, tensor_bytes(g, "f32", rand(rng, *ne)))]
+        yield Case("REPEAT", f"ne={dims(ne)},nr={dims(nr)}", EXACT, build)
+
+
+def sort_cases():
+    """ARGSORT both ways over distinct keys (exact indices) and TOP_K over a sampler-sized row (the
+    k indices compared as a set: ggml leaves their order open)."""
+    for order in (0, 1):
+        def build(g, w, a, rng, order=order):
+            x = a.tensor("f32", 1000, 3)
+            keys = np.stack([rng.permutation(1000) for _ in range(3)]).astype(np.float32) / 4
+            return g.op("argsort", C.c_void_p, C.c_int)(a.ctx, x, order), [(x, tensor_bytes(g, "f32", keys))]
+        yield Case("ARGSORT", f"ne=[1000,3],distinct,order={'desc' if order else 'asc'}", EXACT, build, out_dtype=np.int32)
+    def top_k(g, w, a, rng):
+        x = a.tensor("f32", 32000, 2)
+        keys = np.stack([rng.permutation(32000) for _ in range(2)]).astype(np.float32) / 8
+        return g.op("top_k", C.c_void_p, C.c_int)(a.ctx, x, 40), [(x, tensor_bytes(g, "f32", keys))]
+    yield Case("TOP_K", "ne=[32000,2],distinct,k=40", EXACT, top_k, out_dtype=np.int32, row_set=40)
 
 
 def softmax_cases():
@@ -219,9 +263,11 @@ def rope_cases():
 
 def set_rows_cases():
     """The KV cache's writes: F32 rows into F16/F32 rows named by I64/I32 ids, the other rows kept;
-    one decode token and a micro-batch into Gemma 3's 256-wide rows, ids broadcast over heads."""
+    one decode token and a micro-batch into Gemma 3's 256-wide rows, ids broadcast over heads; a
+    Q8_0 cache (its bytes compared: ggml's quantizer and the NPU's must agree bit for bit)."""
     for dst_t, id_t, ne, n_rows, id_ne12 in (("f16", "i64", (256, 64, 1, 1), 1, 1), ("f16", "i64", (256, 64, 1, 1), 40, 1),
-                                             ("f32", "i32", (33, 10, 2, 1), 4, 1), ("f16", "i32", (80, 10, 2, 1), 4, 2)):
+                                             ("f32", "i32", (33, 10, 2, 1), 4, 1), ("f16", "i32", (80, 10, 2, 1), 4, 2),
+                                             ("q8_0", "i64", (256, 64, 1, 1), 40, 1)):
         def build(g, w, a, rng, dst_t=dst_t, id_t=id_t, ne=ne, n_rows=n_rows, id_ne12=id_ne12):
             dst = a.tensor(dst_t, *ne)
             src_ne = (ne[0], n_rows, ne[2], ne[3])
@@ -231,7 +277,7 @@ def set_rows_cases():
                 (dst, tensor_bytes(g, dst_t, rand(rng, *ne))), (src, tensor_bytes(g, "f32", rand(rng, *src_ne))),
                 (ids, tensor_bytes(g, id_t, rows))]
         yield Case("SET_ROWS", f"type={dst_t},type_ids={id_t},ne={dims(ne)},rows={n_rows},ne_ids=[{n_rows},{id_ne12}]",
-                   EXACT, build, out_dtype=np.float16 if dst_t == "f16" else np.float32)
+                   EXACT, build, out_dtype={"f16": np.float16, "f32": np.float32, "q8_0": np.uint8}[dst_t])
 
 
 def get_rows_cases():
@@ -291,7 +337,7 @@ def matmul_cases():
 
 def all_cases():
     for family in (binary_cases, unary_cases, reduce_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, set_rows_cases,
-                   get_rows_cases, flash_attn_cases, matmul_cases):
+                   get_rows_cases, layout_cases, sort_cases, flash_attn_cases, matmul_cases):
         yield from family()
 
 
@@ -364,10 +410,12 @@ def conformance(plugin, only=None):
         label = f"{case.op}({case.desc})"
         if only and only not in label:
             continue
-        want = run(g, case, cpu, seed)
+        canon = (lambda v: np.sort(v.reshape(-1, case.row_set), axis=1).ravel()) if case.row_set else (lambda v: v)
+        want = canon(run(g, case, cpu, seed))
         results, ok = {}, True
         for t in targets if case.uses_weights else targets[:1]:
             got = run(g, case, t, seed)
+            got = None if got is None else canon(got)
             results[t.name] = None if got is None else nmse(got, want)
             ok = ok and got is not None and results[t.name] <= case.tol
         failures += not ok

@@ -21,6 +21,8 @@ constexpr op_entry MATMUL_HMX = {op_matmul_hmx, guard_matmul_hmx, 2, 1};
 constexpr op_entry MATMUL_ID_HMX = {op_matmul_id_hmx, guard_matmul_id_hmx, 3, 1};
 constexpr op_entry PAD = {op_pad, guard_pad, 1, 1};
 constexpr op_entry SORT = {op_sort, guard_sort, 1, 1};
+constexpr op_entry CONCAT = {op_layout, guard_layout, 2, 1};
+constexpr op_entry REPEAT = {op_layout, guard_layout, 1, 1};
 
 } // namespace
 
@@ -75,6 +77,8 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_PAD: return &PAD;
         case proto::HTP_OP_ARGSORT:
         case proto::HTP_OP_TOP_K: return &SORT;
+        case proto::HTP_OP_CONCAT: return &CONCAT;
+        case proto::HTP_OP_REPEAT: return &REPEAT;
         default: return find_test_op(opcode);
     }
 }

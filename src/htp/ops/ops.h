@@ -48,6 +48,8 @@ uint32_t op_matmul_hmx(htp_op_context * octx);  // MUL_MAT on HMX (tiled weights
 bool     guard_matmul_hmx(const htp_op_context * octx);
 uint32_t op_pad(htp_op_context * octx);  // PAD: zeros after each dimension
 bool     guard_pad(const htp_op_context * octx);
+uint32_t op_layout(htp_op_context * octx);  // CONCAT, REPEAT (DMA pieces of rows)
+bool     guard_layout(const htp_op_context * octx);
 uint32_t op_sort(htp_op_context * octx);  // ARGSORT, TOP_K (bitonic, in VTCM)
 bool     guard_sort(const htp_op_context * octx);
 uint32_t op_matmul_id_hmx(htp_op_context * octx);  // MUL_MAT_ID on HMX, expert by expert

@@ -1,0 +1,151 @@
+// CONCAT and REPEAT (proto/htp-layout.h): each thread streams its dst rows, one per block; the row's
+// pieces come from a and b by DMA into slot 0 (CONCAT along dim 0: two transfers side by side;
+// REPEAT: one transfer reading the source row once per repeat, or a gather per repeat), HVX copies
+// the slot to slot 1, which goes back to the dst row.
+#include "eltwise-rows.h"
+#include "htp-tensor.h"
+#include "ops.h"
+#include "row-walk.h"
+#include "stream-pipeline.h"
+#include "proto/htp-layout.h"
+#include "proto/htp-opcodes.h"
+#include "vnpu/hvx/hvx.h"
+
+namespace hexnpu::htp {
+
+namespace {
+
+using proto::htp_layout_kparams;
+using proto::htp_tensor;
+
+constexpr uint32_t LAYOUT_STREAMS = 2;  // the row's pieces, the row to write back
+
+struct layout_job {
+    const htp_op_context * octx;
+    htp_layout_kparams     kp;
+    bool                   concat;
+    const htp_tensor *     a;
+    const htp_tensor *     b;  // CONCAT's second source
+    const htp_tensor *     dst;
+    eltwise_rows           rows_plan;
+};
+
+// Pushes the kp.n_inputs transfers of dst row c into slot.
+void push_pieces(const layout_job & job, dma_queue * q, uint8_t * slot, const row_cursor & c) {
+    const htp_layout_kparams & kp = job.kp;
+    const dma_addr_t           to = dma_addr_of(slot);
+    if (job.concat) {
+        const htp_tensor * a = job.a;
+        if (kp.dim == 0) {
+            const uint32_t a_bytes = a->ne[0] * kp.elem;
+            dma_queue_push_ddr_to_vtcm(q, to, dma_addr_at(htp_tensor_dma_addr(job.octx->plat, a), row_offset(a, c.i1, c.i2, c.i3)),
+                                       a_bytes, a_bytes, a_bytes, 1, trace_info(c.row));
+            const uint32_t b_bytes = job.b->ne[0] * kp.elem;
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_at(to, a_bytes),
+                                       dma_addr_at(htp_tensor_dma_addr(job.octx->plat, job.b), row_offset(job.b, c.i1, c.i2, c.i3)),
+                                       b_bytes, b_bytes, b_bytes, 1, trace_info(c.row));
+            return;
+        }
+        uint32_t i[4] = {0, c.i1, c.i2, c.i3};
+        const htp_tensor * src = a;
+        if (i[kp.dim] >= a->ne[kp.dim]) {
+            i[kp.dim] -= a->ne[kp.dim];
+            src = job.b;
+        }
+        const uint32_t bytes = src->ne[0] * kp.elem;
+        dma_queue_push_ddr_to_vtcm(q, to, dma_addr_at(htp_tensor_dma_addr(job.octx->plat, src), row_offset(src, i[1], i[2], i[3])),
+                                   bytes, bytes, bytes, 1, trace_info(c.row));
+        return;
+    }
+    const htp_tensor * a      = job.a;
+    const dma_addr_t   from   = dma_addr_at(htp_tensor_dma_addr(job.octx->plat, a),
+                                            row_offset(a, proto::fastmodulo(c.i1, kp.div_src1),
+                                                       proto::fastmodulo(c.i2, kp.div_src2), proto::fastmodulo(c.i3, kp.div_src3)));
+    const uint32_t     bytes  = a->ne[0] * kp.elem;
+    if (!kp.gather) {  // the row once per repeat: a source stride of 0
+        dma_queue_push_ddr_to_vtcm(q, to, from, bytes, 0, bytes, kp.repeats, trace_info(c.row));
+        return;
+    }
+    for (uint32_t r = 0; r < kp.n_inputs; ++r) {
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_at(to, r * bytes), from, kp.elem, a->nb[0], kp.elem, a->ne[0],
+                                   trace_info(c.row));
+    }
+}
+
+void layout_thread(uint32_t, uint32_t i, void * data) {
+    const layout_job &         job  = *static_cast<const layout_job *>(data);
+    const htp_layout_kparams & kp   = job.kp;
+    const eltwise_rows &       plan = job.rows_plan;
+    uint32_t                   ir0, ir1;
+    if (!plan.thread_range(i, &ir0, &ir1)) {
+        return;
+    }
+    dma_queue *      q        = &job.octx->dma[i];
+    const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
+    const uint32_t   stride   = kp.pipe.vtcm_row_stride;
+
+    row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
+    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, row_cursor>(
+        q, &job.octx->trace[i], kp.pipe.n_slots, kp.n_inputs,
+        [&](row_cursor & b) {
+            if (next.row >= ir1) {
+                return false;
+            }
+            b = next;
+            row_cursor_advance(next, 1, kp.div_ne1.d, kp.div_ne2.d);
+            return true;
+        },
+        [&](uint32_t k, const row_cursor & b) { dma_queue_push_token(q, plan.slot(i, 1, k), trace_info(b.row)); },
+        [&](uint32_t k, const row_cursor & b) { push_pieces(job, q, plan.slot(i, 0, k), b); },
+        [&](uint32_t k, const row_cursor &) {
+            const HVX_Vector * s = reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k));
+            HVX_Vector *       d = reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k));
+            for (uint32_t v = 0; v < stride / 128; ++v) {
+                d[v] = s[v];
+            }
+        },
+        [&](uint32_t k, const row_cursor & b) {
+            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, row_offset(job.dst, b.i1, b.i2, b.i3)),
+                                       dma_addr_of(plan.slot(i, 1, k)), kp.pipe.row_size, stride, kp.pipe.row_size, 1,
+                                       trace_info(b.row));
+        });
+}
+
+} // namespace
+
+bool guard_layout(const htp_op_context * octx) {
+    htp_layout_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * a      = octx->src[0];
+    const htp_tensor * b      = octx->src[1];
+    const htp_tensor * dst    = octx->dst[0];
+    const bool         concat = octx->op->opcode == proto::HTP_OP_CONCAT;
+    bool               ok;
+    if (concat) {
+        ok = b != nullptr && proto::htp_concat_layout_valid(*a, *b, *dst, kp.dim) && kp.n_inputs == (kp.dim == 0 ? 2u : 1u) &&
+             kp.gather == 0;
+    } else {
+        // The repeat factors are the host's (fastmodulo); the divisors and the gather must be a's.
+        const uint32_t elem = proto::htp_layout_elem_size(dst->type);
+        ok = a->type == dst->type && elem != 0 && proto::htp_elems_inside(*a, elem) && proto::htp_rows_apart(*dst, elem) &&
+             kp.div_src1.d == a->ne[1] && kp.div_src2.d == a->ne[2] && kp.div_src3.d == a->ne[3] &&
+             kp.gather == (a->nb[0] != elem) && uint64_t(kp.repeats) * a->ne[0] == dst->ne[0] &&
+             kp.n_inputs == (kp.gather ? kp.repeats : 1u) && kp.n_inputs <= proto::HTP_LAYOUT_MAX_INPUTS;
+    }
+    return ok && kp.elem == proto::htp_layout_elem_size(dst->type) &&
+           eltwise_pipeline_fits(octx, kp.pipe, LAYOUT_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) && kp.pipe.block_rows == 1 &&
+           eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == dst->ne[0] * kp.elem;
+}
+
+uint32_t op_layout(htp_op_context * octx) {
+    layout_job job{};
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    job.octx   = octx;
+    job.concat = octx->op->opcode == proto::HTP_OP_CONCAT;
+    job.a      = octx->src[0];
+    job.b      = octx->src[1];
+    job.dst    = octx->dst[0];
+    return run_eltwise_job(octx, job, LAYOUT_STREAMS, layout_thread);
+}
+
+} // namespace hexnpu::htp
