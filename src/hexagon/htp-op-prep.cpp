@@ -432,7 +432,8 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
             return "the NPU kernel takes F32 Q, F16 K/V of one head size (a multiple of 64 up to 512), an F16/F32 "
                    "mask, dims 3 of 1";
         case GGML_OP_ROPE:
-            return "the NPU kernel takes F32 rows in order, n_dims a multiple of 64, NORMAL/NEOX without YaRN";
+            return "the NPU kernel takes F32/F16/BF16 rows in order, an even n_dims, NORMAL or NEOX (no MROPE), I32 "
+                   "positions";
         case GGML_OP_ARGSORT:
         case GGML_OP_TOP_K:
             return "the NPU sort takes F32 rows of at most 2^22 keys (I32 indices out) whose keys and indices fit "

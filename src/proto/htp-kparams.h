@@ -83,8 +83,9 @@ struct htp_unary_kparams {
 // (p = positions[i2], ff the optional frequency factors, src2), theta_interp = freq_scale
 // theta_extrap, theta = theta_interp (1 - mix) + theta_extrap mix with YaRN's mix = ext_factor (1 -
 // clamp((j - corr_low) inv_range, 0, 1)) (mix 0 without YaRN); cos and sin times mscale (attn_factor,
-// times 1 + 0.1 ln(1/freq_scale) with YaRN); elements from n_dims on copied. Rows in order, n_dims a
-// multiple of 64 (whole vectors of pairs). Streams: src0, the position (and the factors), dst.
+// times 1 + 0.1 ln(1/freq_scale) with YaRN); elements from n_dims on copied. Rows in order, n_dims
+// even (a multiple of 64: whole vectors of pairs, the fast path). Streams: src0, the position (and
+// the factors), dst; the position slot holds the block's cos and sin table (htp_rope_table_bytes).
 struct htp_rope_kparams {
     htp_eltwise_pipeline pipe;
     fastdiv_values       div_ne1;  // flat row -> (i1, i2, i3)
@@ -101,6 +102,9 @@ struct htp_rope_kparams {
     uint32_t             freq_factors;     // 1: src2 holds n_dims / 2 F32 factors
 };
 static_assert(sizeof(htp_rope_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
+// The cos and sin table of one block: a vector of each per 32 pairs.
+constexpr uint32_t htp_rope_table_bytes(uint32_t n_dims) { return (n_dims + 63) / 64 * 256; }
 
 // SET_ROWS (the KV cache's writes): source row (i1, i2, i3), F32, goes to destination row
 // ids[i1, i2 % ids.ne1, i3 % ids.ne2] of slice (i2, i3), as F16 (rounded to nearest even), BF16,
@@ -475,16 +479,18 @@ inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos
     const bool rows_ok = src0.type == 0 ? htp_unary_shapes_supported(HTP_OP_ROPE, src0, dst)
                                         : src0.type == dst.type && htp_cpy_shapes_supported(src0, dst) &&
                                               htp_rows_apart(src0, htp_cpy_elem_size(src0.type));
-    if ((mode != 0 && mode != 2) || n_dims == 0 || n_dims % 64 != 0 || n_dims > dst.ne[0] || !rows_ok ||
+    if ((mode != 0 && mode != 2) || n_dims == 0 || n_dims % 2 != 0 || n_dims > dst.ne[0] || !rows_ok ||
         pos.type != 26 || pos.nb[0] != 4 || pos.ne[0] != dst.ne[2] || uint64_t(pos.ne[0]) * 4 > pos.size ||
         (ff != nullptr && (ff->type != 0 || ff->nb[0] != 4 || ff->ne[0] < n_dims / 2 || ff->size < n_dims * 2))) {
         return false;
     }
     htp_rope_kparams kp{};
     const uint64_t   total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 3, n_threads, vtcm_size, &kp.pipe)) {
+    const uint32_t   table      = htp_rope_table_bytes(n_dims);  // a block's slots hold at least the table
+    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4 > table ? dst.ne[0] * 4 : table, 3, n_threads, vtcm_size, &kp.pipe)) {
         return false;
     }
+    kp.pipe.row_size = dst.ne[0] * 4;
     const float freq_base = __builtin_bit_cast(float, params[5]);
     if (!(freq_base > 0.0f)) {
         return false;

@@ -33,6 +33,9 @@ void add_rope_cases(std::vector<op_case> & cases) {
         {GGML_TYPE_F32, {128, 2, 3, 1}, 128, true, true, 500000.0f, 0.8f, 0},
         {GGML_TYPE_F32, {128, 3, 4, 1}, 64, false, false, 10000.0f, 1.0f, 0},  // half the dims rotate
         {GGML_TYPE_F32, {80, 3, 7, 2}, 80, false, false, 10000.0f, 1.0f, 0},   // 4-D, head size 80
+        {GGML_TYPE_F32, {80, 4, 5, 1}, 32, false, false, 10000.0f, 1.0f, 0},   // partial rotary (phi-2's 32 of 80)
+        {GGML_TYPE_F32, {128, 2, 3, 1}, 96, true, true, 500000.0f, 0.8f, 0},   // 48 pairs, YaRN and factors
+        {GGML_TYPE_F16, {80, 3, 4, 1}, 80, false, false, 10000.0f, 1.0f, 0},
         {GGML_TYPE_F32, {64, 4, 5, 1}, 64, false, false, 10000.0f, 1.0f, 24},  // strided rows
         {GGML_TYPE_F16, {64, 4, 5, 1}, 64, false, false, 10000.0f, 1.0f, 0},
         {GGML_TYPE_F32, {256, 4, 9, 1}, 256, false, false, 1000000.0f, 1.0f, 0, 8192},  // Gemma 3's heads, far positions

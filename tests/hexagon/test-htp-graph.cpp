@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <regex>
 
 namespace {
 
@@ -27,8 +28,12 @@ vnpu::rpc::session_options test_session() {
     return o;
 }
 
+// REPEAT is kept on the CPU by the op filter (GGML_HEXAGON_OPFILTER): the CPU node the mixed
+// graphs below need between NPU ops.
 htp_options test_options() {
     htp_options o;
+    o.op_filter    = "REPEAT";
+    o.op_filter_re = std::make_shared<const std::regex>(o.op_filter, std::regex::icase);
     o.devices = {{"HTP0", 0, 0}};
     o.op_batch = 3;  // several batches per split
     o.op_queue = 2;
@@ -36,7 +41,7 @@ htp_options test_options() {
     return o;
 }
 
-// x + y -> sqr -> repeat to its own shape (CPU: no NPU kernel) -> * w (broadcast rows) -> silu -> scale.
+// x + y -> sqr -> repeat to its own shape (CPU: filtered) -> * w (broadcast rows) -> silu -> scale.
 struct mixed_graph {
     ggml_context  ctx;
     ggml_tensor * x = ggml_new_tensor_3d(&ctx, GGML_TYPE_F32, 96, 5, 3);
@@ -179,7 +184,7 @@ TEST(HtpGraph, WeightsInARepackBufferPinTheirOpsToTheNpu) {
 
     ggml_context  ctx;
     ggml_tensor * x   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 40, 6);
-    ggml_tensor * lg  = ggml_repeat(&ctx, x, x);  // on the CPU (no NPU kernel)
+    ggml_tensor * lg  = ggml_repeat(&ctx, x, x);  // on the CPU (filtered)
     ggml_tensor * out = ggml_mul(&ctx, lg, w);  // with the weight, on the NPU
     lg->flags |= GGML_TENSOR_FLAG_OUTPUT;
     out->flags |= GGML_TENSOR_FLAG_OUTPUT;
@@ -329,7 +334,9 @@ TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     EXPECT_TRUE(dev.supports_op(ggml_add(&ctx, h, h))) << "F16 rows";
     ggml_tensor * q = ggml_new_tensor_2d(&ctx, GGML_TYPE_Q8_0, 64, 8);
     EXPECT_FALSE(dev.supports_op(ggml_add(&ctx, q, q))) << "F32, F16, BF16 only";
-    EXPECT_FALSE(dev.supports_op(ggml_concat(&ctx, a, a, 1))) << "no kernel";
+    EXPECT_FALSE(dev.supports_op(ggml_cpy(&ctx, a, ggml_new_tensor_2d(&ctx, GGML_TYPE_Q4_0, 64, 8)))) << "no Q4_0 quantizer";
+    EXPECT_FALSE(dev.supports_op(ggml_repeat(&ctx, a, a))) << "filtered";
+    EXPECT_TRUE(dev.supports_op(ggml_concat(&ctx, a, a, 1)));
     EXPECT_TRUE(dev.supports_op(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU)));
     EXPECT_FALSE(dev.supports_op(ggml_sqrt(&ctx, ggml_transpose(&ctx, a)))) << "permuted rows";
     // A row of 16 Ki floats, double buffered over three streams, needs more than 64 KiB of VTCM.

@@ -81,9 +81,55 @@ __attribute__((noinline)) void rope_theta(HVX_Vector * table, uint32_t half, con
     }
 }
 
+// 32 floats of a row (per_row vectors) from element e on, by aligned loads (nothing past the row
+// is read: lanes there are zero).
+inline HVX_Vector row_elems_at(const HVX_Vector * row, uint32_t per_row, uint32_t e) {
+    const uint32_t   q  = e / 32;
+    const HVX_Vector hi = q + 1 < per_row ? row[q + 1] : Q6_V_vzero();
+    return Q6_V_valign_VVR(hi, row[q], int32_t((e % 32) * 4));
+}
+
+// n_dims not a multiple of 64: the row copied, then its pairs rotated 32 at a time, read at any
+// element offset and written back with byte-predicated stores of just the rotated elements.
+__attribute__((noinline)) void rope_rows_any(HVX_Vector * d, const HVX_Vector * s, const HVX_Vector * table,
+                                             uint32_t nrows, uint32_t per_row, const htp_rope_kparams & kp) {
+    const uint32_t pairs = kp.n_dims / 2;
+    const uint32_t half  = (kp.n_dims + 63) / 64;
+    for (uint32_t r = 0; r < nrows; ++r, d += per_row, s += per_row) {
+        for (uint32_t v = 0; v < per_row; ++v) {
+            d[v] = s[v];
+        }
+        float * out = reinterpret_cast<float *>(d);
+        for (uint32_t v = 0; v < half; ++v) {
+            const uint32_t   m = pairs - 32 * v < 32 ? pairs - 32 * v : 32;  // pairs in this chunk
+            const HVX_Vector c = table[v], sn = table[half + v];
+            HVX_Vector       x0, x1;
+            if (kp.neox) {
+                x0 = row_elems_at(s, per_row, 32 * v);
+                x1 = row_elems_at(s, per_row, pairs + 32 * v);
+            } else {
+                const HVX_VectorPair e = Q6_W_vdeal_VVR(row_elems_at(s, per_row, 64 * v + 32), s[2 * v], -4);
+                x0 = Q6_V_lo_W(e), x1 = Q6_V_hi_W(e);
+            }
+            const HVX_Vector y0 = hvx_sf_sub(hvx_sf_mul(x0, c), hvx_sf_mul(x1, sn));
+            const HVX_Vector y1 = hvx_sf_add(hvx_sf_mul(x0, sn), hvx_sf_mul(x1, c));
+            if (kp.neox) {
+                hvx::store_first_bytes(out + 32 * v, y0, 4 * m);
+                hvx::store_first_bytes(out + pairs + 32 * v, y1, 4 * m);
+            } else {
+                const HVX_VectorPair o = Q6_W_vshuff_VVR(y1, y0, -4);  // interleaved again
+                hvx::store_first_bytes(out + 64 * v, Q6_V_lo_W(o), m < 16 ? 8 * m : 128);
+                if (m > 16) {
+                    hvx::store_first_bytes(out + 64 * v + 32, Q6_V_hi_W(o), 8 * m - 128);
+                }
+            }
+        }
+    }
+}
+
 __attribute__((noinline)) void rope_rows(HVX_Vector * d, const HVX_Vector * s, HVX_Vector * table, uint32_t nrows,
                                          uint32_t per_row, const htp_rope_kparams & kp) {
-    const uint32_t half = kp.n_dims / 64;  // vectors of pairs
+    const uint32_t half = (kp.n_dims + 63) / 64;  // vectors of pairs
     // The position in every lane: lane 0 kept, the others zeroed, then summed.
     const HVX_Vector p  = hvx_w_small_to_sf(hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vsetq_R(4), table[0], Q6_V_vzero())));
     rope_extrap(table, p, half, kp);
@@ -101,6 +147,10 @@ __attribute__((noinline)) void rope_rows(HVX_Vector * d, const HVX_Vector * s, H
         const HVX_Vector m = Q6_V_vsplat_R(int32_t(kp.attn_factor));
         table[v]           = hvx_sf_mul(c, m);
         table[half + v]    = hvx_sf_mul(sn, m);
+    }
+    if (kp.n_dims % 64 != 0) {
+        rope_rows_any(d, s, table, nrows, per_row, kp);
+        return;
     }
     for (uint32_t r = 0; r < nrows; ++r, d += per_row, s += per_row) {
         for (uint32_t v = 0; v < half; ++v) {
@@ -144,13 +194,14 @@ void rope_thread(uint32_t, uint32_t i, void * data) {
     const dma_addr_t     ff_base  = job.ff ? htp_tensor_dma_addr(job.octx->plat, job.ff) : dma_addr_t(0);
     const uint32_t row_bytes = job.dst->ne[0] * proto::htp_cpy_elem_size(job.kp.row_type);
     const uint32_t ff_bytes  = job.kp.n_dims * 2;  // n_dims / 2 factors, where the angles go
+    const uint32_t ff_offset = (job.kp.n_dims + 63) / 64 * 128;
     stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst, row_bytes, row_bytes,
                 job.ff ? 2 : 1,
                 [&](dma_queue * q, uint32_t k, const row_block & b) {
                     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k)), dma_addr_at(pos_base, b.i2 * 4), 4,
                                                4, 4, 1, trace_info(b.row));
                     if (job.ff) {
-                        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k) + ff_bytes), ff_base, ff_bytes,
+                        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k) + ff_offset), ff_base, ff_bytes,
                                                    ff_bytes, ff_bytes, 1, trace_info(b.row));
                     }
                 },
@@ -176,7 +227,8 @@ bool guard_rope(const htp_op_context * octx) {
     return eltwise_pipeline_fits(octx, kp.pipe, ROPE_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) && same_dims(src, dst) &&
            eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && elem != 0 && src->type == kp.row_type &&
            dst->type == kp.row_type && proto::htp_rows_inside(*src, elem) && proto::htp_rows_apart(*dst, elem) &&
-           kp.pipe.row_size == dst->ne[0] * 4 && kp.n_dims % 64 == 0 && kp.n_dims <= kp.pipe.row_size / 4 &&
+           kp.pipe.row_size == dst->ne[0] * 4 && kp.n_dims % 2 == 0 && kp.n_dims != 0 && kp.n_dims <= dst->ne[0] &&
+           proto::htp_rope_table_bytes(kp.n_dims) <= proto::htp_eltwise_slot_bytes(kp.pipe) &&
            pos->type == HTP_TYPE_I32 && pos->ne[0] == dst->ne[2] && pos->ne[0] <= pos->size / 4 &&
            kp.freq_factors == (octx->src[2] != nullptr) &&
            (octx->src[2] == nullptr || (octx->src[2]->type == HTP_TYPE_F32 && octx->src[2]->size >= kp.n_dims * 2));
