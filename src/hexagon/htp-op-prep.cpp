@@ -25,6 +25,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_SUB: return proto::HTP_OP_SUB;
         case GGML_OP_MUL: return proto::HTP_OP_MUL;
         case GGML_OP_DIV: return proto::HTP_OP_DIV;
+        case GGML_OP_ADD_ID: return proto::HTP_OP_ADD_ID;
         case GGML_OP_SCALE: return proto::HTP_OP_SCALE;
         case GGML_OP_SQR: return proto::HTP_OP_SQR;
         case GGML_OP_SQRT: return proto::HTP_OP_SQRT;
@@ -362,6 +363,19 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         if ((node->src[1] && !mask) || (node->src[2] && !sinks) ||
             !proto::prepare_softmax_kparams(*src0, mask ? &*mask : nullptr, sinks ? &*sinks : nullptr, *dst,
                                             op.desc.params, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
+        op.src[1] = node->src[1];
+        op.src[2] = node->src[2];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
+    if (opcode == proto::HTP_OP_ADD_ID) {
+        const auto                src1 = static_descriptor(node->src[1]);
+        const auto                ids  = static_descriptor(node->src[2]);
+        proto::htp_binary_kparams kp{};
+        if (!src1 || !ids ||
+            !proto::prepare_add_id_kparams(*src0, *src1, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
             return std::nullopt;
         }
         op.src[1] = node->src[1];

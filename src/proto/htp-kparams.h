@@ -160,7 +160,7 @@ static_assert(sizeof(htp_unary_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32
 constexpr bool htp_is_binary_op(uint32_t opcode) {
     return opcode == HTP_OP_ADD || opcode == HTP_OP_SUB || opcode == HTP_OP_MUL || opcode == HTP_OP_DIV ||
            opcode == HTP_OP_GEGLU || opcode == HTP_OP_SWIGLU || opcode == HTP_OP_SOFT_MAX || opcode == HTP_OP_RMS_NORM_MUL ||
-           opcode == HTP_OP_SWIGLU_OAI;
+           opcode == HTP_OP_SWIGLU_OAI || opcode == HTP_OP_ADD_ID;
 }
 
 constexpr bool htp_is_unary_op(uint32_t opcode) {
@@ -226,15 +226,21 @@ constexpr bool htp_same_shape(const htp_tensor & a, const htp_tensor & b) {
 // 0 for others.
 constexpr uint32_t htp_cpy_elem_size(uint32_t type) { return type == 0 ? 4 : type == 1 || type == 30 ? 2 : 0; }
 
-// ADD/SUB/MUL/DIV's row types in kparams.flags: src0 | src1 << 8 | dst << 16 (GGML ids; dst is src0's).
+// ADD/SUB/MUL/DIV's row types in kparams.flags: src0 | src1 << 8 | dst << 16 (GGML ids; dst is src0's),
+// and HTP_BINARY_SRC1_SCALAR where src1's rows are one element (broadcast along dim 0): each is
+// landed ne0 times side by side by one 2-D transfer of source stride 0, one dst row per block.
+inline constexpr uint32_t HTP_BINARY_SRC1_SCALAR = 1u << 24;
 constexpr uint32_t htp_binary_types(uint32_t src0, uint32_t src1, uint32_t dst) { return src0 | src1 << 8 | dst << 16; }
+constexpr bool     htp_binary_src1_scalar(const htp_tensor & src1, const htp_tensor & dst) {
+    return src1.ne[0] == 1 && dst.ne[0] != 1;
+}
 
-// F32, F16 or BF16 rows on each side, dst of src0's type, all in order and inside their bytes
-// (compares only: the NPU's guard checks it too).
+// F32, F16 or BF16 rows on each side, dst of src0's type, all in order and inside their bytes; the
+// sources' rows anywhere (permuted views), dst's apart (compares only: the NPU's guard checks it too).
 constexpr bool htp_binary_shapes_layout(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
     const uint32_t e0 = htp_cpy_elem_size(src0.type), e1 = htp_cpy_elem_size(src1.type);
     return e0 != 0 && e1 != 0 && dst.type == src0.type && dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) &&
-           src1.ne[0] == dst.ne[0] && htp_rows_apart(src0, e0) && htp_rows_apart(src1, e1) &&
+           (src1.ne[0] == dst.ne[0] || src1.ne[0] == 1) && htp_rows_inside(src0, e0) && htp_rows_inside(src1, e1) &&
            htp_rows_apart(dst, e0);
 }
 
@@ -367,7 +373,8 @@ inline bool htp_binary_plan(const htp_tensor & dst, uint32_t src1_rows, const ht
 inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & src1,
                                    const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
                                    htp_binary_kparams * out) {
-    if (!htp_is_binary_op(opcode) || opcode == HTP_OP_SOFT_MAX || !htp_binary_shapes_supported(src0, src1, dst)) {
+    if (!htp_is_binary_op(opcode) || opcode == HTP_OP_SOFT_MAX || opcode == HTP_OP_ADD_ID ||
+        !htp_binary_shapes_supported(src0, src1, dst)) {
         return false;
     }
     if (!htp_binary_plan(dst, src1.ne[1], src1, n_threads, vtcm_size, out)) {
@@ -375,6 +382,11 @@ inline bool prepare_binary_kparams(uint32_t opcode, const htp_tensor & src0, con
     }
     out->src1_row_size = dst.ne[0] * htp_cpy_elem_size(src1.type);
     out->flags         = htp_binary_types(src0.type, src1.type, dst.type);
+    if (htp_binary_src1_scalar(src1, dst)) {
+        out->flags |= HTP_BINARY_SRC1_SCALAR;
+        out->pipe.block_rows = 1;
+        out->pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(out->pipe, 3));
+    }
     return true;
 }
 
@@ -389,6 +401,30 @@ inline bool prepare_rms_norm_mul_kparams(const htp_tensor & src0, const htp_tens
     }
     out->scale    = eps_bits;
     out->alibi_c0 = __builtin_bit_cast(uint32_t, 1.0f / float(dst.ne[0]));  // the mean without an NPU division
+    return true;
+}
+
+// ADD_ID (GPT-OSS's expert biases) on the binary pipeline: dst row (i1, i2) = src0's + src1 row
+// ids[i1, i2], all F32, one row per block (ids: I32 [src0.ne1, src0.ne2] in order, a small DDR table
+// the NPU reads with scalar loads; one outside [0, src1.ne1) fails the op with INVAL_PARAMS).
+constexpr bool htp_add_id_layout_valid(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & ids,
+                                       const htp_tensor & dst) {
+    return src0.type == 0 && src1.type == 0 && dst.type == 0 && ids.type == 26 && src0.ne[3] == 1 &&
+           src1.ne[2] == 1 && src1.ne[3] == 1 && ids.ne[0] == src0.ne[1] && ids.ne[1] == src0.ne[2] &&
+           ids.ne[2] == 1 && ids.ne[3] == 1 && htp_rows_inside(ids, 4) && htp_binary_shapes_layout(src0, src1, dst);
+}
+
+inline bool prepare_add_id_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & ids,
+                                   const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size, htp_binary_kparams * out) {
+    htp_tensor one_row{};  // src1's rows come by id: the repeat walk stays at row 0
+    one_row.ne[1] = one_row.ne[2] = one_row.ne[3] = 1;
+    if (!htp_add_id_layout_valid(src0, src1, ids, dst) || !htp_binary_plan(dst, 1, one_row, n_threads, vtcm_size, out)) {
+        return false;
+    }
+    out->pipe.block_rows = 1;
+    out->pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(out->pipe, 3));
+    out->src1_row_size   = dst.ne[0] * 4;
+    out->flags           = htp_binary_types(0, 0, 0);
     return true;
 }
 

@@ -72,6 +72,18 @@ def binary_cases():
                     (x, tensor_bytes(g, ta, rand(rng, 33, 7, 2))), (y, tensor_bytes(g, tb, rand(rng, 33, 1, 2, lo=lo)))]
             yield Case(name.upper(), f"type_a={ta},type_b={tb},ne_a=[33,7,2],ne_b=[33,1,2]", EXACT, build,
                        out_dtype=np.float16 if ta == "f16" else "bf16")
+    # A one-element src1 row (broadcast along dim 0), and ADD_ID: each token's expert bias row.
+    def scalar(g, w, a, rng):
+        x, y = a.tensor("f32", 40, 5, 3), a.tensor("f32", 1, 5, 3)
+        return g.op("add", C.c_void_p, C.c_void_p)(a.ctx, x, y), [
+            (x, tensor_bytes(g, "f32", rand(rng, 40, 5, 3))), (y, tensor_bytes(g, "f32", rand(rng, 1, 5, 3)))]
+    yield Case("ADD", "ne_a=[40,5,3],ne_b=[1,5,3]", EXACT, scalar)
+    def add_id(g, w, a, rng):
+        x, bias, ids = a.tensor("f32", 129, 4, 7), a.tensor("f32", 129, 8), a.tensor("i32", 4, 7)
+        return g.op("add_id", C.c_void_p, C.c_void_p, C.c_void_p)(a.ctx, x, bias, ids), [
+            (x, tensor_bytes(g, "f32", rand(rng, 129, 4, 7))), (bias, tensor_bytes(g, "f32", rand(rng, 129, 8))),
+            (ids, tensor_bytes(g, "i32", rng.integers(0, 8, size=(7, 4))))]
+    yield Case("ADD_ID", "ne0=129,n_used=4,n_tokens=7,n_experts=8", EXACT, add_id)
 
 
 def unary_cases():

@@ -195,3 +195,68 @@ TEST(HtpSetRows, HostRefusesWhatTheKernelCannotWrite) {
 }
 
 } // namespace
+
+// ADD_ID (the binary pipeline with src1's row chosen by id): each dst row is src0's plus the
+// bias row its id names, exactly; an id outside the biases fails the op with INVAL_PARAMS without
+// a DMA fault.
+namespace {
+
+proto::htp_tensor f32_tensor(uint32_t ne0, uint32_t ne1, uint32_t ne2, const shared_buffer & buf) {
+    proto::htp_tensor t{};
+    t.type = 0, t.flags = proto::HTP_TENSOR_COMPUTE, t.size = buf.size();
+    t.ne[0] = ne0, t.ne[1] = ne1, t.ne[2] = ne2, t.ne[3] = 1;
+    t.nb[0] = 4, t.nb[1] = ne0 * 4, t.nb[2] = t.nb[1] * ne1, t.nb[3] = t.nb[2] * ne2;
+    return t;
+}
+
+} // namespace
+
+TEST(HtpAddId, AddsEachRowsExpertBiasAndRefusesAnIdOutsideThem) {
+    in_process_session s(quiet_config(79), 2);
+    const uint32_t     ne0 = 40, n_used = 3, n_tokens = 5, n_experts = 4;
+    for (const int32_t bad : {-1, 0, 4}) {  // 0: every id valid
+        shared_buffer abuf(size_t(ne0) * n_used * n_tokens * 4), bbuf(size_t(ne0) * n_experts * 4);
+        shared_buffer ibuf(size_t(n_used) * n_tokens * 4), dbuf(abuf.size());
+        proto::htp_tensor a = f32_tensor(ne0, n_used, n_tokens, abuf), b = f32_tensor(ne0, n_experts, 1, bbuf);
+        proto::htp_tensor d = f32_tensor(ne0, n_used, n_tokens, dbuf), ids = f32_tensor(n_used, n_tokens, 1, ibuf);
+        ids.type            = 26;
+        std::mt19937 rng(3);
+        std::vector<float> av(abuf.size() / 4), bv(bbuf.size() / 4);
+        std::vector<int32_t> iv(n_used * n_tokens);
+        for (float & v : av) v = std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng);
+        for (float & v : bv) v = std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng);
+        for (int32_t & v : iv) v = int32_t(rng() % n_experts);
+        if (bad != 0) iv[7] = bad;
+        std::memcpy(abuf.data(), av.data(), abuf.size());
+        std::memcpy(bbuf.data(), bv.data(), bbuf.size());
+        std::memcpy(ibuf.data(), iv.data(), ibuf.size());
+        proto::htp_binary_kparams kp{};
+        ASSERT_TRUE(proto::prepare_add_id_kparams(a, b, ids, d, 2, 8u << 20, &kp));
+        batch_builder b_;
+        const std::pair<proto::htp_tensor *, const shared_buffer *> operands[] = {{&a, &abuf}, {&b, &bbuf}, {&ids, &ibuf}, {&d, &dbuf}};
+        for (const auto & [t, buf] : operands) {
+            t->bi = b_.add_buffer(*buf, false);
+            b_.add_tensor(*t);
+        }
+        proto::htp_op_desc op = batch_builder::op(proto::HTP_OP_ADD_ID, {0, 1, 2}, {3});
+        std::memcpy(op.kparams, &kp, sizeof kp);
+        b_.add_op(op);
+        vnpu::packed_batch batch  = b_.pack(1, 0, 0);
+        const uint32_t     status = s.process(batch).status;
+        for (const auto & [t, buf] : operands) {
+            htp_iface_munmap(s.handle(), buf->fd());
+        }
+        EXPECT_EQ(s.platform().last_violation(), "") << bad;
+        if (bad != 0) {
+            EXPECT_EQ(status, proto::HTP_STATUS_INVAL_PARAMS) << bad;
+            continue;
+        }
+        ASSERT_EQ(status, proto::HTP_STATUS_OK);
+        const float * got = reinterpret_cast<const float *>(dbuf.data());
+        for (uint32_t r = 0; r < n_used * n_tokens; ++r) {
+            for (uint32_t e = 0; e < ne0; ++e) {
+                ASSERT_EQ(got[r * ne0 + e], av[r * ne0 + e] + bv[size_t(iv[r]) * ne0 + e]) << "row " << r << ", element " << e;
+            }
+        }
+    }
+}

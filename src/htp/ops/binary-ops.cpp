@@ -4,7 +4,8 @@
 // SWIGLU_OAI (x capped at limit, the gate clamped to +-limit and offset by 1); the host's fused
 // RMS_NORM_MUL: dst = rms_norm(src0) * src1 (F32, the norm's weight repeated like MUL's); SOFT_MAX:
 // dst = softmax(src0 * scale + slope * mask) per row, the mask (src1) F32, F16 or absent, ALiBi
-// slopes per head, attention sinks (src2) in the maximum and the denominator.
+// slopes per head, attention sinks (src2) in the maximum and the denominator; ADD_ID: src1's row by
+// the id of each dst row (src2).
 // Each thread streams its rows DDR -> DMA -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots
 // slots per stream: a block's src0 and src1 rows come in while earlier blocks compute and go out.
 #include "dma-queue.h"
@@ -195,7 +196,8 @@ binary_rows_fn rows_fn_of(uint32_t opcode) {
         case proto::HTP_OP_GEGLU: return binary_rows<geglu>;
         case proto::HTP_OP_SWIGLU: return binary_rows<swiglu>;
         case proto::HTP_OP_SWIGLU_OAI: return swiglu_oai_rows;
-        case proto::HTP_OP_ADD: return binary_rows<hvx_sf_add>;
+        case proto::HTP_OP_ADD:
+        case proto::HTP_OP_ADD_ID: return binary_rows<hvx_sf_add>;
         case proto::HTP_OP_SUB: return binary_rows<hvx_sf_sub>;
         case proto::HTP_OP_MUL: return binary_rows<hvx_sf_mul>;
         default: return binary_rows<hvx_sf_div>;
@@ -225,9 +227,11 @@ struct binary_job {
     const htp_tensor *     src0;
     const htp_tensor *     src1;  // null for a SOFT_MAX without a mask
     const htp_tensor *     sinks;
+    const htp_tensor *     ids;  // ADD_ID's
     const htp_tensor *     dst;
     eltwise_rows           rows_plan;
     bool                   softmax;
+    mutable volatile uint32_t bad_id;  // set by any thread that met an ADD_ID id outside [0, src1.ne1)
 };
 
 repeat_cursor repeat_at(const row_cursor & c, const htp_binary_kparams & kp) {
@@ -284,6 +288,12 @@ void push_sources(dma_queue * q, uint8_t * s0, uint8_t * s1, dma_addr_t src0_bas
         dma_queue_push_token(q, s1, trace_info(b.row));  // no mask: the stream keeps its pops paired
         return;
     }
+    if (job.kp.flags & proto::HTP_BINARY_SRC1_SCALAR) {  // one row per block: its element ne0 times
+        const uint32_t e1 = proto::htp_cpy_elem_size(row_types_of(job).src1);
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s1), dma_addr_at(src1_base, b.src1_offset), e1, 0, e1,
+                                   job.dst->ne[0], trace_info(b.row));
+        return;
+    }
     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s1), dma_addr_at(src1_base, b.src1_offset), stride, job.src1->nb[1],
                                job.kp.src1_row_size, b.src1_rows, trace_info(b.row));
 }
@@ -300,6 +310,7 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
     const dma_addr_t     src0_base = htp_tensor_dma_addr(job.octx->plat, job.src0);
     const dma_addr_t     src1_base = job.src1 ? htp_tensor_dma_addr(job.octx->plat, job.src1) : dma_addr_t(0);
     const uint8_t *      sinks     = job.sinks ? htp_tensor_ptr(job.octx->plat, job.sinks) : nullptr;
+    const uint8_t *      ids       = job.ids ? htp_tensor_ptr(job.octx->plat, job.ids) : nullptr;
     const dma_addr_t     dst_base  = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint32_t       n_vectors = pipe.vtcm_row_stride / 128;
 
@@ -311,7 +322,15 @@ void binary_thread(uint32_t, uint32_t i, void * data) {
             if (next.row >= ir1) {
                 return false;
             }
-            b = take_block(next, repeat, ir1, job);
+            const row_cursor at = next;
+            b                   = take_block(next, repeat, ir1, job);
+            if (ids != nullptr) {  // ADD_ID: one row per block, src1's row by id (row 0 for a bad one)
+                uint32_t id = 0;
+                if (!read_row_id(ids + at.i1 * job.ids->nb[0] + at.i2 * job.ids->nb[1], false, job.src1->ne[1], &id)) {
+                    job.bad_id = 1;
+                }
+                b.src1_offset = id * job.src1->nb[1];
+            }
             return true;
         },
         [&](uint32_t k, const binary_block & b) { dma_queue_push_token(q, plan.slot(i, 2, k), trace_info(b.row)); },
@@ -374,12 +393,23 @@ bool guard_binary(const htp_op_context * octx) {
                same_dims(octx->src[0], dst) && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && src1_ok &&
                eltwise_rows_fit(octx->src[0], kp.pipe.row_size) && eltwise_rows_fit(dst, kp.pipe.row_size);
     }
-    // ADD/SUB/MUL/DIV, GEGLU/SWIGLU/SWIGLU_OAI: F32, F16, BF16 rows, dst of src0's type; RMS_NORM_MUL: F32.
     const htp_tensor * src0 = octx->src[0];
+    if (octx->op->opcode == proto::HTP_OP_ADD_ID) {
+        const htp_tensor * ids = octx->src[2];
+        return ids != nullptr && proto::htp_add_id_layout_valid(*src0, *src1, *ids, *dst) &&
+               eltwise_pipeline_fits(octx, kp.pipe, BINARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
+               kp.pipe.block_rows == 1 && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) &&
+               kp.pipe.row_size == dst->ne[0] * 4 && kp.div_ne11.d == 1 && kp.div_ne12.d == 1 && kp.div_ne13.d == 1 &&
+               kp.flags == proto::htp_binary_types(0, 0, 0) && kp.src1_row_size == dst->ne[0] * 4;
+    }
+    // ADD/SUB/MUL/DIV, GEGLU/SWIGLU/SWIGLU_OAI: F32, F16, BF16 rows, dst of src0's type; RMS_NORM_MUL: F32.
     const bool norm_types_ok = octx->op->opcode != proto::HTP_OP_RMS_NORM_MUL ||
                                (src0->type == HTP_TYPE_F32 && src1 != nullptr && src1->type == HTP_TYPE_F32);
     src1_ok = norm_types_ok && src1 != nullptr && kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] &&
-              kp.div_ne13.d == src1->ne[3] && kp.flags == proto::htp_binary_types(src0->type, src1->type, dst->type) &&
+              kp.div_ne13.d == src1->ne[3] &&
+              kp.flags == (proto::htp_binary_types(src0->type, src1->type, dst->type) |
+                           (proto::htp_binary_src1_scalar(*src1, *dst) ? proto::HTP_BINARY_SRC1_SCALAR : 0)) &&
+              (!proto::htp_binary_src1_scalar(*src1, *dst) || kp.pipe.block_rows == 1) &&
               proto::htp_binary_shapes_layout(*src0, *src1, *dst) &&
               kp.src1_row_size == dst->ne[0] * proto::htp_cpy_elem_size(src1->type);
     return eltwise_pipeline_fits(octx, kp.pipe, BINARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
@@ -394,10 +424,12 @@ uint32_t op_binary(htp_op_context * octx) {
     job.src0 = octx->src[0];
     job.src1    = octx->src[1];
     job.sinks   = octx->op->opcode == proto::HTP_OP_SOFT_MAX ? octx->src[2] : nullptr;
+    job.ids     = octx->op->opcode == proto::HTP_OP_ADD_ID ? octx->src[2] : nullptr;
     job.dst     = octx->dst[0];
     job.softmax = octx->op->opcode == proto::HTP_OP_SOFT_MAX;
 
-    return run_eltwise_job(octx, job, BINARY_STREAMS, binary_thread);
+    const uint32_t status = run_eltwise_job(octx, job, BINARY_STREAMS, binary_thread);
+    return status == proto::HTP_STATUS_OK && job.bad_id ? proto::HTP_STATUS_INVAL_PARAMS : status;
 }
 
 } // namespace hexnpu::htp

@@ -7,6 +7,7 @@ namespace {
 
 constexpr op_entry BINARY = {op_binary, guard_binary, 2, 1};
 constexpr op_entry SOFT_MAX = {op_binary, guard_binary, 1, 1};  // the mask and the sinks optional
+constexpr op_entry ADD_ID = {op_binary, guard_binary, 3, 1};
 constexpr op_entry UNARY  = {op_unary, guard_unary, 1, 1};
 constexpr op_entry ROPE   = {op_rope, guard_rope, 2, 1};
 constexpr op_entry GET_ROWS  = {op_get_rows, guard_get_rows, 2, 1};
@@ -37,6 +38,7 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_SWIGLU_OAI:
         case proto::HTP_OP_RMS_NORM_MUL: return &BINARY;
         case proto::HTP_OP_SOFT_MAX: return &SOFT_MAX;
+        case proto::HTP_OP_ADD_ID: return &ADD_ID;
         case proto::HTP_OP_SCALE:
         case proto::HTP_OP_SQR:
         case proto::HTP_OP_SQRT:
