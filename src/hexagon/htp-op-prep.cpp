@@ -443,8 +443,8 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
         case GGML_OP_MUL_MAT:
         case GGML_OP_MUL_MAT_ID: break;
         case GGML_OP_FLASH_ATTN_EXT:
-            return "the NPU kernel takes F32 Q, F16 K/V of one head size (a multiple of 64 up to 512), an F16/F32 "
-                   "mask, dims 3 of 1";
+            return "the NPU kernel takes F32 Q, F16 or F32 K/V of one head size (a multiple of 64 up to 512), an "
+                   "F16/F32 mask, dims 3 of 1";
         case GGML_OP_ROPE:
             return "the NPU kernel takes F32/F16/BF16 rows in order, an even n_dims, NORMAL or NEOX (no MROPE), I32 "
                    "positions";

@@ -2,8 +2,8 @@
 // preparation) and the NPU (its guard re-checks them). GGML's semantics (src/cpu/cpu-ops-flash-attn.cpp
 // is the reference): for query row iq1 of head iq2, s_j = scale * q·k_j + mask[iq1, j] over the
 // n_kv keys of K/V head iq2 / (n_head / n_head_kv), out = softmax(s) · V (with sinks: one more logit
-// per head, no value), written to dst row (iq2, iq1) of [D, n_head, n_q]. Q F32, K and V F16 of one
-// head size D (a multiple of 64, up to HTP_FA_MAX_D), the mask F16 or F32 broadcast over heads,
+// per head, no value), written to dst row (iq2, iq1) of [D, n_head, n_q]. Q F32, K and V F16 (or
+// both F32 on HVX: their rows dealt into the even/odd order the F16 widening gives) of one head size D (a multiple of 64, up to HTP_FA_MAX_D), the mask F16 or F32 broadcast over heads,
 // dims 3 of size 1; ALiBi slopes on the mask (max_bias) and the logit softcap
 // (s = softcap * tanh(s / softcap), before the mask) as GGML applies them.
 //
@@ -42,7 +42,7 @@ struct htp_flash_attn_kparams {
     uint32_t       d;                 // head size
     uint32_t       n_kv;              // keys
     uint32_t       n_blocks;          // ceil(n_kv / HTP_FA_BLOCK)
-    uint32_t       kv_row_stride;     // VTCM stride of a K or V row: d * 2 rounded up to 128
+    uint32_t       kv_row_stride;     // VTCM stride of a K or V row: d * kv_elem rounded up to 128
     uint32_t       slot_bytes;        // one slot: K block, V block, per head a mask (128), query row and out row (d * 4 each)
     uint32_t       vtcm_size;         // n_threads * (n_slots * slot_bytes + scratch)
     uint32_t       scale;             // float bits (GGML op_params 0)
@@ -55,6 +55,7 @@ struct htp_flash_attn_kparams {
     uint32_t       n_head_log2;  // ALiBi (0: none): head h's slope 2^(c0 (h + 1)) below n_head_log2,
     uint32_t       alibi_c0;     //   else 2^(c1 (2 (h - n_head_log2) + 1)); c0, c1 float bits of
     uint32_t       alibi_c1;     //   -max_bias / n_head_log2 and half of it
+    uint32_t       kv_elem;      // bytes per K/V element: 2 (F16) or 4 (F32, the HVX path only)
 };
 static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -62,24 +63,27 @@ static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(
 // the accumulators (even/odd halves), the running max and denominator.
 constexpr uint32_t htp_fa_head_scratch_bytes(uint32_t d) { return d * 4 + d * 4 + 2 * 128; }
 constexpr uint32_t htp_fa_scratch_bytes(uint32_t d, uint32_t heads) { return heads * htp_fa_head_scratch_bytes(d); }
-constexpr uint32_t htp_fa_slot_bytes(uint32_t d, uint32_t heads) {
-    const uint32_t kv_stride = (d * 2 + 127) / 128 * 128;
-    return 2 * HTP_FA_BLOCK * kv_stride + heads * (128 + 2 * d * 4);
+constexpr uint32_t htp_fa_kv_row_stride(uint32_t d, uint32_t kv_elem) { return (d * kv_elem + 127) / 128 * 128; }
+constexpr uint32_t htp_fa_slot_bytes(uint32_t d, uint32_t heads, uint32_t kv_elem = 2) {
+    return 2 * HTP_FA_BLOCK * htp_fa_kv_row_stride(d, kv_elem) + heads * (128 + 2 * d * 4);
 }
-constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t d, uint32_t heads) {
-    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_bytes(d, heads) + htp_fa_scratch_bytes(d, heads));
+constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t d, uint32_t heads, uint32_t kv_elem = 2) {
+    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_bytes(d, heads, kv_elem) + htp_fa_scratch_bytes(d, heads));
 }
 
 // The layout FLASH_ATTN_EXT runs on (compares only: the NPU's guard checks it too). mask and sinks
-// may be null.
+// may be null; K and V F16, or both F32 where f32_kv (the HVX kernel).
 constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
-                                   const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst) {
-    const uint32_t d = q.ne[0];
-    if (q.type != 0 || k.type != 1 || v.type != 1 || dst.type != 0 || d == 0 || d % 64 != 0 || d > HTP_FA_MAX_D ||
+                                   const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst,
+                                   bool f32_kv = false) {
+    const uint32_t d       = q.ne[0];
+    const bool     kv_ok   = (k.type == 1 && v.type == 1) || (f32_kv && k.type == 0 && v.type == 0);
+    const uint32_t kv_elem = k.type == 0 ? 4 : 2;
+    if (q.type != 0 || !kv_ok || dst.type != 0 || d == 0 || d % 64 != 0 || d > HTP_FA_MAX_D ||
         k.ne[0] != d || v.ne[0] != d || k.ne[1] == 0 || v.ne[1] != k.ne[1] || v.ne[2] != k.ne[2] || k.ne[2] == 0 ||
         q.ne[2] < k.ne[2] || q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1 || dst.ne[0] != d || dst.ne[1] != q.ne[2] ||
         dst.ne[2] != q.ne[1] || dst.ne[3] != 1 || dst.nb[1] < d * 4 || !htp_rows_inside(q, 4) ||
-        !htp_rows_inside(k, 2) || !htp_rows_inside(v, 2) || !htp_rows_inside(dst, 4)) {
+        !htp_rows_inside(k, kv_elem) || !htp_rows_inside(v, kv_elem) || !htp_rows_inside(dst, 4)) {
         return false;
     }
     if (mask != nullptr) {
@@ -100,7 +104,7 @@ inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & 
                                        uint32_t vtcm_size, htp_flash_attn_kparams * out) {
     const float max_bias = __builtin_bit_cast(float, params[1]);
     const float softcap  = __builtin_bit_cast(float, params[2]);
-    if (!htp_fa_layout_valid(q, k, v, mask, sinks, dst) || !(max_bias >= 0.0f) || !(softcap >= 0.0f) ||
+    if (!htp_fa_layout_valid(q, k, v, mask, sinks, dst, true) || !(max_bias >= 0.0f) || !(softcap >= 0.0f) ||
         (max_bias > 0.0f && mask == nullptr) ||
         fastmodulo(q.ne[2], init_fastdiv(k.ne[2])) != 0 ||
         (mask != nullptr && fastmodulo(q.ne[2], init_fastdiv(mask->ne[2])) != 0) || n_threads == 0) {
@@ -120,14 +124,15 @@ inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & 
     kp.d             = q.ne[0];
     kp.n_kv          = k.ne[1];
     kp.n_blocks      = (kp.n_kv + HTP_FA_BLOCK - 1) / HTP_FA_BLOCK;
-    kp.kv_row_stride = (kp.d * 2 + 127) / 128 * 128;
+    kp.kv_elem       = k.type == 0 ? 4 : 2;
+    kp.kv_row_stride = htp_fa_kv_row_stride(kp.d, kp.kv_elem);
     kp.n_slots       = HTP_FA_MAX_SLOTS;
     uint32_t threads = n_threads;
     for (;;) {
         const uint64_t items = uint64_t(q.ne[1]) * (q.ne[2] / kp.heads);
         kp.n_threads         = items < threads ? uint32_t(items) : threads;
         kp.items_per_thread  = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
-        if (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads) <= vtcm_size) {
+        if (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kp.kv_elem) <= vtcm_size) {
             break;
         }
         if (kp.n_slots > 2) {
@@ -142,8 +147,8 @@ inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & 
             return false;
         }
     }
-    kp.slot_bytes = htp_fa_slot_bytes(kp.d, kp.heads);
-    kp.vtcm_size  = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads));
+    kp.slot_bytes = htp_fa_slot_bytes(kp.d, kp.heads, kp.kv_elem);
+    kp.vtcm_size  = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kp.kv_elem));
     kp.scale     = uint32_t(params[0]);
     kp.mask      = htp_fa_mask_kind(mask);
     kp.has_sinks = sinks != nullptr;

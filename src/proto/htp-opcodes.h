@@ -31,7 +31,7 @@ enum htp_op_code : uint32_t {
     HTP_OP_ROPE,      // GGML's ROPE, NORMAL and NEOX modes, src1 the I32 positions (one per i2)
     HTP_OP_SET_ROWS,  // dst rows src1[i1, ..] (I32/I64) = src0 row i1 (F32), as F16 or F32
     HTP_OP_GET_ROWS,  // dst row (i1, i2, i3) = src0 row src1[i1, i2, i3] of slice (i2, i3), F32/F16 -> F32
-    HTP_OP_FLASH_ATTN_EXT,  // GGML's, Q F32, K/V F16, optional F16/F32 mask (src3) and F32 sinks (src4)
+    HTP_OP_FLASH_ATTN_EXT,  // GGML's, Q F32, K/V F16 (or F32), optional F16/F32 mask (src3) and F32 sinks (src4)
     HTP_OP_RELU,
     HTP_OP_ABS,
     HTP_OP_EXP,

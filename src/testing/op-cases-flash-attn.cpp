@@ -72,6 +72,7 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
         {96, 64, 4, 40, 4, 2, 1, f16, 1, 0.0f, 0.0f, false, false},    // V heads smaller than K heads
         {64, 64, 1, 32, 4, 4, 1, f32, 1, 0.0f, 0.0f, false, false},
         {64, 64, 7, 113, 8, 2, 1, f32, 1, 0.0f, 0.0f, false, false},
+        {256, 256, 2, 300, 4, 1, 1, f32, 1, 0.0f, 0.0f, true, false},  // F32 K/V at Gemma 3's head size
         {64, 64, 6, 64, 4, 4, 1, f16, 2, 0.0f, 0.0f, false, false},
         {64, 64, 6, 100, 8, 2, 1, f16, 2, 8.0f, 0.0f, true, false},   // GQA heads sharing K/V, each its mask
         {64, 64, 6, 64, 4, 4, 1, f16, 3, 0.0f, 0.0f, false, false},

@@ -90,6 +90,17 @@ __attribute__((noinline)) void fa_begin(const fa_memory & m, const HVX_Vector * 
     m.stats[1] = Q6_V_vzero();
 }
 
+// An F32 key row (2 vectors per 64-element chunk) against the query in even/odd order: its own
+// elements dealt into even/odd vectors, as the F16 rows' widening gives them.
+__attribute__((always_inline)) inline HVX_Vector fa_dot_f32(const HVX_Vector * k, const HVX_Vector * q_eo, uint32_t chunks) {
+    HVX_Vector acc = Q6_V_vzero();
+    for (uint32_t c = 0; c < chunks; ++c) {
+        const HVX_VectorPair e = Q6_W_vdeal_VVR(k[2 * c + 1], k[2 * c], -4);
+        acc = hvx_sf_add(acc, hvx_sf_add(hvx_sf_mul(Q6_V_lo_W(e), q_eo[2 * c]), hvx_sf_mul(Q6_V_hi_W(e), q_eo[2 * c + 1])));
+    }
+    return acc;
+}
+
 // Lane j: scale * q·k_j (softcapped: softcap * tanh(. / softcap)) + slope * mask_j for the block's n
 // keys, -inf past them; the ALiBi slope is e^ln_slope (ln_slope 0: 1).
 __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const HVX_Vector * k, const HVX_Vector * mask,
@@ -97,7 +108,9 @@ __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const HVX_Ve
     const uint32_t   per_row = kp.kv_row_stride / 128;
     const uint32_t   chunks  = kp.d / 64;
     const HVX_Vector * q_eo  = m.q_eo;
-    HVX_Vector         sc    = hvx_sf_row_sums<HTP_FA_BLOCK>(
+    HVX_Vector         sc    = kp.kv_elem == 4 ? hvx_sf_row_sums<HTP_FA_BLOCK>(
+        [&](uint32_t r) { return fa_dot_f32(k + r * per_row, q_eo, chunks); }, 0)
+                                                 : hvx_sf_row_sums<HTP_FA_BLOCK>(
         [&](uint32_t r) { return hvx_sf_dot_16<false>(k + r * per_row, q_eo, chunks); }, 0);
     sc = hvx_sf_mul(sc, Q6_V_vsplat_R(int32_t(kp.scale)));
     if (kp.softcap != 0) {
@@ -148,7 +161,12 @@ __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const HVX_Vect
         HVX_Vector odd  = hvx_sf_mul(m.acc[2 * c + 1], shrink);
         for (uint32_t j = 0; j < n; ++j) {
             HVX_Vector ve, vo;
-            hvx_hf_pairs_to_sf(v[j * per_row + c], &ve, &vo);
+            if (kp.kv_elem == 4) {  // F32 values: dealt into even/odd
+                const HVX_VectorPair e = Q6_W_vdeal_VVR(v[j * per_row + 2 * c + 1], v[j * per_row + 2 * c], -4);
+                ve = Q6_V_lo_W(e), vo = Q6_V_hi_W(e);
+            } else {
+                hvx_hf_pairs_to_sf(v[j * per_row + c], &ve, &vo);
+            }
             const HVX_Vector pj = Q6_V_vsplat_R(lanes.w[j]);
             even                = hvx_sf_add(even, hvx_sf_mul(ve, pj));
             odd                 = hvx_sf_add(odd, hvx_sf_mul(vo, pj));
@@ -270,9 +288,9 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             const uint32_t j0  = b.blk * HTP_FA_BLOCK;
             const uint16_t tag = trace_info(b.row);
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k), dma_addr_at(k_base, j0 * job.k->nb[1] + ik2 * job.k->nb[2]),
-                                       kp.kv_row_stride, job.k->nb[1], kp.d * 2, b.n, tag);
+                                       kp.kv_row_stride, job.k->nb[1], kp.d * kp.kv_elem, b.n, tag);
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v), dma_addr_at(v_base, j0 * job.v->nb[1] + ik2 * job.v->nb[2]),
-                                       kp.kv_row_stride, job.v->nb[1], kp.d * 2, b.n, tag);
+                                       kp.kv_row_stride, job.v->nb[1], kp.d * kp.kv_elem, b.n, tag);
             for (uint32_t g = 0; g < kp.heads; ++g) {
                 if (job.mask) {
                     const uint32_t off = b.iq1 * job.mask->nb[1] +
@@ -330,13 +348,15 @@ bool guard_flash_attn(const htp_op_context * octx) {
     const htp_tensor * k    = octx->src[1];
     const htp_tensor * mask = octx->src[3];
     const uint32_t     mask_kind = proto::htp_fa_mask_kind(mask);
-    return proto::htp_fa_layout_valid(*q, *k, *octx->src[2], mask, octx->src[4], *octx->dst[0]) &&
+    const uint32_t     kv_elem   = k->type == 0 ? 4 : 2;
+    return proto::htp_fa_layout_valid(*q, *k, *octx->src[2], mask, octx->src[4], *octx->dst[0], true) &&
+           kp.kv_elem == kv_elem &&
            kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
            kp.n_slots <= proto::HTP_FA_MAX_SLOTS && kp.d == q->ne[0] && kp.n_kv == k->ne[1] && kp.n_blocks >= 1 &&
            (kp.n_blocks - 1) * HTP_FA_BLOCK < kp.n_kv && kp.n_blocks * HTP_FA_BLOCK >= kp.n_kv &&
-           kp.heads >= 1 && kp.heads <= proto::HTP_FA_MAX_HEADS && kp.kv_row_stride == (kp.d * 2 + 127) / 128 * 128 &&
-           kp.slot_bytes == proto::htp_fa_slot_bytes(kp.d, kp.heads) &&
-           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads) && kp.mask == mask_kind &&
+           kp.heads >= 1 && kp.heads <= proto::HTP_FA_MAX_HEADS && kp.kv_row_stride == proto::htp_fa_kv_row_stride(kp.d, kv_elem) &&
+           kp.slot_bytes == proto::htp_fa_slot_bytes(kp.d, kp.heads, kv_elem) &&
+           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kv_elem) && kp.mask == mask_kind &&
            kp.has_sinks == (octx->src[4] != nullptr) && uint64_t(kp.div_head.d) * kp.heads == q->ne[2] &&
            kp.div_group.d >= 1 && heads_divide_group(kp.heads, kp.div_group.d) &&
            kp.div_group.d * k->ne[2] == q->ne[2] && (mask == nullptr || kp.div_mask2.d == mask->ne[2]) &&
