@@ -89,6 +89,14 @@ __attribute__((noinline)) inline void vector_pass(HVX_Vector * keys, HVX_Vector 
 
 } // namespace detail_sort
 
+// Every lane: the smallest of v's 32 signed words.
+inline HVX_Vector hvx_w_allmin(HVX_Vector v) {
+    for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
+        v = Q6_Vw_vmin_VwVw(v, Q6_V_vror_VR(v, bytes));
+    }
+    return v;
+}
+
 // keys[0 .. 2^log2_n / 32) and idx alike, log2_n >= 5: sorted ascending by key. A block's
 // direction is the bit of its size in the element index (none for the whole).
 inline void hvx_bitonic_sort(HVX_Vector * keys, HVX_Vector * idx, uint32_t log2_n) {

@@ -19,6 +19,14 @@ using proto::htp_sort_kparams;
 
 constexpr uint32_t SORT_STREAMS = 2;  // src0 (then the keys), dst (the indices)
 
+// idx[v] = 32 v + lane.
+__attribute__((noinline)) void lane_numbers(HVX_Vector * idx, uint32_t n_vec) {
+    const HVX_Vector lane = hvx_lane_index_w();
+    for (uint32_t v = 0; v < n_vec; ++v) {
+        idx[v] = Q6_Vw_vadd_VwVw(lane, Q6_V_vsplat_R(int32_t(v * 32)));
+    }
+}
+
 // One row: keys[0 .. n_vec) from the values of its first n lanes, idx the lane numbers.
 __attribute__((noinline)) void keys_and_indices(HVX_Vector * keys, HVX_Vector * idx, uint32_t n_vec, uint32_t n,
                                                 bool descending) {
@@ -32,9 +40,120 @@ __attribute__((noinline)) void keys_and_indices(HVX_Vector * keys, HVX_Vector * 
     }
 }
 
+// TOP_K of a long row without sorting it: the k smallest keys all lie in the k vectors whose
+// minima are smallest (those vectors hold k keys no larger than the k-th smallest minimum T, so
+// the k-th smallest key is at most T, and every key up to it sits in a vector whose minimum is at
+// most T). So: the vectors' minima (and vector numbers) sorted in scratch, T read off, the vectors
+// with minimum <= T copied whole (keys and indices) and sorted, their first k indices out. Scratch
+// in the index slot: minima (sorted, and a copy in vector order), their vector numbers, then cap
+// vectors of keys and of indices. False
+// (nothing decided) when ties on T select more than cap vectors: the caller sorts the whole row.
+constexpr uint32_t TOP_K_MIN_LOG2 = 15;  // rows of 32768 keys and more (shorter ones sort fast enough)
+
+uint32_t top_k_cap_log2(uint32_t k) {  // room for twice the k vectors (ties on T), as a power of two
+    uint32_t l = 0;
+    while ((uint32_t(1) << l) < 2 * k) {
+        ++l;
+    }
+    return l;
+}
+
+bool top_k_fits(uint32_t log2_n, uint32_t k) {
+    const uint32_t n_vec = uint32_t(1) << (log2_n - 5);
+    const uint32_t cap   = uint32_t(1) << top_k_cap_log2(k);
+    return log2_n >= TOP_K_MIN_LOG2 && cap * 32 <= (uint32_t(1) << proto::HTP_SORT_MAX_LOG2) && 3 * (n_vec / 32) + 2 * cap <= n_vec;
+}
+
+// Each vector's minimum into lane v % 32 of minima (and in_order), its number into which.
+__attribute__((noinline)) void gather_minima(const HVX_Vector * keys, uint32_t n_vec, HVX_Vector * minima,
+                                             HVX_Vector * in_order, HVX_Vector * which) {
+    const HVX_Vector lane = hvx_lane_index_w();
+    HVX_Vector       acc  = Q6_V_vzero();
+    for (uint32_t v = n_vec; v-- > 0;) {  // shifted in at the front
+        acc = Q6_V_vlalign_VVR(acc, hvx_w_allmin(keys[v]), 4);
+        if (v % 32 == 0) {
+            minima[v / 32]   = acc;
+            in_order[v / 32] = acc;
+            which[v / 32]    = Q6_Vw_vadd_VwVw(lane, Q6_V_vsplat_R(int32_t(v)));
+        }
+    }
+}
+
+// Of the 32 vectors g * 32 .. g * 32 + 31 (their minima: mins), those with minimum <= t appended
+// to sel_keys / sel_idx from *count on; false when that would pass cap. One group per call, the
+// minima's bits compared as scalars from a stack copy: nothing vector lives across the caller's loop.
+__attribute__((noinline)) bool select_group(const HVX_Vector * keys, uint32_t g, HVX_Vector mins, int32_t t,
+                                            uint32_t cap, HVX_Vector * sel_keys, HVX_Vector * sel_idx, uint32_t * count) {
+    const HVX_Vector hit = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(mins, Q6_V_vsplat_R(t)), Q6_V_vzero(), Q6_V_vsplat_R(-1));
+    if (Q6_R_vextract_VR(hvx_w_allmin(hit), 0) == 0) {
+        return true;  // no vector of the group qualifies (the common case)
+    }
+    union {
+        HVX_Vector v;
+        int32_t    w[32];
+    } m;
+    m.v                   = mins;
+    const HVX_Vector lane = hvx_lane_index_w();
+    for (uint32_t l = 0; l < 32; ++l) {
+        if (m.w[l] > t) {
+            continue;
+        }
+        if (*count == cap) {
+            return false;
+        }
+        const uint32_t v = g * 32 + l;
+        sel_keys[*count] = keys[v];
+        sel_idx[*count]  = Q6_Vw_vadd_VwVw(lane, Q6_V_vsplat_R(int32_t(v * 32)));
+        ++*count;
+    }
+    return true;
+}
+
+// The vectors whose minimum is <= t (in_order) copied with their indices; cap + 1 when more than
+// cap are.
+uint32_t select_vectors(const HVX_Vector * keys, const HVX_Vector * in_order, uint32_t m_vec, int32_t t, uint32_t cap,
+                        HVX_Vector * sel_keys, HVX_Vector * sel_idx) {
+    uint32_t count = 0;
+    for (uint32_t g = 0; g < m_vec; ++g) {
+        if (!select_group(keys, g, in_order[g], t, cap, sel_keys, sel_idx, &count)) {
+            return cap + 1;
+        }
+    }
+    return count;
+}
+
+__attribute__((noinline)) bool top_k_by_vector_minima(const HVX_Vector * keys, HVX_Vector * idx, uint32_t log2_n, uint32_t k) {
+    const uint32_t n_vec    = uint32_t(1) << (log2_n - 5);
+    const uint32_t m_vec    = n_vec / 32;  // vectors of minima
+    const uint32_t cap_log2 = top_k_cap_log2(k);
+    const uint32_t cap      = uint32_t(1) << cap_log2;
+    HVX_Vector *   minima   = idx;
+    HVX_Vector *   which    = idx + m_vec;
+    HVX_Vector *   in_order = idx + 2 * m_vec;
+    HVX_Vector *   sel_keys = idx + 3 * m_vec;
+    HVX_Vector *   sel_idx  = sel_keys + cap;
+    gather_minima(keys, n_vec, minima, in_order, which);
+    hvx_bitonic_sort(minima, which, log2_n - 5);
+    const int32_t t     = Q6_R_vextract_VR(minima[(k - 1) / 32], int32_t(4 * ((k - 1) % 32)));
+    uint32_t      count = select_vectors(keys, in_order, m_vec, t, cap, sel_keys, sel_idx);
+    if (count > cap) {
+        return false;
+    }
+    for (; count < cap; ++count) {
+        sel_keys[count] = Q6_V_vsplat_R(0x7FFFFFFF);
+        sel_idx[count]  = Q6_V_vzero();
+    }
+    hvx_bitonic_sort(sel_keys, sel_idx, cap_log2 + 5);
+    for (uint32_t v = 0; v < (k + 31) / 32; ++v) {
+        idx[v] = sel_idx[v];
+    }
+    return true;
+}
+
 struct sort_job {
     const htp_op_context *    octx;
     htp_sort_kparams          kp;
+    bool                      top_k;
     const proto::htp_tensor * src;
     const proto::htp_tensor * dst;
     eltwise_rows              rows_plan;
@@ -49,8 +168,16 @@ void sort_thread(uint32_t, uint32_t i, void * data) {
                 [&](uint32_t k, const row_block & b) {
                     HVX_Vector * keys = reinterpret_cast<HVX_Vector *>(plan.slot(i, 0, k));
                     HVX_Vector * idx  = reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k));
+                    const uint32_t k_out = job.kp.dst_row_size / 4;
+                    const bool     top_k = job.top_k && top_k_fits(job.kp.log2_n_sort, k_out);
                     for (uint32_t r = 0; r < b.nrows; ++r, keys += n_vec, idx += n_vec) {
                         keys_and_indices(keys, idx, n_vec, job.kp.pipe.row_size / 4, job.kp.descending != 0);
+                        if (top_k && top_k_by_vector_minima(keys, idx, job.kp.log2_n_sort, k_out)) {
+                            continue;
+                        }
+                        if (top_k) {  // the scratch took the indices' place
+                            lane_numbers(idx, n_vec);
+                        }
                         hvx_bitonic_sort(keys, idx, job.kp.log2_n_sort);
                     }
                 });
@@ -72,8 +199,9 @@ bool guard_sort(const htp_op_context * octx) {
 uint32_t op_sort(htp_op_context * octx) {
     sort_job job{};
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
-    job.octx = octx;
-    job.src  = octx->src[0];
+    job.octx  = octx;
+    job.top_k = octx->op->opcode == proto::HTP_OP_TOP_K;
+    job.src   = octx->src[0];
     job.dst  = octx->dst[0];
     return run_eltwise_job(octx, job, SORT_STREAMS, sort_thread);
 }
