@@ -41,6 +41,10 @@ void unary_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, con
     }
 }
 
+// The functions with long polynomials, called once per vector: inlined, their dozens of constants
+// would be hoisted out of the loop and spill; a call per vector leaves nothing live across it.
+template <HVX_Vector (*f)(HVX_Vector)> __attribute__((noinline)) HVX_Vector out_of_line(HVX_Vector x) { return f(x); }
+
 HVX_Vector sqr(HVX_Vector x) { return hvx_sf_mul(x, x); }
 HVX_Vector copy(HVX_Vector x) { return x; }
 HVX_Vector neg(HVX_Vector x) { return Q6_V_vxor_VV(x, hvx_splat_w(int32_t(0x80000000u))); }
@@ -194,10 +198,10 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
         case proto::HTP_OP_SUM_ROWS: return reduce_vectors<false>;
         case proto::HTP_OP_MEAN: return reduce_vectors<true>;
         case proto::HTP_OP_CUMSUM: return row_by_row<cumsum_row>;
-        case proto::HTP_OP_LOG: return unary_vectors<hvx_sf_log>;
-        case proto::HTP_OP_SOFTPLUS: return unary_vectors<softplus>;
+        case proto::HTP_OP_LOG: return unary_vectors<out_of_line<hvx_sf_log>>;
+        case proto::HTP_OP_SOFTPLUS: return unary_vectors<out_of_line<softplus>>;
         case proto::HTP_OP_FILL: return fill_vectors;
-        case proto::HTP_OP_GELU_ERF: return unary_vectors<hvx_sf_gelu_erf>;
+        case proto::HTP_OP_GELU_ERF: return unary_vectors<out_of_line<hvx_sf_gelu_erf>>;
         default: return unary_vectors<hvx_sf_silu>;
     }
 }
