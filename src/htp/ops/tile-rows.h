@@ -11,6 +11,7 @@
 #include "vnpu/hvx/hvx.h"
 
 #include <stdint.h>
+#include <type_traits>
 
 namespace hexnpu::htp {
 
@@ -30,6 +31,32 @@ __attribute__((always_inline)) inline HVX_Vector hvx_codes_row(const HVX_Vector 
     return out;
 }
 
+// Every lane: lane `lane` of v (rotated to lane 0, the others cleared, then summed as integers:
+// the bits unchanged).
+inline HVX_Vector hvx_w_splat_lane(HVX_Vector v, uint32_t lane) {
+    HVX_Vector x = Q6_V_vmux_QVV(Q6_Q_vsetq_R(4), Q6_V_vror_VR(v, int32_t(4 * lane)), Q6_V_vzero());
+    for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
+        x = Q6_Vw_vadd_VwVw(x, Q6_V_vror_VR(x, bytes));
+    }
+    return x;
+}
+
+// The same for a tile with one scale per row (dequant = value * sc[0]): the row's own codes (word
+// lane `lane` of each of the 8 unpacked vectors: columns 4g .. 4g + 3) gathered into one vector,
+// widened in column order and scaled by the row's scale. The same fp32 operations on the same
+// values as the column-wise path, 1/32 of its work.
+template <class Tile>
+__attribute__((always_inline)) inline HVX_Vector hvx_scaled_codes_row(const HVX_Vector * w, HVX_Vector row_scale, uint32_t lane) {
+    HVX_Vector codes = Q6_V_vzero();
+#pragma unroll
+    for (uint32_t g = 0; g < 8; ++g) {
+        codes = Q6_V_valign_VVR(Q6_V_vror_VR(w[g], int32_t(4 * lane)), codes, 4);  // word 24 + g, at the end
+    }
+    codes                = Q6_V_vror_VR(codes, 96);  // bytes 0..31: the row's 32 codes in column order
+    const HVX_Vector q32 = Q6_V_lo_W(Q6_Ww_vunpack_Vh(Q6_V_lo_W(Q6_Wh_vunpack_Vb(codes))));
+    return hvx_sf_mul(hvx_w_small_to_sf(q32), row_scale);
+}
+
 // Row `lane` of one tile (its VTCM slot) into Tile::blocks vectors at out; dd as hvx_expand_tile's.
 template <class Tile>
 __attribute__((always_inline)) inline void hvx_tile_row(const uint8_t * slot, const HVX_Vector * dd, uint32_t lane, HVX_Vector * out) {
@@ -42,14 +69,19 @@ __attribute__((always_inline)) inline void hvx_tile_row(const uint8_t * slot, co
         (void) dd;
         Tile::scales(tile, sc);
     }
-    if constexpr (Tile::blocks > 1) {
-        for (uint32_t sub = 0; sub < Tile::blocks; ++sub) {
+    constexpr bool row_scaled = std::is_base_of_v<row_scaled_tile, Tile>;
+    const HVX_Vector row_scale = row_scaled ? hvx_w_splat_lane(sc[0], lane) : Q6_V_vzero();
+    for (uint32_t sub = 0; sub < Tile::blocks; ++sub) {
+        if constexpr (Tile::blocks > 1) {
             Tile::unpack(tile, sub, w);
+        } else {
+            Tile::unpack(tile, w);
+        }
+        if constexpr (row_scaled) {
+            out[sub] = hvx_scaled_codes_row<Tile>(w, row_scale, lane);
+        } else {
             out[sub] = hvx_codes_row<Tile>(w, sc, lane);
         }
-    } else {
-        Tile::unpack(tile, w);
-        out[0] = hvx_codes_row<Tile>(w, sc, lane);
     }
 }
 
