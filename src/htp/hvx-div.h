@@ -31,17 +31,20 @@ inline HVX_Vector hvx_sf_recip_1_2(HVX_Vector d) {
 // The high 12 significant bits of x (the rest cleared): products of two such halves are exact.
 inline HVX_Vector hvx_sf_high_half(HVX_Vector x) { return Q6_V_vand_VV(x, hvx_splat_w(int32_t(0xFFFFF000u))); }
 
-// q + (n - d q) r for n, d in [1, 2), q ~ n/d and r ~ 1/d: the residual n - d q is formed from the
-// exact partial products of d and q split in halves (n - d_hi q_hi is exact, being the difference
-// of two close values), so only the final sum rounds noticeably.
-inline HVX_Vector hvx_sf_refine_quotient(HVX_Vector n, HVX_Vector d, HVX_Vector q, HVX_Vector r) {
+// n - d q for q ~ n/d, from the exact partial products of d and q split in halves (n - d_hi q_hi
+// is exact, being the difference of two close values), so only the last steps round noticeably.
+inline HVX_Vector hvx_sf_residual(HVX_Vector n, HVX_Vector d, HVX_Vector q) {
     const HVX_Vector d_hi = hvx_sf_high_half(d), d_lo = hvx_sf_sub(d, d_hi);
     const HVX_Vector q_hi = hvx_sf_high_half(q), q_lo = hvx_sf_sub(q, q_hi);
     HVX_Vector       residual = hvx_sf_sub(n, hvx_sf_mul(d_hi, q_hi));
     residual                  = hvx_sf_sub(residual, hvx_sf_mul(d_hi, q_lo));
     residual                  = hvx_sf_sub(residual, hvx_sf_mul(d_lo, q_hi));
-    residual                  = hvx_sf_sub(residual, hvx_sf_mul(d_lo, q_lo));
-    return hvx_sf_add(q, hvx_sf_mul(residual, r));
+    return hvx_sf_sub(residual, hvx_sf_mul(d_lo, q_lo));
+}
+
+// q + (n - d q) r for n, d in [1, 2), q ~ n/d and r ~ 1/d.
+inline HVX_Vector hvx_sf_refine_quotient(HVX_Vector n, HVX_Vector d, HVX_Vector q, HVX_Vector r) {
+    return hvx_sf_add(q, hvx_sf_mul(hvx_sf_residual(n, d, q), r));
 }
 
 inline HVX_Vector hvx_sf_div(HVX_Vector a, HVX_Vector b) {
@@ -74,18 +77,13 @@ inline HVX_Vector hvx_sf_div(HVX_Vector a, HVX_Vector b) {
     return Q6_V_vmux_QVV(special, special_quotient, quotient);
 }
 
-// RN(a / b): hvx_sf_div's quotient q (within 1 ulp) moved one ulp where the residual a - b q,
-// formed from exact partial products as above, says the quotient lies more than half an ulp away
+// RN(a / b): hvx_sf_div's quotient q (within 1 ulp) moved one ulp where the residual a - b q
+// (hvx_sf_residual) says the quotient lies more than half an ulp away
 // (b times half q's ulp; below a power of two the ulp is half as large). Quotients of floats are
 // never exactly halfway between two floats, so the comparison has no tie to break.
 inline HVX_Vector hvx_sf_div_rn(HVX_Vector a, HVX_Vector b) {
-    const HVX_Vector q    = hvx_sf_div(a, b);
-    const HVX_Vector b_hi = hvx_sf_high_half(b), b_lo = hvx_sf_sub(b, b_hi);
-    const HVX_Vector q_hi = hvx_sf_high_half(q), q_lo = hvx_sf_sub(q, q_hi);
-    HVX_Vector       r    = hvx_sf_sub(a, hvx_sf_mul(b_hi, q_hi));
-    r                     = hvx_sf_sub(r, hvx_sf_mul(b_hi, q_lo));
-    r                     = hvx_sf_sub(r, hvx_sf_mul(b_lo, q_hi));
-    r                     = hvx_sf_sub(r, hvx_sf_mul(b_lo, q_lo));
+    const HVX_Vector q = hvx_sf_div(a, b);
+    const HVX_Vector r = hvx_sf_residual(a, b, q);
     const HVX_Vector exponent = Q6_V_vand_VV(q, hvx_splat_w(0x7F800000));
     const HVX_Vector half_up  = hvx_sf_mul(b, Q6_Vw_vsub_VwVw(exponent, hvx_splat_w(24 << 23)));
     const HVX_VectorPred pow2 = Q6_Q_vcmp_eq_VwVw(Q6_V_vand_VV(q, hvx_splat_w(0x7FFFFF)), Q6_V_vzero());

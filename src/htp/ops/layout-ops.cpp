@@ -6,7 +6,7 @@
 #include "htp-tensor.h"
 #include "ops.h"
 #include "row-walk.h"
-#include "stream-pipeline.h"
+#include "stream-dst-rows.h"
 #include "proto/htp-layout.h"
 #include "proto/htp-opcodes.h"
 #include "vnpu/hvx/hvx.h"
@@ -73,41 +73,13 @@ void push_pieces(const layout_job & job, dma_queue * q, uint8_t * slot, const ro
 }
 
 void layout_thread(uint32_t, uint32_t i, void * data) {
-    const layout_job &         job  = *static_cast<const layout_job *>(data);
-    const htp_layout_kparams & kp   = job.kp;
-    const eltwise_rows &       plan = job.rows_plan;
-    uint32_t                   ir0, ir1;
-    if (!plan.thread_range(i, &ir0, &ir1)) {
-        return;
-    }
-    dma_queue *      q        = &job.octx->dma[i];
-    const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint32_t   stride   = kp.pipe.vtcm_row_stride;
-
-    row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
-    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, row_cursor>(
-        q, &job.octx->trace[i], kp.pipe.n_slots, kp.n_inputs,
-        [&](row_cursor & b) {
-            if (next.row >= ir1) {
-                return false;
-            }
-            b = next;
-            row_cursor_advance(next, 1, kp.div_ne1.d, kp.div_ne2.d);
-            return true;
-        },
-        [&](uint32_t k, const row_cursor & b) { dma_queue_push_token(q, plan.slot(i, 1, k), trace_info(b.row)); },
-        [&](uint32_t k, const row_cursor & b) { push_pieces(job, q, plan.slot(i, 0, k), b); },
-        [&](uint32_t k, const row_cursor &) {
-            const HVX_Vector * s = reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k));
-            HVX_Vector *       d = reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k));
-            for (uint32_t v = 0; v < stride / 128; ++v) {
+    const layout_job & job = *static_cast<const layout_job *>(data);
+    stream_dst_rows(
+        job, i, job.kp.n_inputs, [&](dma_queue * q, uint8_t * slot, const row_cursor & b) { push_pieces(job, q, slot, b); },
+        [](HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const row_cursor &) {
+            for (uint32_t v = 0; v < n_vectors; ++v) {
                 d[v] = s[v];
             }
-        },
-        [&](uint32_t k, const row_cursor & b) {
-            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, row_offset(job.dst, b.i1, b.i2, b.i3)),
-                                       dma_addr_of(plan.slot(i, 1, k)), kp.pipe.row_size, stride, kp.pipe.row_size, 1,
-                                       trace_info(b.row));
         });
 }
 

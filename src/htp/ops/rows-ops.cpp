@@ -8,6 +8,7 @@
 // widened from F16 or copied, written back in order. Ids are small DDR tables read with scalar loads.
 #include "hvx-quant-q8.h"
 #include "ops.h"
+#include "stream-dst-rows.h"
 #include "stream-rows.h"
 #include "proto/htp-kparams.h"
 #include "proto/htp-status.h"
@@ -143,51 +144,22 @@ struct get_rows_job {
 };
 
 // One dst row per block (GET_ROWS, PAD): source_of(b, &offset) names the source row's byte offset
-// in src (false: none, and a token keeps the pops paired), whose src_row_size bytes land in slot 0;
-// compute(k, b) fills slot 1, which goes to dst row b.
+// in src (false: none, a token instead), whose src_row_size bytes land in slot 0.
 template <class Job, class Source, class Compute>
 void gather_dst_rows(const Job & job, uint32_t i, uint32_t src_row_size, Source source_of, Compute compute) {
-    const auto &         kp   = job.kp;
-    const eltwise_rows & plan = job.rows_plan;
-    uint32_t             ir0, ir1;
-    if (!plan.thread_range(i, &ir0, &ir1)) {
-        return;
-    }
-    dma_queue *      q        = &job.octx->dma[i];
     const dma_addr_t src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
-    const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint32_t   stride   = kp.pipe.vtcm_row_stride;
-
-    row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
-    stream_blocks<proto::HTP_ELTWISE_MAX_SLOTS, row_cursor>(
-        q, &job.octx->trace[i], kp.pipe.n_slots, 1,
-        [&](row_cursor & b) {
-            if (next.row >= ir1) {
-                return false;
-            }
-            b = next;
-            row_cursor_advance(next, 1, kp.div_ne1.d, kp.div_ne2.d);
-            return true;
-        },
-        [&](uint32_t k, const row_cursor & b) { dma_queue_push_token(q, plan.slot(i, 1, k), trace_info(b.row)); },
-        [&](uint32_t k, const row_cursor & b) {
+    stream_dst_rows(
+        job, i, 1,
+        [&](dma_queue * q, uint8_t * slot, const row_cursor & b) {
             uint32_t offset;
             if (!source_of(b, &offset)) {
-                dma_queue_push_token(q, plan.slot(i, 0, k), trace_info(b.row));
+                dma_queue_push_token(q, slot, trace_info(b.row));
                 return;
             }
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 0, k)), dma_addr_at(src_base, offset), stride,
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot), dma_addr_at(src_base, offset), job.kp.pipe.vtcm_row_stride,
                                        src_row_size, src_row_size, 1, trace_info(b.row));
         },
-        [&](uint32_t k, const row_cursor & b) {
-            compute(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
-                    reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), stride / 128, b);
-        },
-        [&](uint32_t k, const row_cursor & b) {
-            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(dst_base, row_offset(job.dst, b.i1, b.i2, b.i3)),
-                                       dma_addr_of(plan.slot(i, 1, k)), kp.pipe.row_size, stride, kp.pipe.row_size,
-                                       1, trace_info(b.row));
-        });
+        compute);
 }
 
 void get_rows_thread(uint32_t, uint32_t i, void * data) {
