@@ -53,6 +53,10 @@ uint32_t opcode_of(const ggml_tensor * node) {
                            ? proto::HTP_OP_CPY_Q
                            : proto::HTP_OP_NONE;
             }
+            if (node->type == GGML_TYPE_F32 && ggml_are_same_shape(node, node->src[0]) &&
+                proto::htp_get_rows_q_type(uint32_t(node->src[0]->type), htp_stored_tiled(node->src[0]))) {
+                return proto::HTP_OP_CPY_DQ;  // dequantizing: GET_ROWS_Q's kernel
+            }
             return proto::htp_cpy_elem_size(uint32_t(node->type)) != 0 &&
                            proto::htp_cpy_elem_size(uint32_t(node->src[0]->type)) != 0 &&
                            (ggml_are_same_shape(node, node->src[0]) ||
@@ -331,10 +335,18 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     if (opcode == proto::HTP_OP_GET_ROWS_Q) {
         const auto                    ids = static_descriptor(node->src[1]);
         proto::htp_get_rows_q_kparams kp{};
-        if (!ids || !proto::prepare_get_rows_q_kparams(*src0, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
+        if (!ids || !proto::prepare_get_rows_q_kparams(*src0, &*ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
             return std::nullopt;
         }
         op.src[1] = node->src[1];
+        std::memcpy(op.desc.kparams, &kp, sizeof kp);
+        return op;
+    }
+    if (opcode == proto::HTP_OP_CPY_DQ) {
+        proto::htp_get_rows_q_kparams kp{};
+        if (!proto::prepare_get_rows_q_kparams(*src0, nullptr, *dst, target.n_threads, target.vtcm_size, &kp)) {
+            return std::nullopt;
+        }
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }

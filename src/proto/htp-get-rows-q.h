@@ -1,5 +1,5 @@
 // GET_ROWS from a quantized table (GET_ROWS_Q): dst row (i1, i2, i3), F32, = the dequantized src0
-// row ids[i1, i2, i3] of slice (i2, i3), from any of the twelve tiled types stored tiled
+// row ids[i1, i2, i3] of slice (i2, i3) (CPY_DQ, a dequantizing CPY/CONT: row i1 itself), from any of the twelve tiled types stored tiled
 // (HTP_TENSOR_TILED: a token embedding in a REPACK buffer) or flat, and Q5_0/Q5_1 flat. Both
 // sides compile this header: the host's op preparation plans, the kernel (htp/ops/get-rows-q-ops.cpp)
 // checks and executes.
@@ -45,6 +45,7 @@ struct htp_get_rows_q_kparams {
     uint32_t       out_slot;         // units_per_block * unit_vectors * 128
     uint32_t       slice_bytes;      // tiled: bytes of one tiled 2-D slice
     uint32_t       vtcm_size;        // n_threads * n_slots * (in_slot + out_slot)
+    uint32_t       identity;         // CPY_DQ: no ids, dst row (i1, i2, i3) from src0 row i1 (a dequantizing copy)
 };
 static_assert(sizeof(htp_get_rows_q_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -68,14 +69,14 @@ constexpr bool htp_row_ids_valid(const htp_tensor & ids, const htp_tensor & dst)
 // The layout GET_ROWS_Q runs on, with n_units = ne0 / the unit's columns (the host divides; compares
 // and products only here: the NPU's guard checks it too). Flat rows: whole blocks (nb[0] the
 // block's bytes), every row inside the tensor; tiled: every slice's tiles (32-row groups of
-// n_units tiles) inside.
-constexpr bool htp_get_rows_q_layout_valid(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst,
+// n_units tiles) inside. ids null: CPY_DQ, src0 and dst of one shape.
+constexpr bool htp_get_rows_q_layout_valid(const htp_tensor & src0, const htp_tensor * ids, const htp_tensor & dst,
                                            uint32_t n_units) {
     const bool tiled = (src0.flags & HTP_TENSOR_TILED) != 0;
     if (!htp_get_rows_q_type(src0.type, tiled) || dst.type != 0 || dst.ne[0] > UINT32_MAX / 4 ||
         src0.ne[0] != dst.ne[0] || src0.ne[2] != dst.ne[2] || src0.ne[3] != dst.ne[3] || src0.ne[1] == 0 ||
         n_units == 0 || uint64_t(n_units) * htp_get_rows_q_unit_cols(src0.type, tiled) != src0.ne[0] ||
-        !htp_row_ids_valid(ids, dst) || !htp_rows_apart(dst, 4)) {
+        (ids != nullptr ? !htp_row_ids_valid(*ids, dst) : src0.ne[1] != dst.ne[1]) || !htp_rows_apart(dst, 4)) {
         return false;
     }
     if (tiled) {
@@ -93,7 +94,7 @@ constexpr bool htp_get_rows_q_layout_valid(const htp_tensor & src0, const htp_te
     return end <= src0.size;
 }
 
-inline bool prepare_get_rows_q_kparams(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst,
+inline bool prepare_get_rows_q_kparams(const htp_tensor & src0, const htp_tensor * ids, const htp_tensor & dst,
                                        uint32_t n_threads, uint32_t vtcm_size, htp_get_rows_q_kparams * out) {
     const bool tiled = (src0.flags & HTP_TENSOR_TILED) != 0;
     if (!htp_get_rows_q_type(src0.type, tiled) || n_threads == 0) {
@@ -107,7 +108,8 @@ inline bool prepare_get_rows_q_kparams(const htp_tensor & src0, const htp_tensor
     const uint64_t rows  = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
     kp.type         = src0.type;
     kp.tiled        = tiled ? 1 : 0;
-    kp.ids_i64      = ids.type == 27 ? 1 : 0;
+    kp.ids_i64      = ids != nullptr && ids->type == 27 ? 1 : 0;
+    kp.identity     = ids == nullptr ? 1 : 0;
     kp.n_units      = dst.ne[0] / cols;
     kp.unit_vectors = cols / TILE_N_COLS;
     kp.n_threads    = rows < n_threads ? uint32_t(rows) : n_threads;

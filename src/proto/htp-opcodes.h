@@ -62,6 +62,7 @@ enum htp_op_code : uint32_t {
     HTP_OP_CONCAT,          // GGML's CONCAT along any dim (proto/htp-layout.h)
     HTP_OP_REPEAT,          // GGML's REPEAT
     HTP_OP_ADD_ID,          // dst row (i1, i2) = src0's + src1 row ids[i1, i2] (the I32 ids: src2)
+    HTP_OP_CPY_DQ,          // CPY/CONT from a quantized type into F32 (GET_ROWS_Q's kernel, every row its own id)
     HTP_OP_TEST_STREAM = 1000,  // dst = src0 * kparams scale, streamed DDR -> DMA -> VTCM -> HVX -> DMA -> DDR
     HTP_OP_TEST_FAULT,          // touches an NPU address given in params[0] (fault handling tests)
     HTP_OP_TEST_HANG,           // never returns (deadline tests)
@@ -99,6 +100,7 @@ constexpr bool htp_reads_by_dma_only(uint32_t op, uint32_t src) {
         case HTP_OP_MUL_MAT_ID_HMX:
         case HTP_OP_GET_ROWS:
         case HTP_OP_GET_ROWS_Q:
+        case HTP_OP_CPY_DQ:
         case HTP_OP_TEST_DMA_ONLY_BREACH: return src == 0;
         default: return false;
     }
@@ -138,6 +140,7 @@ constexpr const char * htp_op_name(uint32_t op) {
         case HTP_OP_CONCAT: return "CONCAT";
         case HTP_OP_REPEAT: return "REPEAT";
         case HTP_OP_ADD_ID: return "ADD_ID";
+        case HTP_OP_CPY_DQ: return "CPY_DQ";
         case HTP_OP_RELU: return "RELU";
         case HTP_OP_ABS: return "ABS";
         case HTP_OP_EXP: return "EXP";

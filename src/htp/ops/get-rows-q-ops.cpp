@@ -154,7 +154,7 @@ void get_rows_q_thread(uint32_t, uint32_t i, void * data) {
     dma_queue *      q        = &job.octx->dma[i];
     const dma_addr_t src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
     const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint8_t *  ids      = htp_tensor_ptr(job.octx->plat, job.ids);
+    const uint8_t *  ids      = kp.identity ? nullptr : htp_tensor_ptr(job.octx->plat, job.ids);
     const uint32_t   cols     = kp.unit_vectors * 32;
 
     row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
@@ -166,7 +166,9 @@ void get_rows_q_thread(uint32_t, uint32_t i, void * data) {
             if (next.row >= ir1) {
                 return false;
             }
-            if (unit == 0) {
+            if (unit == 0 && kp.identity) {
+                id = next.i1, valid = true;
+            } else if (unit == 0) {
                 valid = read_row_id(ids + next.i1 * job.ids->nb[0] + next.i2 * job.ids->nb[1] + next.i3 * job.ids->nb[2],
                                     kp.ids_i64 != 0, job.src->ne[1], &id);
                 if (!valid) {
@@ -211,8 +213,11 @@ bool guard_get_rows_q(const htp_op_context * octx) {
     const bool         tiled = (src->flags & proto::HTP_TENSOR_TILED) != 0;
     const uint32_t     cols  = proto::htp_get_rows_q_unit_cols(src->type, tiled);
     // The plan's sizes are the ones the layout implies; the slots' bytes cover what the units need.
+    const bool cpy   = octx->op->opcode == proto::HTP_OP_CPY_DQ;
+    const bool ids_ok = cpy ? ids == nullptr && kp.identity == 1 && kp.ids_i64 == 0
+                            : ids != nullptr && kp.identity == 0 && kp.ids_i64 == (ids->type == HTP_TYPE_I64);
     const bool units_ok =
-        kp.type == src->type && kp.tiled == (tiled ? 1u : 0u) && kp.ids_i64 == (ids->type == HTP_TYPE_I64) &&
+        kp.type == src->type && kp.tiled == (tiled ? 1u : 0u) && ids_ok &&
         kp.unit_vectors * 32 == cols && kp.n_units * cols == dst->ne[0] && kp.units_per_block >= 1 &&
         kp.units_per_block <= kp.n_units && kp.in_slot == kp.units_per_block * kp.unit_slot &&
         kp.out_slot == kp.units_per_block * kp.unit_vectors * 128 && kp.unit_slot % 128 == 0 &&
@@ -228,7 +233,7 @@ bool guard_get_rows_q(const htp_op_context * octx) {
            kp.n_slots <= proto::HTP_GET_ROWS_Q_MAX_SLOTS && kp.n_slots * (kp.n_inputs + 1) <= proto::HTP_DMA_QUEUE_CAPACITY &&
            kp.rows_per_thread >= 1 && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) &&
            kp.vtcm_size == uint64_t(kp.n_threads) * kp.n_slots * (kp.in_slot + kp.out_slot) &&
-           units_row_of(src->type, tiled) != nullptr && proto::htp_get_rows_q_layout_valid(*src, *ids, *dst, kp.n_units);
+           units_row_of(src->type, tiled) != nullptr && proto::htp_get_rows_q_layout_valid(*src, ids, *dst, kp.n_units);
 }
 
 uint32_t op_get_rows_q(htp_op_context * octx) {

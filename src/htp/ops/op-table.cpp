@@ -12,6 +12,7 @@ constexpr op_entry UNARY  = {op_unary, guard_unary, 1, 1};
 constexpr op_entry ROPE   = {op_rope, guard_rope, 2, 1};
 constexpr op_entry GET_ROWS  = {op_get_rows, guard_get_rows, 2, 1};
 constexpr op_entry GET_ROWS_Q = {op_get_rows_q, guard_get_rows_q, 2, 1};
+constexpr op_entry CPY_DQ     = {op_get_rows_q, guard_get_rows_q, 1, 1};  // GET_ROWS_Q without ids
 constexpr op_entry SET_ROWS  = {op_set_rows, guard_set_rows, 2, 1};
 constexpr op_entry CPY_Q     = {op_set_rows, guard_set_rows, 1, 1};  // SET_ROWS without ids
 constexpr op_entry FLASH_ATTN = {op_flash_attn, guard_flash_attn, 3, 1};  // mask, sinks optional
@@ -68,6 +69,7 @@ const op_entry * find_op(uint32_t opcode) {
         case proto::HTP_OP_ROPE: return &ROPE;
         case proto::HTP_OP_GET_ROWS: return &GET_ROWS;
         case proto::HTP_OP_GET_ROWS_Q: return &GET_ROWS_Q;
+        case proto::HTP_OP_CPY_DQ: return &CPY_DQ;
         case proto::HTP_OP_SET_ROWS: return &SET_ROWS;
         case proto::HTP_OP_CPY_Q: return &CPY_Q;
         case proto::HTP_OP_FLASH_ATTN_EXT: return &FLASH_ATTN;
