@@ -23,6 +23,10 @@ inline constexpr uint32_t MAX_DIMS       = 4;
 inline constexpr uint32_t MAX_VALUE_TYPE = uint32_t(value_type::FLOAT64);
 
 inline constexpr std::string_view ALIGNMENT_KEY = "general.alignment";
+// The largest general.alignment accepted. The format allows any power of two up to 2^31, but files
+// use 32 (GGML's default) up to a page; a gigabyte of padding before the data (which a round trip
+// through the writer would then allocate) is an attack, not a layout.
+inline constexpr uint64_t MAX_ALIGNMENT = uint64_t(1) << 20;
 
 // The smallest records the format allows. A count that cannot fit in the bytes left at this size
 // is rejected before anything is allocated for it.

@@ -222,6 +222,11 @@ class parser {
         if (!layout::is_power_of_two(alignment)) {
             throw error(where + ": " + std::to_string(alignment) + " is not a non-zero power of two", value_at);
         }
+        if (alignment > layout::MAX_ALIGNMENT) {
+            throw error(where + ": " + std::to_string(alignment) + " exceeds the largest alignment accepted (" +
+                            std::to_string(layout::MAX_ALIGNMENT) + ")",
+                        value_at);
+        }
         out_.alignment = uint32_t(alignment);
     }
 

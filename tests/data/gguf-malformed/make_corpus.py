@@ -234,6 +234,8 @@ def build():
          "key 'general.alignment' at byte 53: 0 is not a non-zero power of two")
     case("alignment-not-power-of-two", Layout(kvs=[kv_u32(b"general.alignment", 48)]).bytes,
          "key 'general.alignment' at byte 53: 48 is not a non-zero power of two")
+    case("alignment-huge", Layout(kvs=[kv_u32(b"general.alignment", 1 << 30)]).bytes,
+         "key 'general.alignment' at byte 53: 1073741824 exceeds the largest alignment accepted (1048576)")
     aligned64 = Layout(kvs=[kv_u32(b"general.alignment", 64)],
                        tensors=[Tensor(b"a", [8], F32), Tensor(b"b", [8], F32, offset=32)], alignment=64)
     case("offset-misaligned-for-custom-alignment", aligned64.bytes,
