@@ -40,14 +40,15 @@ __attribute__((noinline)) void keys_and_indices(HVX_Vector * keys, HVX_Vector * 
     }
 }
 
-// TOP_K of a long row without sorting it: the k smallest keys all lie in the k vectors whose
-// minima are smallest (those vectors hold k keys no larger than the k-th smallest minimum T, so
+// TOP_K of a long row without sorting it (its keys are inverted: the k largest values are the k
+// smallest keys). The k smallest keys all lie in the vectors whose minimum is at most T, the k-th
+// smallest vector minimum: the k vectors with the smallest minima hold k keys no larger than T, so
 // the k-th smallest key is at most T, and every key up to it sits in a vector whose minimum is at
-// most T). So: the vectors' minima (and vector numbers) sorted in scratch, T read off, the vectors
+// most T. So: the vectors' minima (and vector numbers) sorted in scratch, T read off, the vectors
 // with minimum <= T copied whole (keys and indices) and sorted, their first k indices out. Scratch
 // in the index slot: minima (sorted, and a copy in vector order), their vector numbers, then cap
-// vectors of keys and of indices. False
-// (nothing decided) when ties on T select more than cap vectors: the caller sorts the whole row.
+// vectors of keys and of indices. False (nothing decided) when ties on T select more than cap
+// vectors: the caller sorts the whole row.
 constexpr uint32_t TOP_K_MIN_LOG2 = 15;  // rows of 32768 keys and more (shorter ones sort fast enough)
 
 uint32_t top_k_cap_log2(uint32_t k) {  // room for twice the k vectors (ties on T), as a power of two
