@@ -29,7 +29,8 @@ inline HVX_Vector hvx_tile_accumulate(HVX_Vector acc, HVX_Vector isum, HVX_Vecto
 
 // Every tile kernel says how many 32-column activation blocks a tile covers (Q1_0: 4, Q2_0: 2).
 struct one_block_tile {
-    static constexpr uint32_t blocks = 1;
+    static constexpr uint32_t blocks     = 1;
+    static constexpr bool     row_scaled = false;  // true: dequant(q) = q * sc[0], one scale per row
 };
 
 // x = d_r * value(q): one scale per row, sc[0].
@@ -37,6 +38,7 @@ struct one_block_tile {
 // value of code q (fp32, every lane a row) in 16-column half s, in the scalar reference's operation
 // order (hexagon/repack-dequant.cpp), so the fp32 results are the reference's bit for bit.
 struct row_scaled_tile : one_block_tile {
+    static constexpr bool row_scaled = true;
     static HVX_Vector dequant(HVX_Vector q, const HVX_Vector * sc, uint32_t) { return hvx_sf_mul(q, sc[0]); }
     static HVX_Vector accumulate(HVX_Vector acc, const HVX_Vector * w, const HVX_Vector * sc, const HVX_Vector * a) {
         return hvx_tile_accumulate(acc, hvx_tile_isum(w, a), sc[0], a);

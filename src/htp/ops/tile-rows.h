@@ -11,7 +11,6 @@
 #include "vnpu/hvx/hvx.h"
 
 #include <stdint.h>
-#include <type_traits>
 
 namespace hexnpu::htp {
 
@@ -69,7 +68,7 @@ __attribute__((always_inline)) inline void hvx_tile_row(const uint8_t * slot, co
         (void) dd;
         Tile::scales(tile, sc);
     }
-    constexpr bool row_scaled = std::is_base_of_v<row_scaled_tile, Tile>;
+    constexpr bool row_scaled = Tile::row_scaled;
     const HVX_Vector row_scale = row_scaled ? hvx_w_splat_lane(sc[0], lane) : Q6_V_vzero();
     for (uint32_t sub = 0; sub < Tile::blocks; ++sub) {
         if constexpr (Tile::blocks > 1) {
