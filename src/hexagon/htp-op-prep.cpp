@@ -48,7 +48,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
             // F32, F16, BF16 (to or from F32, or the same type) of one shape, or into a contiguous
             // destination of another shape (a CPY node is the view of its destination src[1]);
             // F32 into Q8_0 of one shape: CPY_Q.
-            if (node->type == GGML_TYPE_Q8_0) {
+            if (node->type == GGML_TYPE_Q8_0 || node->type == GGML_TYPE_Q4_0) {
                 return node->src[0]->type == GGML_TYPE_F32 && ggml_are_same_shape(node, node->src[0])
                            ? proto::HTP_OP_CPY_Q
                            : proto::HTP_OP_NONE;

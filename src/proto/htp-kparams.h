@@ -108,16 +108,24 @@ constexpr uint32_t htp_rope_table_bytes(uint32_t n_dims) { return (n_dims + 63) 
 
 // SET_ROWS (the KV cache's writes): source row (i1, i2, i3), F32, goes to destination row
 // ids[i1, i2 % ids.ne1, i3 % ids.ne2] of slice (i2, i3), as F16 (rounded to nearest even), BF16,
-// F32 or Q8_0 (GGML's reference quantizer, bit for bit: htp/hvx-quant-q8.h). CPY_Q runs the same
-// kernel without ids (CPY/CONT/DUP into Q8_0: row (i1, i2, i3) to row i1). Streams: src0, the
-// converted rows; each converted row leaves by its own DMA (Q8_0: two, the codes and the scales,
-// each 2-D over the row's 34-byte blocks), so a block holds at most HTP_SET_ROWS_MAX_BLOCK_ROWS
+// F32, or the block types Q8_0 and Q4_0 (GGML's reference quantizers, bit for bit:
+// htp/hvx-quant-rows.h). CPY_Q runs the same kernel without ids (CPY/CONT/DUP into a block type:
+// row (i1, i2, i3) to row i1). Streams: src0, the converted rows; each converted row leaves by its
+// own DMA (block types: two, the codes and the scales, each 2-D over the row's blocks), so a block
+// holds at most HTP_SET_ROWS_MAX_BLOCK_ROWS
 // writebacks (n_slots blocks of them and their inputs stay within one thread's DMA queue). Ids are
 // a small DDR table the NPU reads with scalar loads; one outside [0, dst.ne1) fails the op with
 // INVAL_PARAMS (that row is not written).
 inline constexpr uint32_t HTP_SET_ROWS_MAX_BLOCK_ROWS = 32;
 inline constexpr uint32_t HTP_TYPE_ID_Q8_0            = 8;
-inline constexpr uint32_t HTP_Q8_0_BLOCK_BYTES        = 34;  // fp16 d, 32 int8 codes
+inline constexpr uint32_t HTP_TYPE_ID_Q4_0            = 2;
+
+// The block types SET_ROWS writes: bytes of codes per 32-element block after its fp16 scale
+// (Q8_0: 32 int8, Q4_0: 16 bytes of nibble pairs); 0 for the others.
+constexpr uint32_t htp_qblock_codes(uint32_t type) {
+    return type == HTP_TYPE_ID_Q8_0 ? 32 : type == HTP_TYPE_ID_Q4_0 ? 16 : 0;
+}
+constexpr uint32_t htp_qblock_bytes(uint32_t type) { return 2 + htp_qblock_codes(type); }
 
 
 struct htp_set_rows_kparams {
@@ -126,8 +134,8 @@ struct htp_set_rows_kparams {
     fastdiv_values       div_ne2;
     fastdiv_values       div_ids1;  // i2 % ids.ne1
     fastdiv_values       div_ids2;  // i3 % ids.ne2
-    uint32_t             dst_row_size;  // ne0 * 2 (F16/BF16), ne0 * 4 (F32), ne0 / 32 * 34 (Q8_0)
-    uint32_t             dst_type;      // F32 (0), F16 (1), BF16 (30) or Q8_0 (8)
+    uint32_t             dst_row_size;  // ne0 * 2 (F16/BF16), ne0 * 4 (F32), ne0 / 32 * 34 (Q8_0) or 18 (Q4_0)
+    uint32_t             dst_type;      // F32 (0), F16 (1), BF16 (30), Q8_0 (8) or Q4_0 (2)
     uint32_t             ids_i64;       // 1: I64 ids, 0: I32
     uint32_t             identity;      // CPY_Q: no ids, source row i1 to destination row i1
 };
@@ -564,28 +572,29 @@ inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos
 }
 
 // Writebacks per converted row.
-constexpr uint32_t htp_set_rows_writebacks(uint32_t dst_type) { return dst_type == HTP_TYPE_ID_Q8_0 ? 2 : 1; }
+constexpr uint32_t htp_set_rows_writebacks(uint32_t dst_type) { return htp_qblock_codes(dst_type) != 0 ? 2 : 1; }
 
-// A Q8_0 row's VTCM slots: the source slot holds the F32 row, then the blocks' inverse scales
-// (scratch: one fp32 vector per 32 blocks); the converted slot the codes (ne0 bytes) from 0, the
-// block scales (as many vectors, narrowed to fp16 in place) from the next vector on.
-constexpr uint32_t htp_q8_0_ids_offset(uint32_t ne0) { return htp_vtcm_row_stride(ne0 * 4); }
-constexpr uint32_t htp_q8_0_scales_offset(uint32_t ne0) { return htp_vtcm_row_stride(ne0); }
-constexpr uint32_t htp_q8_0_slot_stride(uint32_t ne0) { return htp_q8_0_ids_offset(ne0) + (ne0 / 32 + 31) / 32 * 128; }
+// A block-type row's VTCM slots: the source slot holds the F32 row, then the blocks' inverse scales
+// (scratch: one fp32 vector per 32 blocks); the converted slot the codes (at most ne0 bytes) from
+// 0, the block scales (as many vectors, narrowed to fp16 in place) from the next vector on.
+constexpr uint32_t htp_qblock_ids_offset(uint32_t ne0) { return htp_vtcm_row_stride(ne0 * 4); }
+constexpr uint32_t htp_qblock_scales_offset(uint32_t ne0) { return htp_vtcm_row_stride(ne0); }
+constexpr uint32_t htp_qblock_slot_stride(uint32_t ne0) { return htp_qblock_ids_offset(ne0) + (ne0 / 32 + 31) / 32 * 128; }
 
-// Destination rows SET_ROWS and CPY_Q write: F32/F16/BF16 elements, or Q8_0 blocks (ne0 a multiple
-// of 32), in order; the rows apart and inside the tensor.
+// Destination rows SET_ROWS and CPY_Q write: F32/F16/BF16 elements, or Q8_0/Q4_0 blocks (ne0 a
+// multiple of 32), in order; the rows apart and inside the tensor.
 constexpr bool htp_set_rows_dst_valid(const htp_tensor & dst) {
-    if (dst.type == HTP_TYPE_ID_Q8_0) {
-        htp_tensor blocks = dst;  // the row as ne0 / 32 elements of 34 bytes
+    if (htp_qblock_codes(dst.type) != 0) {
+        htp_tensor blocks = dst;  // the row as ne0 / 32 elements of a block's bytes
         blocks.ne[0]      = dst.ne[0] / 32;
-        return dst.ne[0] % 32 == 0 && htp_rows_apart(blocks, HTP_Q8_0_BLOCK_BYTES);
+        return dst.ne[0] % 32 == 0 && htp_rows_apart(blocks, htp_qblock_bytes(dst.type));
     }
     const uint32_t elem = htp_cpy_elem_size(dst.type);
     return elem != 0 && htp_rows_apart(dst, elem);
 }
 constexpr uint32_t htp_set_rows_dst_row_size(const htp_tensor & dst) {
-    return dst.type == HTP_TYPE_ID_Q8_0 ? dst.ne[0] / 32 * HTP_Q8_0_BLOCK_BYTES : dst.ne[0] * htp_cpy_elem_size(dst.type);
+    return htp_qblock_codes(dst.type) != 0 ? dst.ne[0] / 32 * htp_qblock_bytes(dst.type)
+                                           : dst.ne[0] * htp_cpy_elem_size(dst.type);
 }
 
 // The layout SET_ROWS runs on (compares only: the NPU's guard checks it too): src0 F32 rows in order,
@@ -602,9 +611,9 @@ constexpr bool htp_set_rows_layout_valid(const htp_tensor & src0, const htp_tens
     return htp_set_rows_dst_valid(dst) && htp_eltwise_rows_valid(src0, src0.ne[0] * 4);
 }
 
-// CPY_Q: F32 rows (anywhere: a permuted source too) into Q8_0 rows of the same shape.
+// CPY_Q: F32 rows (anywhere: a permuted source too) into Q8_0/Q4_0 rows of the same shape.
 constexpr bool htp_cpy_q_layout_valid(const htp_tensor & src0, const htp_tensor & dst) {
-    return src0.type == 0 && dst.type == HTP_TYPE_ID_Q8_0 && src0.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) &&
+    return src0.type == 0 && htp_qblock_codes(dst.type) != 0 && src0.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) &&
            htp_rows_inside(src0, 4) && htp_set_rows_dst_valid(dst);
 }
 
@@ -622,12 +631,12 @@ inline bool prepare_set_rows_kparams(const htp_tensor & src0, const htp_tensor *
     }
     htp_set_rows_kparams kp{};
     const uint64_t       total_rows = uint64_t(src0.ne[1]) * src0.ne[2] * src0.ne[3];
-    const bool           q8         = dst.type == HTP_TYPE_ID_Q8_0;
-    const uint32_t       slot_row   = q8 ? htp_q8_0_slot_stride(src0.ne[0]) : src0.ne[0] * 4;
+    const bool           blocks     = htp_qblock_codes(dst.type) != 0;
+    const uint32_t       slot_row   = blocks ? htp_qblock_slot_stride(src0.ne[0]) : src0.ne[0] * 4;
     if (!htp_eltwise_plan(total_rows, slot_row, 2, n_threads, vtcm_size, &kp.pipe)) {
         return false;
     }
-    kp.pipe.row_size             = src0.ne[0] * 4;  // Q8_0: the slots keep their wider stride
+    kp.pipe.row_size             = src0.ne[0] * 4;  // block types: the slots keep their wider stride
     const uint32_t max_block_rows = HTP_SET_ROWS_MAX_BLOCK_ROWS / htp_set_rows_writebacks(dst.type);
     if (kp.pipe.block_rows > max_block_rows) {
         kp.pipe.block_rows = max_block_rows;

@@ -82,6 +82,8 @@ void add_rows_cases(std::vector<op_case> & cases) {
     add_set(GGML_TYPE_Q8_0, GGML_TYPE_I64, {256, 64, 1, 1}, {40, 1, 1, 1});
     add_set(GGML_TYPE_Q8_0, GGML_TYPE_I32, {32, 10, 1, 1}, {4, 1, 1, 1}, 100000.0);
     add_set(GGML_TYPE_Q8_0, GGML_TYPE_I64, {2080, 8, 1, 1}, {3, 1, 1, 1});  // 65 blocks: three vectors of scales
+    add_set(GGML_TYPE_Q4_0, GGML_TYPE_I64, {256, 64, 1, 1}, {40, 1, 1, 1});  // a Q4_0 cache
+    add_set(GGML_TYPE_Q4_0, GGML_TYPE_I32, {2080, 8, 1, 1}, {3, 1, 1, 1}, 1000.0);
     add_set(GGML_TYPE_F32, GGML_TYPE_I64, {4096, 8, 1, 1}, {3, 1, 1, 1});
 }
 

@@ -1,12 +1,12 @@
 // The row ops (proto/htp-kparams.h). SET_ROWS (htp_set_rows_kparams), the KV cache's writes: each
 // thread streams its source rows DDR -> DMA -> VTCM in blocks that never cross an (i2, i3) slice,
-// converts them on HVX (F32 -> F16/BF16, a copy for an F32 destination, GGML's Q8_0 quantizer)
-// into the block's output slot, and sends every row back by its own DMA (Q8_0: two, codes and
-// scales) to the destination row its id names (a scattered writeback: the pipeline pops as many
+// converts them on HVX (F32 -> F16/BF16, a copy for an F32 destination, GGML's Q8_0 and Q4_0
+// quantizers) into the block's output slot, and sends every row back by its own DMA (block
+// types: two, codes and scales) to the destination row its id names (a scattered writeback: the pipeline pops as many
 // entries as were pushed); CPY_Q is the same without ids. GET_ROWS (htp_get_rows_kparams)
 // runs the other way: one dst row per block, gathered by DMA from the source row its id names,
 // widened from F16 or copied, written back in order. Ids are small DDR tables read with scalar loads.
-#include "hvx-quant-q8.h"
+#include "hvx-quant-rows.h"
 #include "ops.h"
 #include "stream-dst-rows.h"
 #include "stream-rows.h"
@@ -48,13 +48,20 @@ bool destination_row(const set_rows_job & job, const uint8_t * ids, uint32_t i1,
                        job.dst->ne[1], out);
 }
 
-// Q8_0 rows: each F32 source row (stride bytes apart in s) into its slot in d (hvx-quant-q8.h,
-// layout: proto/htp-kparams.h).
-__attribute__((noinline)) void quantize_q8_0_rows(uint8_t * d, uint8_t * s, uint32_t nrows, uint32_t stride, uint32_t ne0) {
+// Block-type rows: each F32 source row (stride bytes apart in s) into its slot in d
+// (hvx-quant-rows.h, layout: proto/htp-kparams.h).
+__attribute__((noinline)) void quantize_block_rows(uint32_t type, uint8_t * d, uint8_t * s, uint32_t nrows,
+                                                   uint32_t stride, uint32_t ne0) {
     for (uint32_t r = 0; r < nrows; ++r, d += stride, s += stride) {
-        hvx_quantize_q8_0_row(reinterpret_cast<const HVX_Vector *>(s), ne0 / 32, reinterpret_cast<HVX_Vector *>(d),
-                              reinterpret_cast<HVX_Vector *>(d + proto::htp_q8_0_scales_offset(ne0)),
-                              reinterpret_cast<HVX_Vector *>(s + proto::htp_q8_0_ids_offset(ne0)));
+        const HVX_Vector * x      = reinterpret_cast<const HVX_Vector *>(s);
+        HVX_Vector *       codes  = reinterpret_cast<HVX_Vector *>(d);
+        HVX_Vector *       scales = reinterpret_cast<HVX_Vector *>(d + proto::htp_qblock_scales_offset(ne0));
+        HVX_Vector *       ids    = reinterpret_cast<HVX_Vector *>(s + proto::htp_qblock_ids_offset(ne0));
+        if (type == proto::HTP_TYPE_ID_Q4_0) {
+            hvx_quantize_q4_0_row(x, ne0 / 32, codes, scales, ids);
+        } else {
+            hvx_quantize_q8_0_row(x, ne0 / 32, codes, scales, ids);
+        }
     }
 }
 
@@ -70,7 +77,7 @@ void set_rows_thread(uint32_t, uint32_t i, void * data) {
     const dma_addr_t src_base = htp_tensor_dma_addr(job.octx->plat, job.src);
     const dma_addr_t dst_base = htp_tensor_dma_addr(job.octx->plat, job.dst);
     const uint8_t *  ids      = kp.identity ? nullptr : htp_tensor_ptr(job.octx->plat, job.ids);
-    const bool       q8       = kp.dst_type == proto::HTP_TYPE_ID_Q8_0;
+    const uint32_t   n_codes  = proto::htp_qblock_codes(kp.dst_type);  // 0: an element type
     const uint32_t   stride   = kp.pipe.vtcm_row_stride;
 
     row_cursor next = row_cursor_at(ir0, kp.div_ne1, kp.div_ne2);
@@ -92,8 +99,8 @@ void set_rows_thread(uint32_t, uint32_t i, void * data) {
                                        job.src->nb[1], kp.pipe.row_size, b.nrows, trace_info(b.row));
         },
         [&](uint32_t k, const set_rows_block & b) {
-            if (q8) {
-                quantize_q8_0_rows(plan.slot(i, 1, k), plan.slot(i, 0, k), b.nrows, stride, job.src->ne[0]);
+            if (n_codes != 0) {
+                quantize_block_rows(kp.dst_type, plan.slot(i, 1, k), plan.slot(i, 0, k), b.nrows, stride, job.src->ne[0]);
             } else {
                 rows_from_sf(reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k)),
                              reinterpret_cast<const HVX_Vector *>(plan.slot(i, 0, k)), b.nrows, stride / 128,
@@ -114,11 +121,11 @@ void set_rows_thread(uint32_t, uint32_t i, void * data) {
                 }
                 const dma_addr_t row  = dma_addr_at(dst_base, slice + id * job.dst->nb[1]);
                 uint8_t *        from = plan.slot(i, 1, k) + r * stride;
-                if (q8) {  // each block: its fp16 scale, then its 32 codes
-                    const uint32_t block = proto::HTP_Q8_0_BLOCK_BYTES;
-                    dma_queue_push_vtcm_to_ddr(q, dma_addr_at(row, 2), dma_addr_of(from), block, 32, 32, n_blocks,
-                                               trace_info(b.row + r));
-                    dma_queue_push_vtcm_to_ddr(q, row, dma_addr_of(from + proto::htp_q8_0_scales_offset(job.src->ne[0])),
+                if (n_codes != 0) {  // each block: its fp16 scale, then its codes
+                    const uint32_t block = proto::htp_qblock_bytes(kp.dst_type);
+                    dma_queue_push_vtcm_to_ddr(q, dma_addr_at(row, 2), dma_addr_of(from), block, n_codes, n_codes,
+                                               n_blocks, trace_info(b.row + r));
+                    dma_queue_push_vtcm_to_ddr(q, row, dma_addr_of(from + proto::htp_qblock_scales_offset(job.src->ne[0])),
                                                block, 2, 2, n_blocks, trace_info(b.row + r));
                     pushed += 2;
                 } else {
@@ -278,7 +285,7 @@ bool guard_set_rows(const htp_op_context * octx) {
                             : kp.identity == 0 && ids != nullptr && kp.div_ids1.d == ids->ne[1] &&
                                   kp.div_ids2.d == ids->ne[2] && kp.ids_i64 == (ids->type == HTP_TYPE_I64) &&
                                   proto::htp_set_rows_layout_valid(*src, *ids, *dst);
-    const uint32_t slot_row = dst->type == proto::HTP_TYPE_ID_Q8_0 ? proto::htp_q8_0_slot_stride(src->ne[0])
+    const uint32_t slot_row = proto::htp_qblock_codes(dst->type) != 0 ? proto::htp_qblock_slot_stride(src->ne[0])
                                                                    : proto::htp_vtcm_row_stride(src->ne[0] * 4);
     return eltwise_pipeline_fits(octx, kp.pipe, SET_ROWS_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
            kp.pipe.block_rows * proto::htp_set_rows_writebacks(dst->type) <= proto::HTP_SET_ROWS_MAX_BLOCK_ROWS &&
