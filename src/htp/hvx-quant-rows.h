@@ -53,110 +53,98 @@ inline HVX_Vector hvx_q_inverse_scales(HVX_Vector d) {
     return Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(mag, Q6_V_vzero()), Q6_V_vzero(), Q6_V_vor_VV(recip, sign));
 }
 
-// The scales of 32 blocks from their amax (one per lane): d = amax / 127 and id = 1 / d (0 for
-// d = 0), in place of amax / into *id. Not inlined: its constants stay out of the callers' loops.
-__attribute__((noinline)) inline void hvx_q8_0_scales(HVX_Vector * amax_to_d, HVX_Vector * id) {
-    const HVX_Vector     amax  = *amax_to_d;
-    const HVX_VectorPred in_rn = Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(amax, hvx_splat_sf(0x1p-90f)),
-                                             Q6_Q_vcmp_gt_VwVw(hvx_splat_sf(0x1p100f), amax));
-    const HVX_Vector     c127  = hvx_splat_sf(127.0f);
-    const HVX_Vector     d     = Q6_V_vmux_QVV(in_rn, hvx_sf_div_rn(amax, c127), hvx_sf_div(amax, c127));
-    *amax_to_d                 = d;
-    *id                        = hvx_q_inverse_scales(d);
-}
-
-// Q4_0's inverse scales of 32 blocks (their d = max / -8 already in place).
-__attribute__((noinline)) inline void hvx_q4_0_scales(HVX_Vector * d, HVX_Vector * id) { *id = hvx_q_inverse_scales(*d); }
-
-// One row of n_blocks blocks (x, one vector each) into codes (32 bytes per block, in order) and
-// scales (fp16, in order), with ids (ceil(n_blocks / 32) vectors) as scratch for the inverse
-// scales: the blocks' amax gathered 32 to a vector, their scales computed a vector at a time, then
-// the codes. Gathering and packing go from the last block to the first, each block's lane or
-// 32 bytes shifted in at the front of the vector being filled, stored once it starts with a
-// vector's first block.
-// Each pass its own function: no constant lives across another's calls.
-namespace detail_q8 {
-
-__attribute__((noinline)) inline void gather_amax(const HVX_Vector * x, uint32_t n_blocks, HVX_Vector * amax) {
-    HVX_Vector acc = Q6_V_vzero();
-    for (uint32_t v = n_blocks; v-- > 0;) {
-        acc = Q6_V_vlalign_VVR(acc, hvx_w_allmax(Q6_V_vand_VV(x[v], hvx_splat_w(0x7FFFFFFF))), 4);
-        if (v % 32 == 0) {
-            amax[v / 32] = acc;
-        }
+// The two types' block parts. block_lane(x): the value of a block the scale comes from, in every
+// lane (Q8_0: amax; Q4_0: d itself); scales(v, id): the 32 blocks' d in place of those values and
+// their 1 / d into *id (not inlined: the division's constants stay out of the callers' loops);
+// codes(x, id): the block's code bytes, repeated so that its last code_bytes bytes hold them.
+struct q8_0_rows {
+    static constexpr uint32_t code_bytes = 32;
+    static HVX_Vector block_lane(HVX_Vector x, HVX_Vector) { return hvx_w_allmax(Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF))); }
+    __attribute__((noinline)) static void scales(HVX_Vector * amax_to_d, HVX_Vector * id) {
+        const HVX_Vector     amax  = *amax_to_d;
+        const HVX_VectorPred in_rn = Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(amax, hvx_splat_sf(0x1p-90f)),
+                                                 Q6_Q_vcmp_gt_VwVw(hvx_splat_sf(0x1p100f), amax));
+        const HVX_Vector     c127  = hvx_splat_sf(127.0f);
+        const HVX_Vector     d     = Q6_V_vmux_QVV(in_rn, hvx_sf_div_rn(amax, c127), hvx_sf_div(amax, c127));
+        *amax_to_d                 = d;
+        *id                        = hvx_q_inverse_scales(d);
     }
-}
-
-__attribute__((noinline)) inline void pack_codes(const HVX_Vector * x, uint32_t n_blocks, const HVX_Vector * ids,
-                                                 HVX_Vector * codes) {
-    HVX_Vector acc = Q6_V_vzero();
-    for (uint32_t v = n_blocks; v-- > 0;) {
-        const HVX_Vector id = Q6_V_vsplat_R(Q6_R_vextract_VR(ids[v / 32], int32_t(4 * (v % 32))));
-        const HVX_Vector q  = hvx_sf_round_away_w(hvx_sf_mul(x[v], id));
-        const HVX_Vector h  = Q6_Vh_vpack_VwVw_sat(q, q);
-        acc                 = Q6_V_vlalign_VVR(acc, Q6_Vb_vpack_VhVh_sat(h, h), 32);  // byte i = q[i % 32]
-        if (v % 4 == 0) {
-            codes[v / 4] = acc;
-        }
+    static HVX_Vector codes(HVX_Vector x, HVX_Vector id) {
+        const HVX_Vector q = hvx_sf_round_away_w(hvx_sf_mul(x, id));
+        const HVX_Vector h = Q6_Vh_vpack_VwVw_sat(q, q);
+        return Q6_Vb_vpack_VhVh_sat(h, h);  // byte i = q[i % 32]
     }
-}
+};
 
-// Q4_0's d = max / -8 per block (the first value of largest magnitude: the lowest lane where |x|
-// is the block's maximum, its value summed out of an otherwise zero vector as integers).
-__attribute__((noinline)) inline void gather_q4_0_scales(const HVX_Vector * x, uint32_t n_blocks, HVX_Vector * d) {
-    const HVX_Vector lane = hvx_lane_index_w();
-    HVX_Vector       acc  = Q6_V_vzero();
-    for (uint32_t v = n_blocks; v-- > 0;) {
-        const HVX_Vector     mag   = Q6_V_vand_VV(x[v], hvx_splat_w(0x7FFFFFFF));
+struct q4_0_rows {
+    static constexpr uint32_t code_bytes = 16;
+    // d = max / -8 (exact) of the first value of largest magnitude: the lowest lane where |x| is
+    // the block's maximum, its value summed out of an otherwise zero vector as integers.
+    static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane) {
+        const HVX_Vector     mag   = Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF));
         const HVX_VectorPred top   = Q6_Q_vcmp_eq_VwVw(mag, hvx_w_allmax(mag));
         const HVX_Vector     first = hvx_w_allmin(Q6_V_vmux_QVV(top, lane, hvx_splat_w(32)));
-        const HVX_Vector     max   = hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(lane, first), x[v], Q6_V_vzero()));
-        acc = Q6_V_vlalign_VVR(acc, hvx_sf_mul(max, hvx_splat_sf(-0.125f)), 4);
-        if (v % 32 == 0) {
-            d[v / 32] = acc;
-        }
+        const HVX_Vector     max   = hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(lane, first), x, Q6_V_vzero()));
+        return hvx_sf_mul(max, hvx_splat_sf(-0.125f));
     }
-}
-
-__attribute__((noinline)) inline void pack_q4_0_codes(const HVX_Vector * x, uint32_t n_blocks, const HVX_Vector * ids,
-                                                      HVX_Vector * codes) {
-    HVX_Vector acc = Q6_V_vzero();
-    for (uint32_t v = n_blocks; v-- > 0;) {
-        const HVX_Vector id = Q6_V_vsplat_R(Q6_R_vextract_VR(ids[v / 32], int32_t(4 * (v % 32))));
-        const HVX_Vector q  = Q6_Vw_vmin_VwVw(hvx_sf_floor_w(hvx_sf_add(hvx_sf_mul(x[v], id), hvx_splat_sf(8.5f))),
-                                              hvx_splat_w(15));
+    __attribute__((noinline)) static void scales(HVX_Vector * d, HVX_Vector * id) { *id = hvx_q_inverse_scales(*d); }
+    static HVX_Vector codes(HVX_Vector x, HVX_Vector id) {
+        const HVX_Vector q = Q6_Vw_vmin_VwVw(hvx_sf_floor_w(hvx_sf_add(hvx_sf_mul(x, id), hvx_splat_sf(8.5f))),
+                                             hvx_splat_w(15));
         // Lanes 0..15: element j | element j + 16 << 4; the upper lanes the same (period 16).
         const HVX_Vector pair = Q6_V_vor_VV(q, Q6_Vw_vasl_VwR(Q6_V_vror_VR(q, 64), 4));
         const HVX_Vector both = Q6_V_vmux_QVV(Q6_Q_vsetq_R(64), pair, Q6_V_vror_VR(pair, 64));
         const HVX_Vector h    = Q6_Vh_vpacke_VwVw(both, both);
-        acc                   = Q6_V_vlalign_VVR(acc, Q6_Vb_vpacke_VhVh(h, h), 16);  // byte i = both[i % 32]
-        if (v % 8 == 0) {
-            codes[v / 8] = acc;
+        return Q6_Vb_vpacke_VhVh(h, h);  // byte i = both[i % 32]
+    }
+};
+
+// Each pass its own function: no constant lives across another's calls. Gathering and packing go
+// from the last block to the first, each block's lane or code bytes shifted in at the front of the
+// vector being filled, stored once it starts with a vector's first block.
+namespace detail_q {
+
+template <class Q>
+__attribute__((noinline)) void gather_block_lanes(const HVX_Vector * x, uint32_t n_blocks, HVX_Vector * out) {
+    const HVX_Vector lane = hvx_lane_index_w();
+    HVX_Vector       acc  = Q6_V_vzero();
+    for (uint32_t v = n_blocks; v-- > 0;) {
+        acc = Q6_V_vlalign_VVR(acc, Q::block_lane(x[v], lane), 4);
+        if (v % 32 == 0) {
+            out[v / 32] = acc;
         }
     }
 }
 
-} // namespace detail_q8
-
-inline void hvx_quantize_q4_0_row(const HVX_Vector * x, uint32_t n_blocks, HVX_Vector * codes, HVX_Vector * scales,
-                                  HVX_Vector * ids) {
-    detail_q8::gather_q4_0_scales(x, n_blocks, scales);
-    const uint32_t n_groups = (n_blocks + 31) / 32;
-    for (uint32_t g = 0; g < n_groups; ++g) {
-        hvx_q4_0_scales(scales + g, ids + g);
+template <class Q>
+__attribute__((noinline)) void pack_codes(const HVX_Vector * x, uint32_t n_blocks, const HVX_Vector * ids,
+                                          HVX_Vector * codes) {
+    constexpr uint32_t per_vector = 128 / Q::code_bytes;
+    HVX_Vector         acc        = Q6_V_vzero();
+    for (uint32_t v = n_blocks; v-- > 0;) {
+        const HVX_Vector id = Q6_V_vsplat_R(Q6_R_vextract_VR(ids[v / 32], int32_t(4 * (v % 32))));
+        acc                 = Q6_V_vlalign_VVR(acc, Q::codes(x[v], id), int32_t(Q::code_bytes));
+        if (v % per_vector == 0) {
+            codes[v / per_vector] = acc;
+        }
     }
-    detail_q8::pack_q4_0_codes(x, n_blocks, ids, codes);
-    hvx_sf_row_to_16(scales, scales, n_groups, false);
 }
 
-inline void hvx_quantize_q8_0_row(const HVX_Vector * x, uint32_t n_blocks, HVX_Vector * codes, HVX_Vector * scales,
-                                  HVX_Vector * ids) {
-    detail_q8::gather_amax(x, n_blocks, scales);
+} // namespace detail_q
+
+// One row of n_blocks blocks (x, one vector each) into codes (Q::code_bytes per block, in order)
+// and scales (fp16, in order), with ids (ceil(n_blocks / 32) vectors) as scratch for the inverse
+// scales: the blocks' scale sources gathered 32 to a vector, their scales computed a vector at a
+// time, then the codes.
+template <class Q>
+inline void hvx_quantize_block_row(const HVX_Vector * x, uint32_t n_blocks, HVX_Vector * codes, HVX_Vector * scales,
+                                   HVX_Vector * ids) {
+    detail_q::gather_block_lanes<Q>(x, n_blocks, scales);
     const uint32_t n_groups = (n_blocks + 31) / 32;
     for (uint32_t g = 0; g < n_groups; ++g) {
-        hvx_q8_0_scales(scales + g, ids + g);
+        Q::scales(scales + g, ids + g);
     }
-    detail_q8::pack_codes(x, n_blocks, ids, codes);
+    detail_q::pack_codes<Q>(x, n_blocks, ids, codes);
     hvx_sf_row_to_16(scales, scales, n_groups, false);
 }
 

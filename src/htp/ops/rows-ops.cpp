@@ -58,9 +58,9 @@ __attribute__((noinline)) void quantize_block_rows(uint32_t type, uint8_t * d, u
         HVX_Vector *       scales = reinterpret_cast<HVX_Vector *>(d + proto::htp_qblock_scales_offset(ne0));
         HVX_Vector *       ids    = reinterpret_cast<HVX_Vector *>(s + proto::htp_qblock_ids_offset(ne0));
         if (type == proto::HTP_TYPE_ID_Q4_0) {
-            hvx_quantize_q4_0_row(x, ne0 / 32, codes, scales, ids);
+            hvx_quantize_block_row<q4_0_rows>(x, ne0 / 32, codes, scales, ids);
         } else {
-            hvx_quantize_q8_0_row(x, ne0 / 32, codes, scales, ids);
+            hvx_quantize_block_row<q8_0_rows>(x, ne0 / 32, codes, scales, ids);
         }
     }
 }

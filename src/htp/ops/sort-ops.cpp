@@ -1,7 +1,7 @@
 // ARGSORT and TOP_K (proto/htp-sort.h): each thread streams its rows DDR -> DMA -> VTCM, turns
 // each row's values into sort keys in place (lanes past the row: the largest key, so they sort
 // last), fills the dst slot's row with the indices 0..n_sort-1, sorts both by the bitonic network
-// (hvx-sort.h) and sends the first dst.ne0 indices back to DDR.
+// (hvx-sort.h) and sends the first dst.ne0 indices back to DDR (a long row's TOP_K selects first).
 #include "eltwise-rows.h"
 #include "htp-tensor.h"
 #include "hvx-sort.h"
@@ -27,16 +27,14 @@ __attribute__((noinline)) void lane_numbers(HVX_Vector * idx, uint32_t n_vec) {
     }
 }
 
-// One row: keys[0 .. n_vec) from the values of its first n lanes, idx the lane numbers.
-__attribute__((noinline)) void keys_and_indices(HVX_Vector * keys, HVX_Vector * idx, uint32_t n_vec, uint32_t n,
-                                                bool descending) {
+// One row: keys[0 .. n_vec) from the values of its first n lanes (the others the largest key).
+__attribute__((noinline)) void make_keys(HVX_Vector * keys, uint32_t n_vec, uint32_t n, bool descending) {
     const HVX_Vector lane = hvx_lane_index_w();
     const HVX_Vector last = Q6_V_vsplat_R(0x7FFFFFFF);
     const HVX_Vector rows = Q6_V_vsplat_R(int32_t(n));
     for (uint32_t v = 0; v < n_vec; ++v) {
         const HVX_Vector i = Q6_Vw_vadd_VwVw(lane, Q6_V_vsplat_R(int32_t(v * 32)));
         keys[v]            = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(rows, i), hvx_sort_key(keys[v], descending), last);
-        idx[v]             = i;
     }
 }
 
@@ -172,13 +170,11 @@ void sort_thread(uint32_t, uint32_t i, void * data) {
                     const uint32_t k_out = job.kp.dst_row_size / 4;
                     const bool     top_k = job.top_k && top_k_fits(job.kp.log2_n_sort, k_out);
                     for (uint32_t r = 0; r < b.nrows; ++r, keys += n_vec, idx += n_vec) {
-                        keys_and_indices(keys, idx, n_vec, job.kp.pipe.row_size / 4, job.kp.descending != 0);
+                        make_keys(keys, n_vec, job.kp.pipe.row_size / 4, job.kp.descending != 0);
                         if (top_k && top_k_by_vector_minima(keys, idx, job.kp.log2_n_sort, k_out)) {
-                            continue;
+                            continue;  // the index slot was its scratch
                         }
-                        if (top_k) {  // the scratch took the indices' place
-                            lane_numbers(idx, n_vec);
-                        }
+                        lane_numbers(idx, n_vec);
                         hvx_bitonic_sort(keys, idx, job.kp.log2_n_sort);
                     }
                 });
@@ -203,7 +199,7 @@ uint32_t op_sort(htp_op_context * octx) {
     job.octx  = octx;
     job.top_k = octx->op->opcode == proto::HTP_OP_TOP_K;
     job.src   = octx->src[0];
-    job.dst  = octx->dst[0];
+    job.dst   = octx->dst[0];
     return run_eltwise_job(octx, job, SORT_STREAMS, sort_thread);
 }
 
