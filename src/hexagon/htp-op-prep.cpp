@@ -47,8 +47,8 @@ uint32_t opcode_of(const ggml_tensor * node) {
         case GGML_OP_CPY:
             // F32, F16, BF16 (to or from F32, or the same type) of one shape, or into a contiguous
             // destination of another shape (a CPY node is the view of its destination src[1]);
-            // F32 into Q8_0 of one shape: CPY_Q.
-            if (node->type == GGML_TYPE_Q8_0 || node->type == GGML_TYPE_Q4_0) {
+            // F32 into a block type SET_ROWS writes (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) of one shape: CPY_Q.
+            if (proto::htp_qblock_codes(uint32_t(node->type)) != 0) {
                 return node->src[0]->type == GGML_TYPE_F32 && ggml_are_same_shape(node, node->src[0])
                            ? proto::HTP_OP_CPY_Q
                            : proto::HTP_OP_NONE;
@@ -85,7 +85,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
                        ? proto::HTP_OP_GET_ROWS_Q
                        : proto::HTP_OP_NONE;
         case GGML_OP_SET_ROWS:
-            // F32 rows into F32, F16, BF16 or Q8_0 (the KV cache); types and layout: the kparams.
+            // F32 rows into F32, F16, BF16 or a block type (the KV cache); types and layout: the kparams.
             return node->src[0]->type == GGML_TYPE_F32 ? proto::HTP_OP_SET_ROWS : proto::HTP_OP_NONE;
         case GGML_OP_FLASH_ATTN_EXT: return proto::HTP_OP_FLASH_ATTN_EXT;  // types and shapes: the kparams
         case GGML_OP_CONCAT: return proto::HTP_OP_CONCAT;  // types and layout: the kparams

@@ -7,8 +7,8 @@
 // quotients included (there in units of the smallest subnormal); zeros, infinities and NaNs as
 // IEEE division gives them (NaN for 0/0 and inf/inf). hvx_sf_div_rn: the correctly rounded
 // quotient of positive normal operands whose quotient is at least 2^-100 (tested exhaustively over
-// every mantissa for a / 127 and 1 / b, as the Q8_0 quantizer divides; on the device's v73/v75
-// qf32 path a residual's last bit may differ).
+// every mantissa for a / 127, a / 31, a / 15 and 1 / b, as the block quantizers divide; on the
+// device's v73/v75 qf32 path a residual's last bit may differ).
 #pragma once
 
 #include "hvx-arith.h"

@@ -2,12 +2,16 @@
 // vector, bit for bit:
 //   Q8_0 (quantize_row_q8_0_ref): amax = max |x|, d = amax / 127 and id = 1 / d (0 for d = 0)
 //     correctly rounded (hvx_sf_div_rn), q = round(x id) half away from zero (std::round's).
-//   Q4_0 (quantize_row_q4_0_ref): max = the first value of largest magnitude, d = max / -8 (exact),
-//     id = 1 / d as above, q = min(15, trunc(x id + 8.5)), element j in the low nibble of byte j
-//     and element j + 16 in its high nibble.
-// d stored as fp16. Blocks whose scale lies outside [2^-97, 2^93] divide within 1 ulp instead
-// (hvx_sf_div), which may move a code by one there; non-finite inputs give codes GGML leaves
-// undefined.
+//   Q4_0 / Q5_0 (quantize_row_q4_0_ref / _q5_0_ref): max = the first value of largest magnitude
+//     (+0 for a block of zeros), d = max / -8 (/ -16, exact), id = 1 / d as above, q = min(15, trunc(x id + 8.5))
+//     (min(31, trunc(x id + 16.5))).
+//   Q4_1 / Q5_1 (quantize_row_q4_1_ref / _q5_1_ref): min and max of the block (the first of equal
+//     values: +0 and -0 as GGML's compares meet them), d = (max - min) / 15 (/ 31) correctly
+//     rounded, id = 1 / d, q = min(15, trunc((x - min) id + 0.5)) (Q5_1: no min(31, ...)), m = min.
+// The 4-bit codes: element j in the low nibble of byte j and element j + 16 in its high nibble
+// (Q5: their low four bits), Q5's fifth bits as the word qh, bit j for element j. d and m stored
+// as fp16. Blocks whose scale lies outside [2^-97, 2^93] divide within 1 ulp instead (hvx_sf_div),
+// which may move a code by one there; non-finite inputs give codes GGML leaves undefined.
 #pragma once
 
 #include "hvx-arith.h"
@@ -53,51 +57,108 @@ inline HVX_Vector hvx_q_inverse_scales(HVX_Vector d) {
     return Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(mag, Q6_V_vzero()), Q6_V_vzero(), Q6_V_vor_VV(recip, sign));
 }
 
-// The two types' block parts. block_lane(x): the value of a block the scale comes from, in every
-// lane (Q8_0: amax; Q4_0: d itself); scales(v, id): the 32 blocks' d in place of those values and
-// their 1 / d into *id (not inlined: the division's constants stay out of the callers' loops);
-// codes(x, id): the block's code bytes, repeated so that its last code_bytes bytes hold them.
+namespace detail_q {
+
+// Every lane: x's value in the lowest lane where `where` holds (summed out of an otherwise zero
+// vector as integers).
+inline HVX_Vector first_where(HVX_VectorPred where, HVX_Vector x, HVX_Vector lane) {
+    const HVX_Vector first = hvx_w_allmin(Q6_V_vmux_QVV(where, lane, hvx_splat_w(32)));
+    return hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(lane, first), x, Q6_V_vzero()));
+}
+
+// RN(v / divisor) for non-negative v, within 1 ulp where v lies outside [2^-90, 2^100].
+inline HVX_Vector divide_scale(HVX_Vector v, float divisor) {
+    const HVX_VectorPred in_rn = Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(v, hvx_splat_sf(0x1p-90f)),
+                                             Q6_Q_vcmp_gt_VwVw(hvx_splat_sf(0x1p100f), v));
+    const HVX_Vector     c     = hvx_splat_sf(divisor);
+    return Q6_V_vmux_QVV(in_rn, hvx_sf_div_rn(v, c), hvx_sf_div(v, c));
+}
+
+// 32 codes (words) as 16 bytes of nibble pairs (their low four bits), repeated: lanes 0..15 hold
+// element j | element j + 16 << 4, the upper lanes the same (period 16).
+inline HVX_Vector nibble_pairs(HVX_Vector q) {
+    const HVX_Vector low  = Q6_V_vand_VV(q, hvx_splat_w(15));
+    const HVX_Vector pair = Q6_V_vor_VV(low, Q6_Vw_vasl_VwR(Q6_V_vror_VR(low, 64), 4));
+    const HVX_Vector both = Q6_V_vmux_QVV(Q6_Q_vsetq_R(64), pair, Q6_V_vror_VR(pair, 64));
+    const HVX_Vector h    = Q6_Vh_vpacke_VwVw(both, both);
+    return Q6_Vb_vpacke_VhVh(h, h);  // byte i = both[i % 32]
+}
+
+} // namespace detail_q
+
+// The types' block parts. block_lane(x, lane, &min): the value of a block its scale comes from, in
+// every lane (Q8_0: amax; Q4_0/Q5_0: d itself; Q4_1/Q5_1: max - min, with the minimum into *min);
+// scales(v, id): the 32 blocks' d in place of those values and their 1 / d into *id (not inlined:
+// the division's constants stay out of the callers' loops); levels(x, id, min): the block's codes
+// as words; pack(q): its code bytes, repeated so that its last code_bytes bytes hold them.
 struct q8_0_rows {
     static constexpr uint32_t code_bytes = 32;
-    static HVX_Vector block_lane(HVX_Vector x, HVX_Vector) { return hvx_w_allmax(Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF))); }
-    __attribute__((noinline)) static void scales(HVX_Vector * amax_to_d, HVX_Vector * id) {
-        const HVX_Vector     amax  = *amax_to_d;
-        const HVX_VectorPred in_rn = Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(amax, hvx_splat_sf(0x1p-90f)),
-                                                 Q6_Q_vcmp_gt_VwVw(hvx_splat_sf(0x1p100f), amax));
-        const HVX_Vector     c127  = hvx_splat_sf(127.0f);
-        const HVX_Vector     d     = Q6_V_vmux_QVV(in_rn, hvx_sf_div_rn(amax, c127), hvx_sf_div(amax, c127));
-        *amax_to_d                 = d;
-        *id                        = hvx_q_inverse_scales(d);
+    static constexpr bool     with_min = false, with_qh = false;
+    static HVX_Vector block_lane(HVX_Vector x, HVX_Vector, HVX_Vector *) {
+        return hvx_w_allmax(Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF)));
     }
-    static HVX_Vector codes(HVX_Vector x, HVX_Vector id) {
-        const HVX_Vector q = hvx_sf_round_away_w(hvx_sf_mul(x, id));
+    __attribute__((noinline)) static void scales(HVX_Vector * amax_to_d, HVX_Vector * id) {
+        *amax_to_d = detail_q::divide_scale(*amax_to_d, 127.0f);
+        *id        = hvx_q_inverse_scales(*amax_to_d);
+    }
+    static HVX_Vector levels(HVX_Vector x, HVX_Vector id, HVX_Vector) { return hvx_sf_round_away_w(hvx_sf_mul(x, id)); }
+    static HVX_Vector pack(HVX_Vector q) {
         const HVX_Vector h = Q6_Vh_vpack_VwVw_sat(q, q);
         return Q6_Vb_vpack_VhVh_sat(h, h);  // byte i = q[i % 32]
     }
 };
 
-struct q4_0_rows {
+// Q4_0 and Q5_0: d = max / -(2^(bits - 1)), codes min(2^bits - 1, trunc(x id + 2^(bits - 1) + 0.5)).
+template <uint32_t Bits>
+struct qx_0_rows {
     static constexpr uint32_t code_bytes = 16;
-    // d = max / -8 (exact) of the first value of largest magnitude: the lowest lane where |x| is
-    // the block's maximum, its value summed out of an otherwise zero vector as integers.
-    static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane) {
-        const HVX_Vector     mag   = Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF));
-        const HVX_VectorPred top   = Q6_Q_vcmp_eq_VwVw(mag, hvx_w_allmax(mag));
-        const HVX_Vector     first = hvx_w_allmin(Q6_V_vmux_QVV(top, lane, hvx_splat_w(32)));
-        const HVX_Vector     max   = hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(lane, first), x, Q6_V_vzero()));
-        return hvx_sf_mul(max, hvx_splat_sf(-0.125f));
+    static constexpr bool     with_min = false, with_qh = Bits == 5;
+    static constexpr float    half     = float(1u << (Bits - 1));
+    // The first value of largest magnitude: the lowest lane where |x| is the block's maximum; +0
+    // for a block of zeros (GGML's max keeps its initial value: d = -0).
+    static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane, HVX_Vector *) {
+        const HVX_Vector mag  = Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF));
+        const HVX_Vector amax = hvx_w_allmax(mag);
+        const HVX_Vector max  = detail_q::first_where(Q6_Q_vcmp_eq_VwVw(mag, amax), x, lane);
+        return hvx_sf_mul(Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(amax, Q6_V_vzero()), Q6_V_vzero(), max),
+                          hvx_splat_sf(-1.0f / half));
     }
     __attribute__((noinline)) static void scales(HVX_Vector * d, HVX_Vector * id) { *id = hvx_q_inverse_scales(*d); }
-    static HVX_Vector codes(HVX_Vector x, HVX_Vector id) {
-        const HVX_Vector q = Q6_Vw_vmin_VwVw(hvx_sf_floor_w(hvx_sf_add(hvx_sf_mul(x, id), hvx_splat_sf(8.5f))),
-                                             hvx_splat_w(15));
-        // Lanes 0..15: element j | element j + 16 << 4; the upper lanes the same (period 16).
-        const HVX_Vector pair = Q6_V_vor_VV(q, Q6_Vw_vasl_VwR(Q6_V_vror_VR(q, 64), 4));
-        const HVX_Vector both = Q6_V_vmux_QVV(Q6_Q_vsetq_R(64), pair, Q6_V_vror_VR(pair, 64));
-        const HVX_Vector h    = Q6_Vh_vpacke_VwVw(both, both);
-        return Q6_Vb_vpacke_VhVh(h, h);  // byte i = both[i % 32]
+    static HVX_Vector levels(HVX_Vector x, HVX_Vector id, HVX_Vector) {
+        return Q6_Vw_vmin_VwVw(hvx_sf_floor_w(hvx_sf_add(hvx_sf_mul(x, id), hvx_splat_sf(half + 0.5f))),
+                               hvx_splat_w(int32_t(2 * half) - 1));
     }
+    static HVX_Vector pack(HVX_Vector q) { return detail_q::nibble_pairs(q); }
 };
+using q4_0_rows = qx_0_rows<4>;
+using q5_0_rows = qx_0_rows<5>;
+
+// Q4_1 and Q5_1: d = (max - min) / (2^bits - 1), codes trunc((x - min) id + 0.5) (Q4_1 at most 15).
+template <uint32_t Bits>
+struct qx_1_rows {
+    static constexpr uint32_t code_bytes = 16;
+    static constexpr bool     with_min = true, with_qh = Bits == 5;
+    static constexpr float    top      = float((1u << Bits) - 1);
+    static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane, HVX_Vector * min) {
+        // Order keys with -0 moved onto +0: equal keys are equal floats, as GGML's compares see them.
+        const HVX_Vector key = hvx_sf_order_key(x);
+        const HVX_Vector k   = Q6_Vw_vadd_VwVw(key, Q6_Vuw_vlsr_VuwR(key, 31));
+        const HVX_Vector max = detail_q::first_where(Q6_Q_vcmp_eq_VwVw(k, hvx_w_allmax(k)), x, lane);
+        *min                 = detail_q::first_where(Q6_Q_vcmp_eq_VwVw(k, hvx_w_allmin(k)), x, lane);
+        return hvx_sf_sub(max, *min);
+    }
+    __attribute__((noinline)) static void scales(HVX_Vector * range_to_d, HVX_Vector * id) {
+        *range_to_d = detail_q::divide_scale(*range_to_d, top);
+        *id         = hvx_q_inverse_scales(*range_to_d);
+    }
+    static HVX_Vector levels(HVX_Vector x, HVX_Vector id, HVX_Vector min) {
+        const HVX_Vector q = hvx_sf_floor_w(hvx_sf_add(hvx_sf_mul(hvx_sf_sub(x, min), id), hvx_splat_sf(0.5f)));
+        return Bits == 4 ? Q6_Vw_vmin_VwVw(q, hvx_splat_w(15)) : q;
+    }
+    static HVX_Vector pack(HVX_Vector q) { return detail_q::nibble_pairs(q); }
+};
+using q4_1_rows = qx_1_rows<4>;
+using q5_1_rows = qx_1_rows<5>;
 
 // Each pass its own function: no constant lives across another's calls. Gathering and packing go
 // from the last block to the first, each block's lane or code bytes shifted in at the front of the
@@ -105,47 +166,70 @@ struct q4_0_rows {
 namespace detail_q {
 
 template <class Q>
-__attribute__((noinline)) void gather_block_lanes(const HVX_Vector * x, uint32_t n_blocks, HVX_Vector * out) {
+__attribute__((noinline)) void gather_block_lanes(const HVX_Vector * x, uint32_t n_blocks, HVX_Vector * out,
+                                                  HVX_Vector * mins) {
     const HVX_Vector lane = hvx_lane_index_w();
-    HVX_Vector       acc  = Q6_V_vzero();
+    HVX_Vector       acc = Q6_V_vzero(), acc_min = Q6_V_vzero();
     for (uint32_t v = n_blocks; v-- > 0;) {
-        acc = Q6_V_vlalign_VVR(acc, Q::block_lane(x[v], lane), 4);
+        HVX_Vector min;
+        acc = Q6_V_vlalign_VVR(acc, Q::block_lane(x[v], lane, &min), 4);
+        if constexpr (Q::with_min) {
+            acc_min = Q6_V_vlalign_VVR(acc_min, min, 4);
+        }
         if (v % 32 == 0) {
             out[v / 32] = acc;
+            if constexpr (Q::with_min) {
+                mins[v / 32] = acc_min;
+            }
         }
     }
 }
 
+inline HVX_Vector lane_of(const HVX_Vector * groups, uint32_t v) {
+    return Q6_V_vsplat_R(Q6_R_vextract_VR(groups[v / 32], int32_t(4 * (v % 32))));
+}
+
 template <class Q>
 __attribute__((noinline)) void pack_codes(const HVX_Vector * x, uint32_t n_blocks, const HVX_Vector * ids,
-                                          HVX_Vector * codes) {
+                                          const HVX_Vector * mins, HVX_Vector * codes, HVX_Vector * high) {
     constexpr uint32_t per_vector = 128 / Q::code_bytes;
-    HVX_Vector         acc        = Q6_V_vzero();
+    const HVX_Vector   lane       = hvx_lane_index_w();
+    HVX_Vector         acc = Q6_V_vzero(), acc_high = Q6_V_vzero();
     for (uint32_t v = n_blocks; v-- > 0;) {
-        const HVX_Vector id = Q6_V_vsplat_R(Q6_R_vextract_VR(ids[v / 32], int32_t(4 * (v % 32))));
-        acc                 = Q6_V_vlalign_VVR(acc, Q::codes(x[v], id), int32_t(Q::code_bytes));
+        const HVX_Vector q = Q::levels(x[v], lane_of(ids, v), Q::with_min ? lane_of(mins, v) : Q6_V_vzero());
+        acc                = Q6_V_vlalign_VVR(acc, Q::pack(q), int32_t(Q::code_bytes));
         if (v % per_vector == 0) {
             codes[v / per_vector] = acc;
+        }
+        if constexpr (Q::with_qh) {  // bit j of the word: bit 4 of element j's code
+            const HVX_Vector bits = Q6_Vw_vasl_VwVw(Q6_V_vand_VV(Q6_Vw_vasr_VwR(q, 4), hvx_splat_w(1)), lane);
+            acc_high              = Q6_V_vlalign_VVR(acc_high, hvx_w_allsum(bits), 4);
+            if (v % 32 == 0) {
+                high[v / 32] = acc_high;
+            }
         }
     }
 }
 
 } // namespace detail_q
 
-// One row of n_blocks blocks (x, one vector each) into codes (Q::code_bytes per block, in order)
-// and scales (fp16, in order), with ids (ceil(n_blocks / 32) vectors) as scratch for the inverse
-// scales: the blocks' scale sources gathered 32 to a vector, their scales computed a vector at a
-// time, then the codes.
+// One row of n_blocks blocks (x, one vector each) into codes (Q::code_bytes per block, in order),
+// scales and mins (fp16, in order; mins of Q4_1/Q5_1 only) and high (Q5's qh words), with ids
+// (ceil(n_blocks / 32) vectors) as scratch for the inverse scales: the blocks' scale sources
+// gathered 32 to a vector, their scales computed a vector at a time, then the codes.
 template <class Q>
 inline void hvx_quantize_block_row(const HVX_Vector * x, uint32_t n_blocks, HVX_Vector * codes, HVX_Vector * scales,
-                                   HVX_Vector * ids) {
-    detail_q::gather_block_lanes<Q>(x, n_blocks, scales);
+                                   HVX_Vector * mins, HVX_Vector * high, HVX_Vector * ids) {
+    detail_q::gather_block_lanes<Q>(x, n_blocks, scales, mins);
     const uint32_t n_groups = (n_blocks + 31) / 32;
     for (uint32_t g = 0; g < n_groups; ++g) {
         Q::scales(scales + g, ids + g);
     }
-    detail_q::pack_codes<Q>(x, n_blocks, ids, codes);
+    detail_q::pack_codes<Q>(x, n_blocks, ids, mins, codes, high);
     hvx_sf_row_to_16(scales, scales, n_groups, false);
+    if constexpr (Q::with_min) {
+        hvx_sf_row_to_16(mins, mins, n_groups, false);
+    }
 }
 
 } // namespace hexnpu::htp

@@ -108,24 +108,40 @@ constexpr uint32_t htp_rope_table_bytes(uint32_t n_dims) { return (n_dims + 63) 
 
 // SET_ROWS (the KV cache's writes): source row (i1, i2, i3), F32, goes to destination row
 // ids[i1, i2 % ids.ne1, i3 % ids.ne2] of slice (i2, i3), as F16 (rounded to nearest even), BF16,
-// F32, or the block types Q8_0 and Q4_0 (GGML's reference quantizers, bit for bit:
+// F32, or the block types Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 (GGML's reference quantizers, bit for bit:
 // htp/hvx-quant-rows.h). CPY_Q runs the same kernel without ids (CPY/CONT/DUP into a block type:
 // row (i1, i2, i3) to row i1). Streams: src0, the converted rows; each converted row leaves by its
-// own DMA (block types: two, the codes and the scales, each 2-D over the row's blocks), so a block
-// holds at most HTP_SET_ROWS_MAX_BLOCK_ROWS
+// own DMA (block types: one per part of the block, d, the codes, and m and qh where the type has
+// them, each 2-D over the row's blocks), so a block holds at most HTP_SET_ROWS_MAX_BLOCK_ROWS
 // writebacks (n_slots blocks of them and their inputs stay within one thread's DMA queue). Ids are
 // a small DDR table the NPU reads with scalar loads; one outside [0, dst.ne1) fails the op with
 // INVAL_PARAMS (that row is not written).
 inline constexpr uint32_t HTP_SET_ROWS_MAX_BLOCK_ROWS = 32;
-inline constexpr uint32_t HTP_TYPE_ID_Q8_0            = 8;
 inline constexpr uint32_t HTP_TYPE_ID_Q4_0            = 2;
+inline constexpr uint32_t HTP_TYPE_ID_Q4_1            = 3;
+inline constexpr uint32_t HTP_TYPE_ID_Q5_0            = 6;
+inline constexpr uint32_t HTP_TYPE_ID_Q5_1            = 7;
+inline constexpr uint32_t HTP_TYPE_ID_Q8_0            = 8;
 
-// The block types SET_ROWS writes: bytes of codes per 32-element block after its fp16 scale
-// (Q8_0: 32 int8, Q4_0: 16 bytes of nibble pairs); 0 for the others.
-constexpr uint32_t htp_qblock_codes(uint32_t type) {
-    return type == HTP_TYPE_ID_Q8_0 ? 32 : type == HTP_TYPE_ID_Q4_0 ? 16 : 0;
+// The block types SET_ROWS writes, as GGML lays out a 32-element block: its bytes, its fp16 scale d
+// at 0, its codes (qs: `codes` bytes, 32 int8 or 16 bytes of nibble pairs) at codes_at, its fp16
+// minimum m at min_at and its fifth bits qh (a word) at qh_at (0: the type has none). All zero for
+// the other types.
+struct htp_qblock_layout {
+    uint32_t bytes, codes, codes_at, min_at, qh_at;
+};
+constexpr htp_qblock_layout htp_qblock_layout_of(uint32_t type) {
+    switch (type) {
+        case HTP_TYPE_ID_Q8_0: return {34, 32, 2, 0, 0};
+        case HTP_TYPE_ID_Q4_0: return {18, 16, 2, 0, 0};
+        case HTP_TYPE_ID_Q4_1: return {20, 16, 4, 2, 0};
+        case HTP_TYPE_ID_Q5_0: return {22, 16, 6, 0, 2};
+        case HTP_TYPE_ID_Q5_1: return {24, 16, 8, 2, 4};
+        default: return {};
+    }
 }
-constexpr uint32_t htp_qblock_bytes(uint32_t type) { return 2 + htp_qblock_codes(type); }
+constexpr uint32_t htp_qblock_codes(uint32_t type) { return htp_qblock_layout_of(type).codes; }
+constexpr uint32_t htp_qblock_bytes(uint32_t type) { return htp_qblock_layout_of(type).bytes; }
 
 
 struct htp_set_rows_kparams {
@@ -571,17 +587,28 @@ inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos
     return true;
 }
 
-// Writebacks per converted row.
-constexpr uint32_t htp_set_rows_writebacks(uint32_t dst_type) { return htp_qblock_codes(dst_type) != 0 ? 2 : 1; }
+// Writebacks per converted row: a block type's parts (d, codes, m, qh) each by one 2-D DMA.
+constexpr uint32_t htp_set_rows_writebacks(uint32_t dst_type) {
+    const htp_qblock_layout l = htp_qblock_layout_of(dst_type);
+    return l.codes == 0 ? 1 : 2 + (l.min_at != 0) + (l.qh_at != 0);
+}
 
 // A block-type row's VTCM slots: the source slot holds the F32 row, then the blocks' inverse scales
 // (scratch: one fp32 vector per 32 blocks); the converted slot the codes (at most ne0 bytes) from
-// 0, the block scales (as many vectors, narrowed to fp16 in place) from the next vector on.
+// 0, then as many vectors each of the block scales and the minima (narrowed to fp16 in place),
+// then the qh words; both slots of the wider stride.
+constexpr uint32_t htp_qblock_group_bytes(uint32_t ne0) { return (ne0 / 32 + 31) / 32 * 128; }
 constexpr uint32_t htp_qblock_ids_offset(uint32_t ne0) { return htp_vtcm_row_stride(ne0 * 4); }
 constexpr uint32_t htp_qblock_scales_offset(uint32_t ne0) { return htp_vtcm_row_stride(ne0); }
-constexpr uint32_t htp_qblock_slot_stride(uint32_t ne0) { return htp_qblock_ids_offset(ne0) + (ne0 / 32 + 31) / 32 * 128; }
+constexpr uint32_t htp_qblock_mins_offset(uint32_t ne0) { return htp_qblock_scales_offset(ne0) + htp_qblock_group_bytes(ne0); }
+constexpr uint32_t htp_qblock_qh_offset(uint32_t ne0) { return htp_qblock_mins_offset(ne0) + htp_qblock_group_bytes(ne0); }
+constexpr uint32_t htp_qblock_slot_stride(uint32_t ne0) {
+    const uint32_t source    = htp_qblock_ids_offset(ne0) + htp_qblock_group_bytes(ne0);
+    const uint32_t converted = htp_qblock_qh_offset(ne0) + htp_vtcm_row_stride(ne0 / 8);
+    return source > converted ? source : converted;
+}
 
-// Destination rows SET_ROWS and CPY_Q write: F32/F16/BF16 elements, or Q8_0/Q4_0 blocks (ne0 a
+// Destination rows SET_ROWS and CPY_Q write: F32/F16/BF16 elements, or blocks (ne0 a
 // multiple of 32), in order; the rows apart and inside the tensor.
 constexpr bool htp_set_rows_dst_valid(const htp_tensor & dst) {
     if (htp_qblock_codes(dst.type) != 0) {
@@ -611,7 +638,7 @@ constexpr bool htp_set_rows_layout_valid(const htp_tensor & src0, const htp_tens
     return htp_set_rows_dst_valid(dst) && htp_eltwise_rows_valid(src0, src0.ne[0] * 4);
 }
 
-// CPY_Q: F32 rows (anywhere: a permuted source too) into Q8_0/Q4_0 rows of the same shape.
+// CPY_Q: F32 rows (anywhere: a permuted source too) into block-type rows of the same shape.
 constexpr bool htp_cpy_q_layout_valid(const htp_tensor & src0, const htp_tensor & dst) {
     return src0.type == 0 && htp_qblock_codes(dst.type) != 0 && src0.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) &&
            htp_rows_inside(src0, 4) && htp_set_rows_dst_valid(dst);

@@ -334,7 +334,7 @@ TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     EXPECT_TRUE(dev.supports_op(ggml_add(&ctx, h, h))) << "F16 rows";
     ggml_tensor * q = ggml_new_tensor_2d(&ctx, GGML_TYPE_Q8_0, 64, 8);
     EXPECT_FALSE(dev.supports_op(ggml_add(&ctx, q, q))) << "F32, F16, BF16 only";
-    EXPECT_FALSE(dev.supports_op(ggml_cpy(&ctx, a, ggml_new_tensor_2d(&ctx, GGML_TYPE_Q4_1, 64, 8)))) << "no Q4_1 quantizer";
+    EXPECT_FALSE(dev.supports_op(ggml_cpy(&ctx, a, ggml_new_tensor_2d(&ctx, GGML_TYPE_IQ4_NL, 64, 8)))) << "no IQ4_NL quantizer";
     EXPECT_FALSE(dev.supports_op(ggml_repeat(&ctx, a, a))) << "filtered";
     EXPECT_TRUE(dev.supports_op(ggml_concat(&ctx, a, a, 1)));
     EXPECT_TRUE(dev.supports_op(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU)));

@@ -264,8 +264,8 @@ TEST(HtpErrors, NodesWithoutNpuKernelsAreRefused) {
     htp_backend be(f.dev());
     be.graph_compute(views);  // only layout nodes: nothing to send
     EXPECT_EQ(be.last_batch_count(), 0u);
-    ggml_tensor * q4  = ggml_new_tensor_2d(&ctx, GGML_TYPE_Q4_1, 32, 1);
-    ggml_tensor * log = ggml_cpy(&ctx, a, q4);  // no NPU kernel (no Q4_1 quantizer)
+    ggml_tensor * q4  = ggml_new_tensor_2d(&ctx, GGML_TYPE_IQ4_NL, 32, 1);
+    ggml_tensor * log = ggml_cpy(&ctx, a, q4);  // no NPU kernel (no IQ4_NL quantizer)
     ggml_set_name(log, "cat");
     ggml_cgraph g;
     ggml_build_forward_expand(g, log);

@@ -290,15 +290,17 @@ TEST(HtpEltwiseMath, RoundedDivisionExactForEveryMantissa) {
             }
             HVX_Vector v;
             std::memcpy(&v, x, 128);
-            const HVX_Vector q = htp::hvx_sf_div_rn(v, htp::hvx_splat_sf(127.0f));
             const HVX_Vector r = htp::hvx_sf_div_rn(htp::hvx_splat_sf(1.0f), v);
-            std::memcpy(got_q, &q, 128);
             std::memcpy(got_r, &r, 128);
-            for (int l = 0; l < 32; ++l) {
-                const bool ok = float_bits(got_q[l]) == float_bits(x[l] / 127.0f) &&
-                                (exponent > 100 || float_bits(got_r[l]) == float_bits(1.0f / x[l]));
-                if (!ok && wrong++ == 0) {
-                    first = x[l];
+            for (const float divisor : {127.0f, 31.0f, 15.0f}) {  // Q8_0's, Q5_1's and Q4_1's scales
+                const HVX_Vector q = htp::hvx_sf_div_rn(v, htp::hvx_splat_sf(divisor));
+                std::memcpy(got_q, &q, 128);
+                for (int l = 0; l < 32; ++l) {
+                    const bool ok = float_bits(got_q[l]) == float_bits(x[l] / divisor) &&
+                                    (exponent > 100 || float_bits(got_r[l]) == float_bits(1.0f / x[l]));
+                    if (!ok && wrong++ == 0) {
+                        first = x[l];
+                    }
                 }
             }
         }

@@ -1,9 +1,9 @@
 // The row ops (proto/htp-kparams.h). SET_ROWS (htp_set_rows_kparams), the KV cache's writes: each
 // thread streams its source rows DDR -> DMA -> VTCM in blocks that never cross an (i2, i3) slice,
-// converts them on HVX (F32 -> F16/BF16, a copy for an F32 destination, GGML's Q8_0 and Q4_0
-// quantizers) into the block's output slot, and sends every row back by its own DMA (block
-// types: two, codes and scales) to the destination row its id names (a scattered writeback: the pipeline pops as many
-// entries as were pushed); CPY_Q is the same without ids. GET_ROWS (htp_get_rows_kparams)
+// converts them on HVX (F32 -> F16/BF16, a copy for an F32 destination, GGML's Q8_0, Q4_0, Q4_1,
+// Q5_0 and Q5_1 quantizers) into the block's output slot, and sends every row back by its own DMA
+// (block types: one per block part) to the destination row its id names (a scattered writeback:
+// the pipeline pops as many entries as were pushed); CPY_Q is the same without ids. GET_ROWS (htp_get_rows_kparams)
 // runs the other way: one dst row per block, gathered by DMA from the source row its id names,
 // widened from F16 or copied, written back in order. Ids are small DDR tables read with scalar loads.
 #include "hvx-quant-rows.h"
@@ -50,19 +50,45 @@ bool destination_row(const set_rows_job & job, const uint8_t * ids, uint32_t i1,
 
 // Block-type rows: each F32 source row (stride bytes apart in s) into its slot in d
 // (hvx-quant-rows.h, layout: proto/htp-kparams.h).
-__attribute__((noinline)) void quantize_block_rows(uint32_t type, uint8_t * d, uint8_t * s, uint32_t nrows,
-                                                   uint32_t stride, uint32_t ne0) {
+template <class Q>
+__attribute__((noinline)) void quantize_rows_as(uint8_t * d, uint8_t * s, uint32_t nrows, uint32_t stride, uint32_t ne0) {
     for (uint32_t r = 0; r < nrows; ++r, d += stride, s += stride) {
-        const HVX_Vector * x      = reinterpret_cast<const HVX_Vector *>(s);
-        HVX_Vector *       codes  = reinterpret_cast<HVX_Vector *>(d);
-        HVX_Vector *       scales = reinterpret_cast<HVX_Vector *>(d + proto::htp_qblock_scales_offset(ne0));
-        HVX_Vector *       ids    = reinterpret_cast<HVX_Vector *>(s + proto::htp_qblock_ids_offset(ne0));
-        if (type == proto::HTP_TYPE_ID_Q4_0) {
-            hvx_quantize_block_row<q4_0_rows>(x, ne0 / 32, codes, scales, ids);
-        } else {
-            hvx_quantize_block_row<q8_0_rows>(x, ne0 / 32, codes, scales, ids);
-        }
+        const auto at = [&](uint32_t offset) { return reinterpret_cast<HVX_Vector *>(d + offset); };
+        hvx_quantize_block_row<Q>(reinterpret_cast<const HVX_Vector *>(s), ne0 / 32, at(0),
+                                  at(proto::htp_qblock_scales_offset(ne0)), at(proto::htp_qblock_mins_offset(ne0)),
+                                  at(proto::htp_qblock_qh_offset(ne0)),
+                                  reinterpret_cast<HVX_Vector *>(s + proto::htp_qblock_ids_offset(ne0)));
     }
+}
+
+void quantize_block_rows(uint32_t type, uint8_t * d, uint8_t * s, uint32_t nrows, uint32_t stride, uint32_t ne0) {
+    switch (type) {
+        case proto::HTP_TYPE_ID_Q4_0: return quantize_rows_as<q4_0_rows>(d, s, nrows, stride, ne0);
+        case proto::HTP_TYPE_ID_Q4_1: return quantize_rows_as<q4_1_rows>(d, s, nrows, stride, ne0);
+        case proto::HTP_TYPE_ID_Q5_0: return quantize_rows_as<q5_0_rows>(d, s, nrows, stride, ne0);
+        case proto::HTP_TYPE_ID_Q5_1: return quantize_rows_as<q5_1_rows>(d, s, nrows, stride, ne0);
+        default: return quantize_rows_as<q8_0_rows>(d, s, nrows, stride, ne0);
+    }
+}
+
+// One block-type row's writebacks from its converted slot: each part of every block (d, the codes,
+// m and qh where the type has them) by one 2-D DMA into the row's blocks.
+uint32_t push_block_row(dma_queue * q, dma_addr_t row, const uint8_t * from, uint32_t type, uint32_t ne0, uint16_t info) {
+    const proto::htp_qblock_layout l        = proto::htp_qblock_layout_of(type);
+    const uint32_t                 n_blocks = ne0 / 32;
+    const auto part = [&](uint32_t at, uint32_t offset, uint32_t bytes) {
+        dma_queue_push_vtcm_to_ddr(q, dma_addr_at(row, at), dma_addr_of(from + offset), l.bytes, bytes, bytes, n_blocks,
+                                   info);
+    };
+    part(l.codes_at, 0, l.codes);
+    part(0, proto::htp_qblock_scales_offset(ne0), 2);
+    if (l.min_at != 0) {
+        part(l.min_at, proto::htp_qblock_mins_offset(ne0), 2);
+    }
+    if (l.qh_at != 0) {
+        part(l.qh_at, proto::htp_qblock_qh_offset(ne0), 4);
+    }
+    return proto::htp_set_rows_writebacks(type);
 }
 
 void set_rows_thread(uint32_t, uint32_t i, void * data) {
@@ -111,7 +137,6 @@ void set_rows_thread(uint32_t, uint32_t i, void * data) {
             const uint32_t j2       = proto::fastmodulo(b.i2, kp.div_ids1);
             const uint32_t j3       = proto::fastmodulo(b.i3, kp.div_ids2);
             const uint32_t slice    = b.i2 * job.dst->nb[2] + b.i3 * job.dst->nb[3];
-            const uint32_t n_blocks = job.src->ne[0] / 32;
             uint32_t       pushed   = 0;
             for (uint32_t r = 0; r < b.nrows; ++r) {
                 uint32_t id = b.i1 + r;
@@ -121,13 +146,8 @@ void set_rows_thread(uint32_t, uint32_t i, void * data) {
                 }
                 const dma_addr_t row  = dma_addr_at(dst_base, slice + id * job.dst->nb[1]);
                 uint8_t *        from = plan.slot(i, 1, k) + r * stride;
-                if (n_codes != 0) {  // each block: its fp16 scale, then its codes
-                    const uint32_t block = proto::htp_qblock_bytes(kp.dst_type);
-                    dma_queue_push_vtcm_to_ddr(q, dma_addr_at(row, 2), dma_addr_of(from), block, n_codes, n_codes,
-                                               n_blocks, trace_info(b.row + r));
-                    dma_queue_push_vtcm_to_ddr(q, row, dma_addr_of(from + proto::htp_qblock_scales_offset(job.src->ne[0])),
-                                               block, 2, 2, n_blocks, trace_info(b.row + r));
-                    pushed += 2;
+                if (n_codes != 0) {
+                    pushed += push_block_row(q, row, from, kp.dst_type, job.src->ne[0], trace_info(b.row + r));
                 } else {
                     dma_queue_push_vtcm_to_ddr(q, row, dma_addr_of(from), kp.dst_row_size, stride, kp.dst_row_size, 1,
                                                trace_info(b.row + r));
