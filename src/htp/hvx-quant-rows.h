@@ -139,13 +139,24 @@ struct qx_1_rows {
     static constexpr uint32_t code_bytes = 16;
     static constexpr bool     with_min = true, with_qh = Bits == 5;
     static constexpr float    top      = float((1u << Bits) - 1);
+    // Order keys with -0 moved onto +0: equal keys are equal floats, as GGML's compares see them,
+    // so an extreme is its key's float but for a zero, whose sign is the block's first zero's.
     static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane, HVX_Vector * min) {
-        // Order keys with -0 moved onto +0: equal keys are equal floats, as GGML's compares see them.
-        const HVX_Vector key = hvx_sf_order_key(x);
-        const HVX_Vector k   = Q6_Vw_vadd_VwVw(key, Q6_Vuw_vlsr_VuwR(key, 31));
-        const HVX_Vector max = detail_q::first_where(Q6_Q_vcmp_eq_VwVw(k, hvx_w_allmax(k)), x, lane);
-        *min                 = detail_q::first_where(Q6_Q_vcmp_eq_VwVw(k, hvx_w_allmin(k)), x, lane);
-        return hvx_sf_sub(max, *min);
+        const HVX_Vector key  = hvx_sf_order_key(x);
+        const HVX_Vector k    = Q6_Vw_vadd_VwVw(key, Q6_Vuw_vlsr_VuwR(key, 31));
+        const HVX_Vector kmax = hvx_w_allmax(k), kmin = hvx_w_allmin(k);
+        HVX_Vector       max = float_of(kmax), lo = float_of(kmin);
+        if (Q6_R_vextract_VR(kmax, 0) == 0 || Q6_R_vextract_VR(kmin, 0) == 0) {  // rare: a zero extreme
+            const HVX_Vector zero = detail_q::first_where(Q6_Q_vcmp_eq_VwVw(k, Q6_V_vzero()), x, lane);
+            max                   = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(kmax, Q6_V_vzero()), zero, max);
+            lo                    = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(kmin, Q6_V_vzero()), zero, lo);
+        }
+        *min = lo;
+        return hvx_sf_sub(max, lo);
+    }
+    // The float of a moved key (+0 for 0): keys below zero move back down by one.
+    static HVX_Vector float_of(HVX_Vector k) {
+        return hvx_sf_order_key(Q6_Vw_vsub_VwVw(k, Q6_Vuw_vlsr_VuwR(k, 31)));
     }
     __attribute__((noinline)) static void scales(HVX_Vector * range_to_d, HVX_Vector * id) {
         *range_to_d = detail_q::divide_scale(*range_to_d, top);

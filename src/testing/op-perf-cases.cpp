@@ -66,6 +66,15 @@ std::vector<op_case> op_perf_catalog(bool large) {
         ggml_tensor * src   = g.input(GGML_TYPE_F32, {1024, 512, 1, 1});
         return ggml_set_rows(g.ctx(), cache, src, g.input(GGML_TYPE_I64, {512, 1, 1, 1}, distinct_indices(4096)));
     });
+    for (const ggml_type type : {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1}) {
+        add(cases, std::string("type=") + ggml_type_name(type) + ",ne=[1024,4096,1,1],n_rows=512",
+            [type](case_graph & g) {  // a quantized KV-cache write
+                ggml_tensor * cache = g.input(type, {1024, 4096, 1, 1});
+                ggml_tensor * src   = g.input(GGML_TYPE_F32, {1024, 512, 1, 1});
+                return ggml_set_rows(g.ctx(), cache, src,
+                                     g.input(GGML_TYPE_I64, {512, 1, 1, 1}, distinct_indices(4096)));
+            });
+    }
     add(cases, "ne=[128,512,32,1],permute=[0,2,1,3]", [](case_graph & g) {  // heads merged after attention
         return ggml_cont(g.ctx(), g.permuted_input(GGML_TYPE_F32, {128, 512, 32, 1}, {0, 2, 1, 3}));
     });
