@@ -114,14 +114,20 @@ struct qx_0_rows {
     static constexpr uint32_t code_bytes = 16;
     static constexpr bool     with_min = false, with_qh = Bits == 5;
     static constexpr float    half     = float(1u << (Bits - 1));
-    // The first value of largest magnitude: the lowest lane where |x| is the block's maximum; +0
-    // for a block of zeros (GGML's max keeps its initial value: d = -0).
+    // The first value of largest magnitude, +0 for a block of zeros (GGML's max keeps its initial
+    // value: d = -0): of the block's largest and smallest values the one of larger magnitude; where
+    // their magnitudes tie (+a and -a, a constant block, zeros) the lowest lane holding it.
     static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane, HVX_Vector *) {
-        const HVX_Vector mag  = Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF));
-        const HVX_Vector amax = hvx_w_allmax(mag);
-        const HVX_Vector max  = detail_q::first_where(Q6_Q_vcmp_eq_VwVw(mag, amax), x, lane);
-        return hvx_sf_mul(Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(amax, Q6_V_vzero()), Q6_V_vzero(), max),
-                          hvx_splat_sf(-1.0f / half));
+        const HVX_Vector key = hvx_sf_order_key(x);
+        const HVX_Vector hi  = hvx_sf_order_key(hvx_w_allmax(key)), lo = hvx_sf_order_key(hvx_w_allmin(key));
+        const HVX_Vector abs_hi = Q6_V_vand_VV(hi, hvx_splat_w(0x7FFFFFFF)), abs_lo = Q6_V_vand_VV(lo, hvx_splat_w(0x7FFFFFFF));
+        HVX_Vector       max    = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(abs_hi, abs_lo), hi, lo);
+        if (Q6_R_vextract_VR(abs_hi, 0) == Q6_R_vextract_VR(abs_lo, 0)) {
+            const HVX_Vector mag = Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF));
+            max = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(abs_hi, Q6_V_vzero()), Q6_V_vzero(),
+                                detail_q::first_where(Q6_Q_vcmp_eq_VwVw(mag, abs_hi), x, lane));
+        }
+        return hvx_sf_mul(max, hvx_splat_sf(-1.0f / half));
     }
     __attribute__((noinline)) static void scales(HVX_Vector * d, HVX_Vector * id) { *id = hvx_q_inverse_scales(*d); }
     static HVX_Vector levels(HVX_Vector x, HVX_Vector id, HVX_Vector) {

@@ -205,6 +205,33 @@ TEST(HvxPermute, AlignAndRotate) {
     });
 }
 
+// Every window offset of valign/vror: each host fast path compiled here equals the portable
+// unaligned reload (which AlignAndRotate checks against the byte formula through the dispatch).
+TEST(HvxPermute, AlignWindowFastPathsEqualTheReferenceForEveryOffset) {
+    namespace hi = hexnpu::hvx::intrinsics;
+    std::mt19937 rng(5);
+    int          checked = 0;
+    for (unsigned s = 0; s <= 128; ++s) {
+        Bytes lo, hi_bytes;
+        for (int i = 0; i < 128; ++i) lo[i] = uint8_t(rng()), hi_bytes[i] = uint8_t(rng());
+        const Bytes want = bytes_of(hi::portable::window(vec_of(lo), vec_of(hi_bytes), s));
+        ASSERT_EQ(bytes_of(hi::detail_permute::window(vec_of(lo), vec_of(hi_bytes), s)), want) << "dispatch, offset " << s;
+#if defined(__AVX512F__)
+        if (s % 4 == 0) {
+            ASSERT_EQ(bytes_of(hi::detail_permute::window_words(vec_of(lo), vec_of(hi_bytes), s)), want) << "words, offset " << s;
+            ++checked;
+        }
+#endif
+#if defined(__AVX512VBMI__)
+        ASSERT_EQ(bytes_of(hi::detail_permute::window_bytes(vec_of(lo), vec_of(hi_bytes), s)), want) << "VBMI, offset " << s;
+        ++checked;
+#endif
+    }
+#if defined(__AVX512F__)
+    EXPECT_GT(checked, 0);
+#endif
+}
+
 TEST(HvxPermute, TableLookups) {
     // vlut32: entries are bytes (Rt bit 1: odd byte) of the 64 halfwords of Vv; index byte x
     // matches when x >> 5 == Rt & 7 and then selects halfword x & 63.

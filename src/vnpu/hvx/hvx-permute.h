@@ -278,58 +278,65 @@ inline HVX_Vector Q6_V_vrdelta_VV(HVX_Vector u, HVX_Vector v) { return detail_pe
 // valign(Vu, Vv, n): bytes n..127 of Vv followed by bytes 0..n-1 of Vu (n = Rt & 127);
 // vlalign(Vu, Vv, n) is valign by 128 - n (n = 0 gives Vu); vror rotates down by Rt & 127.
 
-namespace detail_permute {
+// Bytes [s, s + 128) of the 256-byte string lo:hi (s <= 128): valign's and vror's window.
+namespace portable {
+inline HVX_Vector window(HVX_Vector lo, HVX_Vector hi, unsigned s) {
+    alignas(128) uint8_t pair[256];
+    __builtin_memcpy(pair, &lo, 128);
+    __builtin_memcpy(pair + 128, &hi, 128);
+    HVX_Vector d;
+    __builtin_memcpy(&d, pair + s, 128);
+    return d;
+}
+} // namespace portable
+
 #if defined(__AVX512F__) && !defined(__hexagon__)
-// Bytes [s, s + 128) of the four 64-byte halves r (s <= 128) by two-register permutes, where the
-// offset allows (any byte with VBMI, words with AVX-512F): no store of the halves is reloaded at
-// an offset (a stalled store forward each time, a third of the block quantizers' time).
-inline bool window_by_permute(const __m512i r[4], unsigned s, HVX_Vector * out) {
-    const unsigned a = s / 64, o = s % 64, c = a + 2 > 3 ? 3 : a + 2;
-    __m512i        lo, hi;
+// The window by two-register permutes of the four 64-byte halves: no store reloaded at an offset
+// (a stalled store forward each time, most of the block quantizers' time). Any offset with VBMI,
+// word offsets with AVX-512F alone.
+namespace detail_permute {
+struct halves4 {
+    __m512i r[4];
+    halves4(HVX_Vector lo, HVX_Vector hi) { __builtin_memcpy(r, &lo, 128), __builtin_memcpy(r + 2, &hi, 128); }
+    HVX_Vector window(unsigned s, __m512i idx, __m512i (*permute)(__m512i, __m512i, __m512i)) const {
+        const unsigned a = s / 64, c = a + 2 > 3 ? 3 : a + 2;
+        const __m512i  lo = permute(r[a], idx, r[a + 1]), hi = permute(r[a + 1], idx, r[c]);
+        HVX_Vector     d;
+        __builtin_memcpy(&d, &lo, 64);
+        __builtin_memcpy(reinterpret_cast<char *>(&d) + 64, &hi, 64);
+        return d;
+    }
+};
+inline HVX_Vector window_words(HVX_Vector lo, HVX_Vector hi, unsigned s) {  // s % 4 == 0
+    const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                         _mm512_set1_epi32(int(s % 64 / 4)));
+    return halves4(lo, hi).window(s, idx, _mm512_permutex2var_epi32);
+}
 #if defined(__AVX512VBMI__)
+inline HVX_Vector window_bytes(HVX_Vector lo, HVX_Vector hi, unsigned s) {
     const __m512i idx = _mm512_add_epi8(_mm512_set_epi8(63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47,
                                                         46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30,
                                                         29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13,
                                                         12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                        _mm512_set1_epi8(char(o)));
-    lo = _mm512_permutex2var_epi8(r[a], idx, r[a + 1]);
-    hi = _mm512_permutex2var_epi8(r[a + 1], idx, r[c]);
-#else
-    if (o % 4 != 0) {
-        return false;
-    }
-    const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                         _mm512_set1_epi32(int(o / 4)));
-    lo = _mm512_permutex2var_epi32(r[a], idx, r[a + 1]);
-    hi = _mm512_permutex2var_epi32(r[a + 1], idx, r[c]);
+                                        _mm512_set1_epi8(char(s % 64)));
+    return halves4(lo, hi).window(s, idx, _mm512_permutex2var_epi8);
+}
 #endif
-    __builtin_memcpy(out, &lo, 64);
-    __builtin_memcpy(reinterpret_cast<char *>(out) + 64, &hi, 64);
-    return true;
-}
-inline void halves(HVX_Vector v, __m512i * lo, __m512i * hi) {
-    __builtin_memcpy(lo, &v, 64);
-    __builtin_memcpy(hi, reinterpret_cast<const char *>(&v) + 64, 64);
-}
+} // namespace detail_permute
 #endif
 
-// Bytes [shift, shift + 128) of Vv followed by Vu (shift <= 128): one unaligned load otherwise.
-inline HVX_Vector align_bytes(HVX_Vector u, HVX_Vector v, unsigned shift) {
-    HVX_Vector d;
-#if defined(__AVX512F__) && !defined(__hexagon__)
-    __m512i r[4];
-    halves(v, &r[0], &r[1]);
-    halves(u, &r[2], &r[3]);
-    if (window_by_permute(r, shift, &d)) {
-        return d;
-    }
+namespace detail_permute {
+inline HVX_Vector window(HVX_Vector lo, HVX_Vector hi, unsigned s) {
+#if defined(__AVX512VBMI__) && !defined(__hexagon__)
+    return window_bytes(lo, hi, s);
+#elif defined(__AVX512F__) && !defined(__hexagon__)
+    return s % 4 == 0 ? window_words(lo, hi, s) : portable::window(lo, hi, s);
+#else
+    return portable::window(lo, hi, s);
 #endif
-    alignas(128) uint8_t pair[256];
-    __builtin_memcpy(pair, &v, 128);
-    __builtin_memcpy(pair + 128, &u, 128);
-    __builtin_memcpy(&d, pair + shift, 128);
-    return d;
 }
+// Bytes [shift, shift + 128) of Vv followed by Vu.
+inline HVX_Vector align_bytes(HVX_Vector u, HVX_Vector v, unsigned shift) { return window(v, u, shift); }
 } // namespace detail_permute
 
 inline HVX_Vector Q6_V_valign_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { return detail_permute::align_bytes(u, v, unsigned(rt) & 127); }
@@ -337,23 +344,7 @@ inline HVX_Vector Q6_V_vlalign_VVR(HVX_Vector u, HVX_Vector v, int32_t rt) { ret
 inline HVX_Vector Q6_V_valign_VVI(HVX_Vector u, HVX_Vector v, int32_t iu3) { return detail_permute::align_bytes(u, v, unsigned(iu3) & 7); }
 inline HVX_Vector Q6_V_vlalign_VVI(HVX_Vector u, HVX_Vector v, int32_t iu3) { return detail_permute::align_bytes(u, v, 128 - (unsigned(iu3) & 7)); }
 // Byte k of the result is byte (k + Rt) & 127 of Vu: the window of the vector written twice.
-inline HVX_Vector Q6_V_vror_VR(HVX_Vector u, int32_t rt) {
-    HVX_Vector d;
-#if defined(__AVX512F__) && !defined(__hexagon__)
-    __m512i r[4];
-    detail_permute::halves(u, &r[0], &r[1]);
-    r[2] = r[0];
-    r[3] = r[1];
-    if (detail_permute::window_by_permute(r, unsigned(rt) & 127, &d)) {
-        return d;
-    }
-#endif
-    alignas(128) uint8_t twice[256];
-    __builtin_memcpy(twice, &u, 128);
-    __builtin_memcpy(twice + 128, &u, 128);
-    __builtin_memcpy(&d, twice + (unsigned(rt) & 127), 128);
-    return d;
-}
+inline HVX_Vector Q6_V_vror_VR(HVX_Vector u, int32_t rt) { return detail_permute::window(u, u, unsigned(rt) & 127); }
 
 // ---- table lookups -----------------------------------------------------------------------
 // vlut32: index byte u[i] selects table entry u[i] & 63 (entries are the halfwords of Vv; bit 1
