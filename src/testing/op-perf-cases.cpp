@@ -61,6 +61,10 @@ std::vector<op_case> op_perf_catalog(bool large) {
         ggml_tensor * table = g.input(GGML_TYPE_Q8_0, {640, 65536, 1, 1});
         return ggml_get_rows(g.ctx(), table, g.input(GGML_TYPE_I32, {512, 1, 1, 1}, indices(65536)));
     });
+    add(cases, "type=q6_K,ne=[2048,32768,1,1],n_ids=512", [](case_graph & g) {  // a K-quant token embedding
+        ggml_tensor * table = g.input(GGML_TYPE_Q6_K, {2048, 32768, 1, 1});
+        return ggml_get_rows(g.ctx(), table, g.input(GGML_TYPE_I32, {512, 1, 1, 1}, indices(32768)));
+    });
     add(cases, "type=f16,ne=[1024,4096,1,1],n_rows=512", [](case_graph & g) {  // a KV-cache write
         ggml_tensor * cache = g.input(GGML_TYPE_F16, {1024, 4096, 1, 1});
         ggml_tensor * src   = g.input(GGML_TYPE_F32, {1024, 512, 1, 1});

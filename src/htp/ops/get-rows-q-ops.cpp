@@ -25,16 +25,24 @@ using units_row_fn = void (*)(uint8_t * slot, uint32_t unit_slot, uint32_t n, ui
 
 // Tiles in the tiled layout; a block of K-quant tiles starts a super-block (Q2_K reads its rows'
 // d and -dmin there).
+// Q2_K's tile with its super-block's d and -dmin read from the super-block's first tile: a call per
+// tile, so that nothing vector-valued lives across the tile loop (it spilled there).
+__attribute__((noinline)) void q2_k_tile_row(const uint8_t * tile, const uint8_t * first, uint32_t unit_slot,
+                                             uint32_t lane, HVX_Vector * out) {
+    HVX_Vector dd[2];
+    tile_q2_k::group(first, unit_slot, dd);
+    hvx_tile_row<tile_q2_k>(tile, dd, lane, out);
+}
+
 template <class Tile>
 __attribute__((noinline)) void tiles_row(uint8_t * slot, uint32_t unit_slot, uint32_t n, uint32_t lane, HVX_Vector * out) {
-    HVX_Vector dd[2] = {};
     for (uint32_t t = 0; t < n; ++t) {
         if constexpr (Tile::type == tile_q2_k::type) {
-            if ((t & (proto::KQUANT_TILES - 1)) == 0) {
-                Tile::group(slot + t * unit_slot, unit_slot, dd);
-            }
+            q2_k_tile_row(slot + t * unit_slot, slot + (t & ~(proto::KQUANT_TILES - 1)) * unit_slot, unit_slot, lane,
+                          out + t);
+        } else {
+            hvx_tile_row<Tile>(slot + t * unit_slot, nullptr, lane, out + t * Tile::blocks);
         }
-        hvx_tile_row<Tile>(slot + t * unit_slot, dd, lane, out + t * Tile::blocks);
     }
 }
 

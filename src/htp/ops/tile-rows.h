@@ -1,8 +1,8 @@
 // One weight row out of the matmul's tile formats, for GET_ROWS from a quantized table: a tile
 // (proto/tile-formats.h) or a flat block staged by the DMA (htp/ops/matmul-flat-dma.h) holds 32
-// rows with row r in word lane r; the tile kernels' dequant() (hvx-tile-dot.h) gives each column's
-// 32 values in fp32, bit for bit as the scalar reference computes them, and one lane of each
-// column is collected into a row vector (32 columns = one vector of fp32).
+// rows with row r in word lane r; the row's own codes and scales are gathered into lanes and the
+// tile kernels' dequant() (hvx-tile-dot.h) applied to them: fp32 bit for bit as the scalar
+// reference computes them (32 columns = one vector of fp32).
 #pragma once
 
 #include "hvx-hmx-tiles.h"
@@ -14,22 +14,6 @@
 
 namespace hexnpu::htp {
 
-// Row `lane` of 32 unpacked columns (codes w, scales sc: one tile kernel block) as fp32, column c
-// in lane c. Each column's value is rotated down to lane 0 and shifted in at the top while the
-// collected ones move down a lane: after 32 columns column 0 sits in lane 0.
-template <class Tile>
-__attribute__((always_inline)) inline HVX_Vector hvx_codes_row(const HVX_Vector * w, const HVX_Vector * sc, uint32_t lane) {
-    HVX_Vector out = Q6_V_vzero();
-#pragma unroll  // w[g] in registers: a rolled loop would index it on the stack
-    for (uint32_t g = 0; g < 8; ++g) {
-        for (int i = 0; i < 4; ++i) {
-            const HVX_Vector x = Tile::dequant(hvx_word_byte_to_sf(w[g], i), sc, g >> 2);
-            out                = Q6_V_valign_VVR(Q6_V_vror_VR(x, int32_t(4 * lane)), out, 4);
-        }
-    }
-    return out;
-}
-
 // Every lane: lane `lane` of v (rotated to lane 0, the others cleared, then summed as integers:
 // the bits unchanged).
 inline HVX_Vector hvx_w_splat_lane(HVX_Vector v, uint32_t lane) {
@@ -40,20 +24,34 @@ inline HVX_Vector hvx_w_splat_lane(HVX_Vector v, uint32_t lane) {
     return x;
 }
 
-// The same for a tile with one scale per row (dequant = value * sc[0]): the row's own codes (word
-// lane `lane` of each of the 8 unpacked vectors: columns 4g .. 4g + 3) gathered into one vector,
-// widened in column order and scaled by the row's scale. The same fp32 operations on the same
-// values as the column-wise path, 1/32 of its work.
+// The row's scales: lane `lane` of the block's scale vectors in every lane (one for the tiles with
+// one scale per row, all four otherwise: dequant(q, sc, s) reads sc[s] and sc[2 + s]).
 template <class Tile>
-__attribute__((always_inline)) inline HVX_Vector hvx_scaled_codes_row(const HVX_Vector * w, HVX_Vector row_scale, uint32_t lane) {
+__attribute__((always_inline)) inline void hvx_row_scales(const HVX_Vector * sc, uint32_t lane, HVX_Vector * out) {
+    for (uint32_t k = 0; k < (Tile::row_scaled ? 1u : 4u); ++k) {
+        out[k] = hvx_w_splat_lane(sc[k], lane);
+    }
+}
+
+// Row `lane` of 32 unpacked columns (codes w: word lane r of w[g] holds row r's columns 4g..4g+3)
+// as fp32, column c in lane c: the row's own codes gathered into one vector (one word of each w[g]),
+// widened in column order and dequantized with the row's scales (sc_row, hvx_row_scales), columns
+// 0..15 as the block's first 16-column half and 16..31 as its second. The same fp32 operations on
+// the same values as dequantizing every column and taking lane `lane`, 1/32 of the work.
+template <class Tile>
+__attribute__((always_inline)) inline HVX_Vector hvx_codes_row(const HVX_Vector * w, const HVX_Vector * sc_row, uint32_t lane) {
     HVX_Vector codes = Q6_V_vzero();
-#pragma unroll
+#pragma unroll  // w[g] in registers: a rolled loop would index it on the stack
     for (uint32_t g = 0; g < 8; ++g) {
         codes = Q6_V_valign_VVR(Q6_V_vror_VR(w[g], int32_t(4 * lane)), codes, 4);  // word 24 + g, at the end
     }
     codes                = Q6_V_vror_VR(codes, 96);  // bytes 0..31: the row's 32 codes in column order
-    const HVX_Vector q32 = Q6_V_lo_W(Q6_Ww_vunpack_Vh(Q6_V_lo_W(Q6_Wh_vunpack_Vb(codes))));
-    return hvx_sf_mul(hvx_w_small_to_sf(q32), row_scale);
+    const HVX_Vector q   = hvx_w_small_to_sf(Q6_V_lo_W(Q6_Ww_vunpack_Vh(Q6_V_lo_W(Q6_Wh_vunpack_Vb(codes)))));
+    if constexpr (Tile::row_scaled) {
+        return Tile::dequant(q, sc_row, 0);
+    } else {
+        return Q6_V_vmux_QVV(Q6_Q_vsetq_R(64), Tile::dequant(q, sc_row, 0), Tile::dequant(q, sc_row, 1));
+    }
 }
 
 // Row `lane` of one tile (its VTCM slot) into Tile::blocks vectors at out; dd as hvx_expand_tile's.
@@ -61,26 +59,21 @@ template <class Tile>
 __attribute__((always_inline)) inline void hvx_tile_row(const uint8_t * slot, const HVX_Vector * dd, uint32_t lane, HVX_Vector * out) {
     const HVX_Vector * tile = reinterpret_cast<const HVX_Vector *>(slot);
     HVX_Vector         w[8];
-    HVX_Vector         sc[4] = {};
+    HVX_Vector         sc[4] = {}, sc_row[4];
     if constexpr (Tile::type == tile_q2_k::type) {
         Tile::scales(tile, dd, sc);
     } else {
         (void) dd;
         Tile::scales(tile, sc);
     }
-    constexpr bool row_scaled = Tile::row_scaled;
-    const HVX_Vector row_scale = row_scaled ? hvx_w_splat_lane(sc[0], lane) : Q6_V_vzero();
+    hvx_row_scales<Tile>(sc, lane, sc_row);
     for (uint32_t sub = 0; sub < Tile::blocks; ++sub) {
         if constexpr (Tile::blocks > 1) {
             Tile::unpack(tile, sub, w);
         } else {
             Tile::unpack(tile, w);
         }
-        if constexpr (row_scaled) {
-            out[sub] = hvx_scaled_codes_row<Tile>(w, row_scale, lane);
-        } else {
-            out[sub] = hvx_codes_row<Tile>(w, sc, lane);
-        }
+        out[sub] = hvx_codes_row<Tile>(w, sc_row, lane);
     }
 }
 
@@ -91,10 +84,11 @@ template <class Flat> __attribute__((always_inline)) inline void hvx_staged_row(
         transpose_q5_records(staged);
     }
     for (uint32_t sub = 0; sub < (1u << flat_tiles_log2(Flat::type)); ++sub) {
-        HVX_Vector w[8], sc[4] = {};
+        HVX_Vector w[8], sc[4] = {}, sc_row[4];
         Flat::unpack(staged, sub, w);
         Flat::scales(staged, sub, sc);
-        out[sub] = hvx_codes_row<Flat>(w, sc, lane);
+        hvx_row_scales<Flat>(sc, lane, sc_row);
+        out[sub] = hvx_codes_row<Flat>(w, sc_row, lane);
     }
 }
 
