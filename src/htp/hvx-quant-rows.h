@@ -3,8 +3,8 @@
 //   Q8_0 (quantize_row_q8_0_ref): amax = max |x|, d = amax / 127 and id = 1 / d (0 for d = 0)
 //     correctly rounded (hvx_sf_div_rn), q = round(x id) half away from zero (std::round's).
 //   Q4_0 / Q5_0 (quantize_row_q4_0_ref / _q5_0_ref): max = the first value of largest magnitude
-//     (+0 for a block of zeros), d = max / -8 (/ -16, exact), id = 1 / d as above, q = min(15, trunc(x id + 8.5))
-//     (min(31, trunc(x id + 16.5))).
+//     (+0 for a block of zeros), d = max / -8 (/ -16, exact), id = 1 / d as above,
+//     q = min(15, trunc(x id + 8.5)) (min(31, trunc(x id + 16.5))).
 //   Q4_1 / Q5_1 (quantize_row_q4_1_ref / _q5_1_ref): min and max of the block (the first of equal
 //     values: +0 and -0 as GGML's compares meet them), d = (max - min) / 15 (/ 31) correctly
 //     rounded, id = 1 / d, q = min(15, trunc((x - min) id + 0.5)) (Q5_1: no min(31, ...)), m = min.
@@ -120,7 +120,8 @@ struct qx_0_rows {
     static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane, HVX_Vector *) {
         const HVX_Vector key = hvx_sf_order_key(x);
         const HVX_Vector hi  = hvx_sf_order_key(hvx_w_allmax(key)), lo = hvx_sf_order_key(hvx_w_allmin(key));
-        const HVX_Vector abs_hi = Q6_V_vand_VV(hi, hvx_splat_w(0x7FFFFFFF)), abs_lo = Q6_V_vand_VV(lo, hvx_splat_w(0x7FFFFFFF));
+        const HVX_Vector abs_hi = Q6_V_vand_VV(hi, hvx_splat_w(0x7FFFFFFF));
+        const HVX_Vector abs_lo = Q6_V_vand_VV(lo, hvx_splat_w(0x7FFFFFFF));
         HVX_Vector       max    = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(abs_hi, abs_lo), hi, lo);
         if (Q6_R_vextract_VR(abs_hi, 0) == Q6_R_vextract_VR(abs_lo, 0)) {
             const HVX_Vector mag = Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF));
