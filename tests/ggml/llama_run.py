@@ -29,12 +29,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ggml_lib import Ggml  # noqa: E402
 
 
+# The KV-cache types llama.cpp offers (ggml type ids).
+GGML_CACHE_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
+
+
 def load(args, logits_all=False):
     if args.htp:
         Ggml().load_plugin(args.htp)  # registers HTP0 in the ggml instance libllama uses
     from llama_cpp import Llama
+    cache = {}
+    if args.cache_type:  # a quantized V cache needs flash attention in llama.cpp
+        t = GGML_CACHE_TYPES[args.cache_type]
+        cache = {"type_k": t, "type_v": t, "flash_attn": True}
     return Llama(model_path=args.model, n_gpu_layers=-1 if args.htp else 0, n_ctx=args.ctx, n_batch=args.ctx,
-                 logits_all=logits_all, seed=0, verbose=True)
+                 logits_all=logits_all, seed=0, verbose=True, **cache)
 
 
 def timings(llm):
@@ -134,6 +142,7 @@ def main():
     ap.add_argument("-m", "--model", required=True)
     ap.add_argument("--htp", help="the plugin: offload every layer to HTP0")
     ap.add_argument("-c", "--ctx", type=int, default=256)
+    ap.add_argument("--cache-type", choices=sorted(GGML_CACHE_TYPES), help="K and V cache type (default f16)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate")
     g.add_argument("-p", "--prompt", required=True)
