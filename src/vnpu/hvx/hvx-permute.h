@@ -297,10 +297,23 @@ inline HVX_Vector window(HVX_Vector lo, HVX_Vector hi, unsigned s) {
 namespace detail_permute {
 struct halves4 {
     __m512i r[4];
-    halves4(HVX_Vector lo, HVX_Vector hi) { __builtin_memcpy(r, &lo, 128), __builtin_memcpy(r + 2, &hi, 128); }
-    HVX_Vector window(unsigned s, __m512i idx, __m512i (*permute)(__m512i, __m512i, __m512i)) const {
+    halves4(HVX_Vector lo, HVX_Vector hi) {
+        __builtin_memcpy(r, &lo, 128);
+        __builtin_memcpy(r + 2, &hi, 128);
+    }
+    // Bytes: idx selects bytes (VBMI), else words.
+    template <bool Bytes> HVX_Vector window(unsigned s, __m512i idx) const {
         const unsigned a = s / 64, c = a + 2 > 3 ? 3 : a + 2;
-        const __m512i  lo = permute(r[a], idx, r[a + 1]), hi = permute(r[a + 1], idx, r[c]);
+        __m512i        lo, hi;
+        if constexpr (Bytes) {
+#if defined(__AVX512VBMI__)
+            lo = _mm512_permutex2var_epi8(r[a], idx, r[a + 1]);
+            hi = _mm512_permutex2var_epi8(r[a + 1], idx, r[c]);
+#endif
+        } else {
+            lo = _mm512_permutex2var_epi32(r[a], idx, r[a + 1]);
+            hi = _mm512_permutex2var_epi32(r[a + 1], idx, r[c]);
+        }
         HVX_Vector     d;
         __builtin_memcpy(&d, &lo, 64);
         __builtin_memcpy(reinterpret_cast<char *>(&d) + 64, &hi, 64);
@@ -310,7 +323,7 @@ struct halves4 {
 inline HVX_Vector window_words(HVX_Vector lo, HVX_Vector hi, unsigned s) {  // s % 4 == 0
     const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                          _mm512_set1_epi32(int(s % 64 / 4)));
-    return halves4(lo, hi).window(s, idx, _mm512_permutex2var_epi32);
+    return halves4(lo, hi).window<false>(s, idx);
 }
 #if defined(__AVX512VBMI__)
 inline HVX_Vector window_bytes(HVX_Vector lo, HVX_Vector hi, unsigned s) {
@@ -319,7 +332,7 @@ inline HVX_Vector window_bytes(HVX_Vector lo, HVX_Vector hi, unsigned s) {
                                                         29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13,
                                                         12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                         _mm512_set1_epi8(char(s % 64)));
-    return halves4(lo, hi).window(s, idx, _mm512_permutex2var_epi8);
+    return halves4(lo, hi).window<true>(s, idx);
 }
 #endif
 } // namespace detail_permute
