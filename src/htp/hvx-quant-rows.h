@@ -66,6 +66,14 @@ inline HVX_Vector first_where(HVX_VectorPred where, HVX_Vector x, HVX_Vector lan
     return hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(lane, first), x, Q6_V_vzero()));
 }
 
+// Order keys with -0 moved onto +0: equal keys are equal floats, as GGML's compares see them;
+// float_of_key gives a moved key's float back (+0 for 0: keys below zero move back down by one).
+inline HVX_Vector moved_order_key(HVX_Vector x) {
+    const HVX_Vector key = hvx_sf_order_key(x);
+    return Q6_Vw_vadd_VwVw(key, Q6_Vuw_vlsr_VuwR(key, 31));
+}
+inline HVX_Vector float_of_key(HVX_Vector k) { return hvx_sf_order_key(Q6_Vw_vsub_VwVw(k, Q6_Vuw_vlsr_VuwR(k, 31))); }
+
 // RN(v / divisor) for non-negative v, within 1 ulp where v lies outside [2^-90, 2^100].
 inline HVX_Vector divide_scale(HVX_Vector v, float divisor) {
     const HVX_VectorPred in_rn = Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(v, hvx_splat_sf(0x1p-90f)),
@@ -118,8 +126,8 @@ struct qx_0_rows {
     // value: d = -0): of the block's largest and smallest values the one of larger magnitude; where
     // their magnitudes tie (+a and -a, a constant block, zeros) the lowest lane holding it.
     static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane, HVX_Vector *) {
-        const HVX_Vector key = hvx_sf_order_key(x);
-        const HVX_Vector hi  = hvx_sf_order_key(hvx_w_allmax(key)), lo = hvx_sf_order_key(hvx_w_allmin(key));
+        const HVX_Vector k  = detail_q::moved_order_key(x);
+        const HVX_Vector hi = detail_q::float_of_key(hvx_w_allmax(k)), lo = detail_q::float_of_key(hvx_w_allmin(k));
         const HVX_Vector abs_hi = Q6_V_vand_VV(hi, hvx_splat_w(0x7FFFFFFF));
         const HVX_Vector abs_lo = Q6_V_vand_VV(lo, hvx_splat_w(0x7FFFFFFF));
         HVX_Vector       max    = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(abs_hi, abs_lo), hi, lo);
@@ -146,13 +154,11 @@ struct qx_1_rows {
     static constexpr uint32_t code_bytes = 16;
     static constexpr bool     with_min = true, with_qh = Bits == 5;
     static constexpr float    top      = float((1u << Bits) - 1);
-    // Order keys with -0 moved onto +0: equal keys are equal floats, as GGML's compares see them,
-    // so an extreme is its key's float but for a zero, whose sign is the block's first zero's.
+    // An extreme is its moved key's float but for a zero, whose sign is the block's first zero's.
     static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane, HVX_Vector * min) {
-        const HVX_Vector key  = hvx_sf_order_key(x);
-        const HVX_Vector k    = Q6_Vw_vadd_VwVw(key, Q6_Vuw_vlsr_VuwR(key, 31));
+        const HVX_Vector k    = detail_q::moved_order_key(x);
         const HVX_Vector kmax = hvx_w_allmax(k), kmin = hvx_w_allmin(k);
-        HVX_Vector       max = float_of(kmax), lo = float_of(kmin);
+        HVX_Vector       max = detail_q::float_of_key(kmax), lo = detail_q::float_of_key(kmin);
         if (Q6_R_vextract_VR(kmax, 0) == 0 || Q6_R_vextract_VR(kmin, 0) == 0) {  // rare: a zero extreme
             const HVX_Vector zero = detail_q::first_where(Q6_Q_vcmp_eq_VwVw(k, Q6_V_vzero()), x, lane);
             max                   = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(kmax, Q6_V_vzero()), zero, max);
@@ -160,10 +166,6 @@ struct qx_1_rows {
         }
         *min = lo;
         return hvx_sf_sub(max, lo);
-    }
-    // The float of a moved key (+0 for 0): keys below zero move back down by one.
-    static HVX_Vector float_of(HVX_Vector k) {
-        return hvx_sf_order_key(Q6_Vw_vsub_VwVw(k, Q6_Vuw_vlsr_VuwR(k, 31)));
     }
     __attribute__((noinline)) static void scales(HVX_Vector * range_to_d, HVX_Vector * id) {
         *range_to_d = detail_q::divide_scale(*range_to_d, top);

@@ -39,7 +39,7 @@ __attribute__((noinline)) void tiles_row(uint8_t * slot, uint32_t unit_slot, uin
     for (uint32_t t = 0; t < n; ++t) {
         if constexpr (Tile::type == tile_q2_k::type) {
             q2_k_tile_row(slot + t * unit_slot, slot + (t & ~(proto::KQUANT_TILES - 1)) * unit_slot, unit_slot, lane,
-                          out + t);
+                          out + t * Tile::blocks);
         } else {
             hvx_tile_row<Tile>(slot + t * unit_slot, nullptr, lane, out + t * Tile::blocks);
         }

@@ -3,9 +3,10 @@
 // converts them on HVX (F32 -> F16/BF16, a copy for an F32 destination, GGML's Q8_0, Q4_0, Q4_1,
 // Q5_0 and Q5_1 quantizers) into the block's output slot, and sends every row back by its own DMA
 // (block types: one per block part) to the destination row its id names (a scattered writeback:
-// the pipeline pops as many entries as were pushed); CPY_Q is the same without ids. GET_ROWS (htp_get_rows_kparams)
-// runs the other way: one dst row per block, gathered by DMA from the source row its id names,
-// widened from F16 or copied, written back in order. Ids are small DDR tables read with scalar loads.
+// the pipeline pops as many entries as were pushed); CPY_Q is the same without ids. GET_ROWS
+// (htp_get_rows_kparams) runs the other way: one dst row per block, gathered by DMA from the
+// source row its id names, widened from F16 or copied, written back in order. Ids are small DDR
+// tables read with scalar loads.
 #include "hvx-quant-rows.h"
 #include "ops.h"
 #include "stream-dst-rows.h"
