@@ -25,6 +25,7 @@
 #include "fastdiv.h"
 #include "htp-flash-attn.h"
 #include "htp-msg.h"
+#include "hw-model.h"
 
 #include <stdint.h>
 
@@ -44,7 +45,7 @@ struct htp_fa_hmx_kparams {
     uint32_t       n_items;      // n_qblocks * n_head
     uint32_t       group_items;  // items per group, 1..HTP_FA_HMX_MAX_GROUP
     uint32_t       item_bytes;   // VTCM per item (htp_fa_hmx_item_bytes)
-    uint32_t       vtcm_size;    // 512 (scale/bias blocks) + group_items * item_bytes
+    uint32_t       vtcm_size;    // the header and group_items items (htp_fa_hmx_vtcm_size)
     uint32_t       scale;        // float bits
     uint32_t       mask;         // htp_fa_mask
     uint32_t       has_sinks;
@@ -83,6 +84,28 @@ constexpr htp_fa_hmx_item_layout htp_fa_hmx_item(uint32_t d) {
 }
 inline constexpr uint32_t HTP_FA_HMX_HEADER = 2048;  // the two scale/bias blocks, keeping item tiles aligned
 
+// Item n's offset from the op's VTCM base (bank-aligned): items follow each other after the header,
+// except that an item whose tiles (the HMX operands, [0, acc) of its layout) would cross a VTCM bank
+// boundary starts at the boundary instead. At most HTP_FA_HMX_MAX_GROUP steps.
+constexpr uint32_t htp_fa_hmx_item_offset(uint32_t n, uint32_t d) {
+    const htp_fa_hmx_item_layout l   = htp_fa_hmx_item(d);
+    uint32_t                     off = HTP_FA_HMX_HEADER;
+    for (uint32_t i = 0;; ++i) {
+        const uint32_t last = off + l.acc - 1;
+        if (off / HW_VTCM_BANK_BYTES != last / HW_VTCM_BANK_BYTES) {
+            off = last / HW_VTCM_BANK_BYTES * HW_VTCM_BANK_BYTES;
+        }
+        if (i == n) {
+            return off;
+        }
+        off += l.bytes;
+    }
+}
+// The VTCM of a group of `items` items.
+constexpr uint64_t htp_fa_hmx_vtcm_size(uint32_t items, uint32_t d) {
+    return uint64_t(htp_fa_hmx_item_offset(items - 1, d)) + htp_fa_hmx_item(d).bytes;
+}
+
 // params: GGML's op_params (scale 0, max_bias 1, logit_softcap 2). False where the HVX path has to
 // do it (ALiBi, softcap, a head size it does not take) or the VTCM cannot hold one item.
 inline bool prepare_flash_attn_hmx_kparams(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
@@ -107,14 +130,14 @@ inline bool prepare_flash_attn_hmx_kparams(const htp_tensor & q, const htp_tenso
     kp.n_items     = uint32_t(qblocks * q.ne[2]);
     kp.item_bytes  = htp_fa_hmx_item(kp.d).bytes;
     kp.group_items = kp.n_items < HTP_FA_HMX_MAX_GROUP ? kp.n_items : HTP_FA_HMX_MAX_GROUP;
-    while (kp.group_items > 1 && HTP_FA_HMX_HEADER + uint64_t(kp.group_items) * kp.item_bytes > vtcm_size) {
+    while (kp.group_items > 1 && htp_fa_hmx_vtcm_size(kp.group_items, kp.d) > vtcm_size) {
         --kp.group_items;
     }
-    if (HTP_FA_HMX_HEADER + uint64_t(kp.group_items) * kp.item_bytes > vtcm_size) {
+    if (htp_fa_hmx_vtcm_size(kp.group_items, kp.d) > vtcm_size) {
         return false;
     }
     kp.n_threads   = kp.group_items < n_threads ? kp.group_items : n_threads;
-    kp.vtcm_size   = HTP_FA_HMX_HEADER + kp.group_items * kp.item_bytes;
+    kp.vtcm_size   = uint32_t(htp_fa_hmx_vtcm_size(kp.group_items, kp.d));
     kp.scale       = uint32_t(params[0]);
     kp.mask        = htp_fa_mask_kind(mask);
     kp.has_sinks   = sinks != nullptr;

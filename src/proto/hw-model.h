@@ -18,6 +18,9 @@ struct hw_model {
 
 inline constexpr uint64_t MiB = uint64_t(1) << 20;
 
+// VTCM is banked in 4 MiB: one HMX tile run may not cross a bank boundary (a bus error on the device).
+inline constexpr uint32_t HW_VTCM_BANK_BYTES = 4u << 20;
+
 constexpr bool hw_model_for_arch(uint32_t arch, hw_model & out) {
     switch (arch) {
         case 73: out = hw_model{73, uint32_t(8 * MiB), 4, 1, 3072 * MiB, 16, 0}; return true;

@@ -1,8 +1,10 @@
 // FLASH_ATTN_EXT: F16 and F32 K/V, head sizes that are and are not multiples of 32, K and V of
 // different head sizes, GQA/MQA, masks (broadcast, per head, padded, with fully masked queries),
-// ALiBi, logit softcap, sinks, 4-D batches, K/V as permuted views of a [D, heads, kv] cache.
+// ALiBi, logit softcap, sinks, 4-D batches, K/V as permuted views of a [D, heads, kv] cache, and as
+// views of a longer cache as llama.cpp's test-backend-ops makes them (head sizes 64 to 576, GQA).
 #include "op-case.h"
 
+#include <array>
 #include <cmath>
 
 namespace hexnpu::optest {
@@ -21,6 +23,7 @@ struct fa_variant {
     float     max_bias, softcap;
     bool      sinks, kv_permuted;
     double    q_range = 1.0;  // queries uniform in [-q_range, q_range]: 100 gives logits in the thousands
+    bool      kv_view = false;  // K/V the first half of a cache twice as long (in memory dim 1)
 };
 
 std::string fa_params(const fa_variant & v) {
@@ -30,20 +33,32 @@ std::string fa_params(const fa_variant & v) {
            std::to_string(v.n_head_kv) + ",ne3=" + std::to_string(v.ne3) + ",type_kv=" + type_str(v.kv_type) +
            ",mask=" + masks[v.mask] + ",max_bias=" + num_str(v.max_bias) + ",softcap=" + num_str(v.softcap) +
            (v.sinks ? ",sinks" : "") + (v.kv_permuted ? ",kv=permuted" : "") +
-           (v.q_range != 1.0 ? ",q_range=" + num_str(float(v.q_range)) : "");
+           (v.q_range != 1.0 ? ",q_range=" + num_str(float(v.q_range)) : "") + (v.kv_view ? ",kv_view" : "");
+}
+
+// K or V of head size d: [d, n_kv, n_head_kv, ne3], laid out [d, heads, kv] and permuted back when
+// kv_permuted, and a view of the first half of a tensor twice as long in its second memory
+// dimension when kv_view (test-backend-ops' kv_view: strides of the whole cache, not of the view).
+ggml_tensor * kv_input(case_graph & g, const fa_variant & v, int64_t d) {
+    const shape              ne{d, v.n_kv, v.n_head_kv, v.ne3};
+    const std::array<int, 4> axes = v.kv_permuted ? std::array<int, 4>{0, 2, 1, 3} : std::array<int, 4>{0, 1, 2, 3};
+    if (!v.kv_view) {
+        return v.kv_permuted ? g.permuted_input(v.kv_type, ne, axes) : g.input(v.kv_type, ne);
+    }
+    shape stored;
+    for (int i = 0; i < 4; ++i) {
+        stored[size_t(i)] = ne[size_t(axes[size_t(i)])];
+    }
+    ggml_tensor * cache = g.input(v.kv_type, {stored[0], 2 * stored[1], stored[2], stored[3]});
+    ggml_tensor * t     = ggml_view_4d(g.ctx(), cache, stored[0], stored[1], stored[2], stored[3], cache->nb[1],
+                                       cache->nb[2], cache->nb[3], 0);
+    return v.kv_permuted ? ggml_permute(g.ctx(), t, axes[0], axes[1], axes[2], axes[3]) : t;
 }
 
 ggml_tensor * build_fa(case_graph & g, const fa_variant & v) {
-    ggml_tensor * q = g.input(GGML_TYPE_F32, {v.d, v.n_q, v.n_head, v.ne3}, uniform(-v.q_range, v.q_range));
-    ggml_tensor * k = nullptr;
-    ggml_tensor * val = nullptr;
-    if (v.kv_permuted) {
-        k   = g.permuted_input(v.kv_type, {v.d, v.n_kv, v.n_head_kv, v.ne3}, {0, 2, 1, 3});
-        val = g.permuted_input(v.kv_type, {v.dv, v.n_kv, v.n_head_kv, v.ne3}, {0, 2, 1, 3});
-    } else {
-        k   = g.input(v.kv_type, {v.d, v.n_kv, v.n_head_kv, v.ne3});
-        val = g.input(v.kv_type, {v.dv, v.n_kv, v.n_head_kv, v.ne3});
-    }
+    ggml_tensor * q   = g.input(GGML_TYPE_F32, {v.d, v.n_q, v.n_head, v.ne3}, uniform(-v.q_range, v.q_range));
+    ggml_tensor * k   = kv_input(g, v, v.d);
+    ggml_tensor * val = kv_input(g, v, v.dv);
     ggml_tensor * mask = nullptr;
     if (v.mask) {
         const int64_t rows  = v.mask == 3 ? v.n_q + 5 : v.n_q;
@@ -96,6 +111,18 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
         {256, 256, 96, 96, 4, 1, 1, f16, 5, 0.0f, 0.0f, true, false},        // Gemma 3's prompt, sinks
         {64, 64, 33, 70, 4, 4, 1, f16, 4, 0.0f, 0.0f, false, true},          // empty rows, K/V from a cache
         {128, 128, 64, 64, 4, 4, 1, f16, 5, 0.0f, 0.0f, false, false, 100.0},  // large logits on fp16 tiles
+        // test-backend-ops' shapes: K/V views of a longer cache, 512 keys, GQA groups of 4 to 16
+        // (head sizes 192 and 576/512 are DeepSeek's and its MLA's), decode and prompts, permuted.
+        {192, 192, 1, 512, 64, 4, 1, f16, 1, 0.0f, 0.0f, false, false, 1.0, true},
+        {192, 192, 3, 512, 32, 4, 1, f16, 1, 0.0f, 0.0f, true, false, 1.0, true},
+        {192, 192, 32, 512, 64, 4, 1, f16, 1, 0.0f, 0.0f, false, true, 1.0, true},
+        {192, 192, 75, 512, 32, 4, 1, f16, 0, 0.0f, 0.0f, true, false, 1.0, true},
+        {192, 128, 32, 512, 16, 4, 1, f16, 1, 0.0f, 0.0f, false, false, 1.0, true},
+        {64, 64, 32, 512, 16, 4, 1, f16, 1, 0.0f, 0.0f, false, true, 1.0, true},
+        {128, 128, 75, 512, 48, 4, 1, f16, 1, 0.0f, 0.0f, true, false, 1.0, true},
+        {256, 256, 32, 512, 16, 4, 1, f16, 1, 0.0f, 0.0f, false, true, 1.0, true},
+        {512, 512, 3, 512, 16, 4, 1, f16, 1, 0.0f, 0.0f, true, false, 1.0, true},
+        {576, 512, 32, 512, 20, 1, 1, f16, 1, 0.0f, 0.0f, false, false, 1.0, true},
     };
     for (const fa_variant & v : variants) {
         cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});

@@ -460,7 +460,7 @@ bool guard_flash_attn_hmx(const htp_op_context * octx) {
            kp.n_blocks * 32 >= kp.n_kv && kp.div_qblocks.d == qblocks && kp.n_items == qblocks * q->ne[2] &&
            kp.group_items >= 1 && kp.group_items <= proto::HTP_FA_HMX_MAX_GROUP &&
            kp.item_bytes == proto::htp_fa_hmx_item(kp.d).bytes &&
-           kp.vtcm_size == proto::HTP_FA_HMX_HEADER + kp.group_items * kp.item_bytes && kp.mask == mask_kind &&
+           kp.vtcm_size == proto::htp_fa_hmx_vtcm_size(kp.group_items, kp.d) && kp.mask == mask_kind &&
            kp.has_sinks == (octx->src[4] != nullptr) && kp.div_group.d >= 1 && kp.div_group.d * k->ne[2] == q->ne[2] &&
            (mask == nullptr || kp.div_mask2.d == mask->ne[2]);
 }
@@ -506,7 +506,7 @@ uint32_t op_flash_attn_hmx(htp_op_context * octx) {
             it.n_rows         = job.q->ne[1] - it.row0 < HTP_FA_HMX_ROWS ? job.q->ne[1] - it.row0 : HTP_FA_HMX_ROWS;
             it.kv_head        = proto::fastdiv(it.head, kp.div_group);
             it.mask_head      = job.mask ? proto::fastmodulo(it.head, kp.div_mask2) : 0;
-            it.mem            = base + proto::HTP_FA_HMX_HEADER + n * kp.item_bytes;
+            it.mem            = base + proto::htp_fa_hmx_item_offset(n, kp.d);
             it.kv_owner       = n;
             for (uint32_t o = 0; o < n; ++o) {
                 if (job.items[o].kv_head == it.kv_head) {
