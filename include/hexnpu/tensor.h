@@ -84,6 +84,10 @@ enum ggml_glu_op : int32_t {
 
 enum ggml_sort_order : int32_t { GGML_SORT_ORDER_ASC, GGML_SORT_ORDER_DESC };
 
+// A matmul's accumulation precision (MUL_MAT / MUL_MAT_ID op_params[0], GGML's ggml_prec_set_acc):
+// F32 asks for fp32 sums and outputs, so the NPU keeps such a product off the HMX unit's fp16 tiles.
+enum ggml_prec : int32_t { GGML_PREC_DEFAULT = 0, GGML_PREC_F32 = 10 };
+
 // ROPE modes (op_params[2]).
 inline constexpr int GGML_ROPE_TYPE_NORMAL = 0;
 inline constexpr int GGML_ROPE_TYPE_NEOX   = 2;

@@ -340,9 +340,8 @@ ggml_tensor * ggml_top_k(ggml_context * ctx, ggml_tensor * a, int k) {
     require(k >= 1 && k <= a->ne[0], "TOP_K", "k must be in 1..ne[0]");
     const int64_t ne[4] = {k, a->ne[1], a->ne[2], a->ne[3]};
     ggml_tensor * r     = new_like(ctx, GGML_TYPE_I32, ne);
-    r->op               = GGML_OP_TOP_K;
+    r->op               = GGML_OP_TOP_K;  // k is the row length: no op_params, as in GGML
     r->src[0]           = a;
-    ggml_set_op_param<int32_t>(r, 0, k);
     return r;
 }
 

@@ -66,8 +66,8 @@ bool supports_reduce(const ggml_tensor * op) {
             return op->type == GGML_TYPE_I32 && op->ne[0] == src->ne[0] &&
                    (order == GGML_SORT_ORDER_ASC || order == GGML_SORT_ORDER_DESC) && src->ne[0] <= INT32_MAX;
         }
-        default:  // TOP_K
-            return op->type == GGML_TYPE_I32 && op->ne[0] == ggml_get_op_param<int32_t>(op, 0) && op->ne[0] >= 1 &&
+        default:  // TOP_K: k is the output's row length (GGML's op_params are all zero)
+            return op->type == GGML_TYPE_I32 && op->ne[0] >= 1 &&
                    op->ne[0] <= src->ne[0] && src->ne[0] <= INT32_MAX;
     }
 }

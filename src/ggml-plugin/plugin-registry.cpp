@@ -1,12 +1,15 @@
 // The plugin's entry points (ggml_backend_init, ggml_backend_score), its registry "HTP" and one
 // ggml device per HTP device hexnpu configures from GGML_HEXAGON_DEVICES / GGML_HEXAGON_NDEV.
 #include "ggml-abi.h"
+#include "op-params.h"
 #include "plugin-backend.h"
 #include "plugin-buffer.h"
 #include "tensor-mirror.h"
 
 #include "hexnpu/backend.h"
 #include "hexnpu/hexagon.h"
+
+#include "hexagon/htp-options.h"
 
 #include <cstdio>
 #include <cstring>
@@ -28,6 +31,7 @@ struct device_context {
     buffer_type                buft{};   // HTPn
     std::deque<buffer_type>    extra;    // HTPn-REPACK
     std::vector<buffer_type *> extra_list;  // null-terminated, for ggml_backend_dev_get_extra_bufts
+    bool                       verbose = false;  // GGML_HEXAGON_VERBOSE: the plugin's own refusals too
 };
 
 device_context & context_of(device * dev) { return *static_cast<device_context *>(dev->context); }
@@ -73,6 +77,12 @@ bool is_weight_probe_for_plain_buffer(device_context & ctx, const tensor * op) {
 bool dev_supports_op(device * dev, const tensor * op) {
     device_context & ctx = context_of(dev);
     if (is_weight_probe_for_plain_buffer(ctx, op)) {
+        return false;
+    }
+    if (const std::string why = unsupported_op_params(op); !why.empty()) {
+        if (ctx.verbose) {
+            std::fprintf(stderr, "%s: supports_op '%s': no: %s\n", ctx.hexnpu->name(), op->name, why.c_str());
+        }
         return false;
     }
     mirror_set          mirrors;
@@ -154,6 +164,7 @@ ggml_abi::reg * init_registry() {
     r.contexts.clear();  // a failed earlier attempt leaves nothing behind
     r.devices.clear();
     register_htp_devices();
+    const hexagon::htp_options options = hexagon::htp_options_from_environment();
     for (backend_device * hexnpu : backend_registry::get().devices()) {
         if (hexnpu->type() != backend_device_type::accel) {
             continue;
@@ -162,6 +173,7 @@ ggml_abi::reg * init_registry() {
         device &         dev = r.devices.emplace_back(device{kDeviceInterface, &r.reg, &ctx});
         ctx.hexnpu           = hexnpu;
         ctx.description      = hexnpu->description();
+        ctx.verbose          = options.verbose > 0;
         init_buffer_type(&ctx.buft, hexnpu->buffer_type(), &dev);
         for (backend_buffer_type * extra : hexnpu->extra_buffer_types()) {
             init_buffer_type(&ctx.extra.emplace_back(), extra, &dev);

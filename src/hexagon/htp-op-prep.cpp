@@ -195,7 +195,9 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     if (!dst || !src0) {
         return std::nullopt;
     }
-    if (opcode == proto::HTP_OP_MUL_MAT && target.hmx != htp_hmx_matmul::off) {
+    // GGML_PREC_F32 asks for fp32 outputs: the HMX unit's fp16 output tiles do not give them.
+    const bool hmx_allowed = target.hmx != htp_hmx_matmul::off && ggml_get_op_param<int32_t>(node, 0) != GGML_PREC_F32;
+    if (opcode == proto::HTP_OP_MUL_MAT && hmx_allowed) {
         // Prompt-sized activations (or every shape, when forced) on the HMX unit where it takes them.
         const auto                     src1 = static_descriptor(node->src[1]);
         proto::htp_matmul_hmx_kparams kp{};
@@ -217,7 +219,7 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         std::memcpy(op.desc.kparams, &kp, sizeof kp);
         return op;
     }
-    if (opcode == proto::HTP_OP_MUL_MAT_ID && target.hmx != htp_hmx_matmul::off) {
+    if (opcode == proto::HTP_OP_MUL_MAT_ID && hmx_allowed) {
         // Prompts: more than HTP_MM_HMX_MIN_ROWS routed rows per expert on average.
         const auto                    src1 = static_descriptor(node->src[1]);
         const auto                    ids  = static_descriptor(node->src[2]);

@@ -2,6 +2,8 @@
 // on the CPU alone, and supports_op's static decisions (types, broadcast shapes, VTCM fit, OPFILTER).
 #include "hexagon/htp-backend.h"
 #include "hexagon/htp-device.h"
+#include "hexagon/htp-op-prep.h"
+#include "proto/htp-opcodes.h"
 
 #include "cpu/cpu-backend.h"
 #include "hexnpu/graph.h"
@@ -344,6 +346,23 @@ TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     EXPECT_FALSE(dev.supports_op(ggml_mul(&ctx, wide, wide)));
     EXPECT_TRUE(dev.supports_op(ggml_mul(&ctx, a, a)));
     EXPECT_EQ(dev.static_target().vtcm_size, 64u * 1024);
+}
+
+// GGML_PREC_F32 on a matmul (GGML's ggml_prec_set_acc: fp32 sums and outputs) keeps it off the HMX
+// unit, whose output tiles are fp16; the same product without it goes there.
+TEST(HtpGraph, Fp32PrecisionMatmulStaysOffTheHmxUnit) {
+    ggml_context        ctx;
+    ggml_tensor *       w  = ggml_new_tensor_2d(&ctx, GGML_TYPE_F16, 64, 64);
+    ggml_tensor *       x  = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 64);
+    ggml_tensor *       mm = ggml_mul_mat(&ctx, w, x);
+    const htp_op_target target{2, 8u << 20, htp_hmx_matmul::always, htp_hmx_matmul::off};
+    const auto          hmx = prepare_htp_op(mm, target);
+    ASSERT_TRUE(hmx.has_value());
+    EXPECT_EQ(hmx->desc.opcode, uint32_t(proto::HTP_OP_MUL_MAT_HMX));
+    ggml_set_op_param<int32_t>(mm, 0, GGML_PREC_F32);
+    const auto hvx = prepare_htp_op(mm, target);
+    ASSERT_TRUE(hvx.has_value());
+    EXPECT_EQ(hvx->desc.opcode, uint32_t(proto::HTP_OP_MUL_MAT));
 }
 
 // GGML_HEXAGON_MM_SELECT: 0 keeps matmuls off the NPU and offers no REPACK buffer type; 1 keeps a
