@@ -109,23 +109,51 @@ void mirror_set::clear() {
     error_.clear();
 }
 
-ggml_tensor * mirror_set::mirror(const ggml_abi::tensor * t, bool shallow) {
-    if (t == nullptr) {
-        return nullptr;
-    }
+mirror_set::entry & mirror_set::entry_of(const ggml_abi::tensor * t) {
     entry & e = index_[t];
     if (e.mirror == nullptr) {
         e.mirror = &store_.emplace_back();
     }
-    if (e.generation != generation_) {
-        // Marked first: a graph is acyclic, but a failed fill must not be taken for a fresh one.
-        e.generation = 0;
-        if (!fill(t, e.mirror, shallow)) {
+    return e;
+}
+
+ggml_tensor * mirror_set::mirror(const ggml_abi::tensor * t, bool shallow) {
+    if (t == nullptr) {
+        return nullptr;
+    }
+    entry & root = entry_of(t);
+    if (root.generation == generation_) {
+        return root.mirror;
+    }
+    if (shallow) {
+        return fill(t, root.mirror, true) ? root.mirror : nullptr;
+    }
+    // Depth-first over sources and view sources with a work list, not recursion: a graph may be
+    // thousands of nodes deep. A mirror's source pointers are set before the sources are filled
+    // (mirrors never move); each tensor is filled once per generation, marked before its fill.
+    std::vector<const ggml_abi::tensor *> pending{t};
+    while (!pending.empty()) {
+        const ggml_abi::tensor * cur = pending.back();
+        pending.pop_back();
+        entry & e = entry_of(cur);
+        if (e.generation == generation_) {
+            continue;
+        }
+        e.generation = generation_;
+        if (!fill(cur, e.mirror, false)) {
+            e.generation = 0;  // a failed fill is never taken for a fresh one
             return nullptr;
         }
-        e.generation = shallow ? 0 : generation_;
+        for (const ggml_abi::tensor * s : cur->src) {
+            if (s != nullptr) {
+                pending.push_back(s);
+            }
+        }
+        if (cur->view_src != nullptr) {
+            pending.push_back(cur->view_src);
+        }
     }
-    return e.mirror;
+    return root.mirror;
 }
 
 bool mirror_set::fill(const ggml_abi::tensor * t, ggml_tensor * m, bool shallow) {
@@ -171,16 +199,9 @@ bool mirror_set::fill(const ggml_abi::tensor * t, ggml_tensor * m, bool shallow)
         return true;
     }
     for (int i = 0; i < ggml_abi::kMaxSrc; ++i) {
-        const ggml_abi::tensor * s = t->src[i];
-        m->src[i]                  = nullptr;
-        if (s != nullptr && (m->src[i] = mirror(s)) == nullptr) {
-            return false;
-        }
+        m->src[i] = t->src[i] != nullptr ? entry_of(t->src[i]).mirror : nullptr;
     }
-    m->view_src = nullptr;
-    if (t->view_src != nullptr && (m->view_src = mirror(t->view_src)) == nullptr) {
-        return false;
-    }
+    m->view_src = t->view_src != nullptr ? entry_of(t->view_src).mirror : nullptr;
     return true;
 }
 

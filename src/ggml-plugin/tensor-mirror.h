@@ -36,7 +36,8 @@ class mirror_set {
         ggml_tensor * mirror     = nullptr;
         uint64_t      generation = 0;
     };
-    bool fill(const ggml_abi::tensor * t, ggml_tensor * m, bool shallow);
+    entry & entry_of(const ggml_abi::tensor * t);  // created unfilled on first use
+    bool    fill(const ggml_abi::tensor * t, ggml_tensor * m, bool shallow);
 
     std::deque<ggml_tensor>                                store_;
     std::unordered_map<const ggml_abi::tensor *, entry>    index_;

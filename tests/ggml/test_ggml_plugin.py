@@ -24,6 +24,7 @@ llama-cpp-python 0.3.36 compiles (GGML backend API 2).
   the next decode starts a new session and gives the same token as before.
 """
 
+import ctypes as C
 import json
 import os
 import re
@@ -36,7 +37,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from ggml_lib import DEV_GPU, Ggml  # noqa: E402
+from ggml_lib import DEV_GPU, Context, Ggml, _sig  # noqa: E402
 import ggml_conformance  # noqa: E402
 
 PLUGIN = os.environ["HEXNPU_GGML_PLUGIN"]
@@ -80,6 +81,66 @@ def test_another_api_version_is_refused():
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "reg None"
     assert "incompatible API version (backend: 99, current: 2)" in p.stderr
+
+
+def _rope_graph(g, c):
+    x = c.tensor("f32", 64, 4, 3)
+    pos = c.tensor("i32", 3)
+    rope = g.op("rope", C.c_void_p, C.c_void_p, C.c_int, C.c_int)
+    return rope(c.ctx, x, pos, 64, 0)
+
+
+def test_an_op_parameter_hexnpu_does_not_implement_is_refused():
+    """ggml's op_params that change an op's meaning and that hexnpu does not implement: the plugin
+    refuses the node (the same op without them is claimed)."""
+    g = Ggml()
+    g.load_plugin(PLUGIN)
+    dev = g.dev_by_name(b"HTP0")
+    c = Context(g)
+    try:
+        rope = _rope_graph(g, c)
+        assert g.dev_supports_op(dev, rope)
+        set_offset = _sig(g.base, "ggml_rope_set_offset", None, C.c_void_p, C.c_int)
+        set_offset(rope, 32)  # the rotated window starts at element 32
+        assert not g.dev_supports_op(dev, rope)
+
+        x = c.tensor("f32", 10, 5, 3)
+        pad_ext = g.op("pad_ext", C.c_void_p, *([C.c_int] * 8))
+        pad_circular = g.op("pad_ext_circular", C.c_void_p, *([C.c_int] * 8))
+        assert g.dev_supports_op(dev, pad_ext(c.ctx, x, 0, 2, 0, 1, 0, 0, 0, 0))
+        assert not g.dev_supports_op(dev, pad_circular(c.ctx, x, 0, 2, 0, 1, 0, 0, 0, 0))
+
+        w = c.tensor("f32", 64, 16)
+        a = c.tensor("f32", 64, 3)
+        mm = g.op("mul_mat", C.c_void_p, C.c_void_p)(c.ctx, w, a)
+        assert g.dev_supports_op(dev, mm)
+        prec_set_src = _sig(g.base, "ggml_prec_set_src", C.c_bool, C.c_void_p, C.c_int, C.c_int)
+        assert prec_set_src(mm, 10, 1)  # src1 kept in F32
+        assert not g.dev_supports_op(dev, mm)
+        assert prec_set_src(mm, 30, 1)  # Q8: the NPU's 8-bit activations are that precision
+        assert g.dev_supports_op(dev, mm)
+    finally:
+        c.close()
+
+
+def test_supports_op_over_many_graphs_built_and_freed():
+    """Graphs built and freed one after another reuse tensor addresses, and a graph may be thousands
+    of nodes deep: supports_op answers each as for a fresh process, without recursion."""
+    g = Ggml()
+    g.load_plugin(PLUGIN)
+    dev = g.dev_by_name(b"HTP0")
+    add = g.op("add", C.c_void_p, C.c_void_p)
+    for depth in (1, 5, 40000, 3, 40000):
+        c = Context(g, n_tensors=depth + 8)
+        try:
+            x = c.tensor("f32", 32, 2)
+            for _ in range(depth):
+                x = add(c.ctx, x, x)
+            assert g.dev_supports_op(dev, x)
+            rope = _rope_graph(g, c)
+            assert g.dev_supports_op(dev, rope)
+        finally:
+            c.close()
 
 
 def test_every_npu_op_agrees_with_ggml_cpu():
