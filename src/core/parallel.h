@@ -4,10 +4,17 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 namespace hexnpu {
+
+// The most threads any thread-count flag accepts (-t/--threads of every command): a fixed cap, as
+// HEXNPU_HOST_THREADS has, so that a typo cannot ask the system for millions of threads.
+inline constexpr int MAX_THREADS = 1024;
 
 inline int default_thread_count() {
     const unsigned n = std::thread::hardware_concurrency();
@@ -29,17 +36,33 @@ template <typename Fn> void parallel_for(int64_t n, int n_threads, int64_t min_c
     const int64_t            chunk = (n + nt - 1) / nt;
     std::vector<std::thread> workers;
     workers.reserve(size_t(nt - 1));
+    const auto join_all = [&workers] {
+        for (auto & w : workers) {
+            w.join();
+        }
+    };
     for (int t = 1; t < nt; ++t) {
         const int64_t begin = t * chunk;
         const int64_t end   = std::min(n, begin + chunk);
         if (begin < end) {
-            workers.emplace_back([&fn, begin, end] { fn(begin, end); });
+            try {
+                workers.emplace_back([&fn, begin, end] { fn(begin, end); });
+            } catch (const std::system_error & e) {
+                // The started chunks use fn and the caller's data: let them finish before unwinding
+                // (a joinable std::thread destroyed would terminate the process).
+                join_all();
+                throw std::runtime_error("cannot start thread " + std::to_string(workers.size() + 2) + " of " +
+                                         std::to_string(nt) + ": " + e.what());
+            }
         }
     }
-    fn(int64_t(0), std::min(n, chunk));
-    for (auto & w : workers) {
-        w.join();
+    try {
+        fn(int64_t(0), std::min(n, chunk));
+    } catch (...) {
+        join_all();
+        throw;
     }
+    join_all();
 }
 
 } // namespace hexnpu

@@ -1,17 +1,31 @@
 #include "thread-pool.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 
 namespace hexnpu::cpu {
 
 thread_pool::thread_pool(int n_threads) : n_threads_(std::max(1, n_threads)) {
     workers_.reserve(size_t(n_threads_ - 1));
-    for (int i = 1; i < n_threads_; ++i) {
-        workers_.emplace_back([this, i] { worker_loop(i); });
+    try {
+        for (int i = 1; i < n_threads_; ++i) {
+            workers_.emplace_back([this, i] { worker_loop(i); });
+        }
+    } catch (const std::system_error & e) {
+        // No destructor runs for a half-built pool: the started workers, still waiting on
+        // start_cv_, must be stopped and joined here, or the unwinding hangs destroying it.
+        const size_t started = workers_.size();
+        stop_and_join();
+        throw std::runtime_error("cannot start CPU thread " + std::to_string(started + 2) + " of " +
+                                 std::to_string(n_threads_) + ": " + e.what());
     }
 }
 
-thread_pool::~thread_pool() {
+thread_pool::~thread_pool() { stop_and_join(); }
+
+void thread_pool::stop_and_join() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         stop_ = true;
@@ -20,6 +34,7 @@ thread_pool::~thread_pool() {
     for (std::thread & w : workers_) {
         w.join();
     }
+    workers_.clear();
 }
 
 void thread_pool::run_erased(int n_tasks, task_fn call, void * fn) {

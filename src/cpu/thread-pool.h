@@ -14,7 +14,9 @@ namespace hexnpu::cpu {
 
 class thread_pool {
   public:
-    explicit thread_pool(int n_threads);  // n_threads >= 1; the calling thread is one of them
+    // n_threads >= 1; the calling thread is one of them. Throws std::runtime_error (naming the
+    // thread and the system's reason) when a thread cannot be started, the others stopped.
+    explicit thread_pool(int n_threads);
     ~thread_pool();
     thread_pool(const thread_pool &)             = delete;
     thread_pool & operator=(const thread_pool &) = delete;
@@ -33,6 +35,7 @@ class thread_pool {
 
     void run_erased(int n_tasks, task_fn call, void * fn);
     void worker_loop(int index);
+    void stop_and_join();
 
     int                      n_threads_;
     std::vector<std::thread> workers_;

@@ -2,14 +2,21 @@
 // answers, error reporting, and bit-identical results for any thread count.
 #include "test-cpu-util.h"
 
+#include "core/parallel.h"
 #include "cpu/thread-pool.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 using namespace cpu_test;
 
@@ -81,6 +88,58 @@ TEST(CpuThreadPool, RunsEveryTaskOnceAndPropagatesErrors) {
     std::atomic<int> count{0};
     pool.run(9, [&](int) { ++count; });  // clamped to the pool size, and still usable after an error
     EXPECT_EQ(count.load(), 4);
+}
+
+// Runs body() in a child allowed `limit` processes and threads of its user (RLIMIT_NPROC; root,
+// which the limit does not bind, runs it as nobody). Returns its exit code, 128 + the signal that
+// ended it (SIGALRM: still running after 10 s, a hang).
+template <typename F> int with_process_limit(rlim_t limit, F && body) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        alarm(10);
+        const rlimit l{limit, limit};
+        if (setrlimit(RLIMIT_NPROC, &l) != 0 || (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))) {
+            _exit(126);
+        }
+        _exit(body());
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(CpuThreadPool, AThreadThatCannotStartIsAnErrorNotAHang) {
+    // Issue 29: the started workers, waiting for work, were left behind and the unwinding hung.
+    const int code = with_process_limit(2, [] {
+        try {
+            cpu::thread_pool pool(8);
+            return 1;
+        } catch (const std::runtime_error & e) {
+            std::fprintf(stderr, "%s\n", e.what());
+            const std::string what = e.what();
+            return what.starts_with("cannot start CPU thread ") && what.find(" of 8: ") != std::string::npos ? 0 : 2;
+        }
+    });
+    EXPECT_EQ(code, 0) << "1: no error, 2: another message, 134: aborted, 142: hung";
+}
+
+TEST(ParallelFor, AThreadThatCannotStartIsAnErrorAfterTheStartedChunksFinish) {
+    // Issue 29: a joinable std::thread destroyed while unwinding ended the process.
+    const int code = with_process_limit(2, [] {
+        std::atomic<int> begun{0}, finished{0};
+        try {
+            parallel_for(8, 8, 1, [&](int64_t, int64_t) {
+                ++begun;
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));  // still running when the next starts
+                ++finished;
+            });
+            return 1;
+        } catch (const std::runtime_error & e) {
+            std::fprintf(stderr, "%s (%d chunks begun, %d finished)\n", e.what(), begun.load(), finished.load());
+            return std::string(e.what()).starts_with("cannot start thread ") && begun == finished ? 0 : 2;
+        }
+    });
+    EXPECT_EQ(code, 0) << "1: no error, 2: another message or a chunk still running, 134: aborted, 142: hung";
 }
 
 TEST(CpuSupportsOp, RejectsExactlyWhatIsNotImplemented) {

@@ -1,10 +1,11 @@
 #include "memory-bandwidth.h"
 
+#include "core/parallel.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <numeric>
-#include <thread>
 #include <vector>
 
 namespace hexnpu::cli {
@@ -22,22 +23,19 @@ double read_bandwidth(int n_threads) {
     }
     double best = 0;
     for (int pass = 0; pass < 3; ++pass) {
-        std::vector<uint64_t>    sums(static_cast<size_t>(n_threads));
-        std::vector<std::thread> th;
-        const double             t0 = now_s();
-        for (int t = 0; t < n_threads; ++t) {
-            th.emplace_back([&, t] {
+        std::vector<uint64_t> sums(static_cast<size_t>(n_threads));
+        const double          t0 = now_s();
+        // One slice per thread (parallel_for stops the started ones when a thread cannot start).
+        parallel_for(n_threads, n_threads, 1, [&](int64_t first, int64_t last) {
+            for (int64_t t = first; t < last; ++t) {
                 uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
                 const size_t a = n * size_t(t) / size_t(n_threads), b = n * size_t(t + 1) / size_t(n_threads);
                 for (size_t i = a; i + 4 <= b; i += 4) {
                     s0 += buf[i], s1 += buf[i + 1], s2 += buf[i + 2], s3 += buf[i + 3];
                 }
                 sums[size_t(t)] = s0 + s1 + s2 + s3;
-            });
-        }
-        for (auto & x : th) {
-            x.join();
-        }
+            }
+        });
         const double dt = now_s() - t0;
         volatile uint64_t sink = std::accumulate(sums.begin(), sums.end(), uint64_t(0));
         (void) sink;
