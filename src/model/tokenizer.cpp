@@ -145,8 +145,12 @@ int32_t tokenizer::byte_token(uint8_t b) const {
 }
 
 std::vector<int32_t> tokenizer::tokenize(const std::string & text, bool add_special, bool parse_special) const {
-    // Split the text at special tokens, longest first (llama.cpp's tokenizer_st_partition).
-    std::vector<fragment> frags{{-1, text}};
+    // Split the text at special tokens, longest first (llama.cpp's tokenizer_st_partition). An empty
+    // text is no fragment at all, as in llama.cpp: SentencePiece's space prefix alone is no token.
+    std::vector<fragment> frags;
+    if (!text.empty()) {
+        frags.push_back({-1, text});
+    }
     for (int32_t id : specials_) {
         const token_type ty = types_[size_t(id)];
         if (!parse_special && ty != token_type::user_defined) {

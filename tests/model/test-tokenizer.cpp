@@ -107,6 +107,15 @@ TEST(SpmTokenizer, SpacePrefix) {
     EXPECT_EQ(f.tok.detokenize(f.tok.tokenize("abc", true, true)), "abc");
 }
 
+TEST(SpmTokenizer, AnEmptyTextIsNoTokens) {
+    // Issue 29: llama.cpp gives [] (ggml-vocab-llama-spm's empty case), not the space prefix's token.
+    spm_vocab v;
+    fixture   f(v, true);
+    EXPECT_EQ(f.tok.tokenize("", false, true), (std::vector<int32_t>{}));
+    EXPECT_EQ(f.tok.tokenize("", true, true), (std::vector<int32_t>{1})) << "BOS alone when asked for";
+    EXPECT_EQ(f.tok.tokenize(" ", false, true), (std::vector<int32_t>{v.sp, v.sp})) << "a space is text";
+}
+
 TEST(SpmTokenizer, ByteFallback) {
     spm_vocab v;
     fixture   f(v, false);
