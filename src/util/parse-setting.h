@@ -7,10 +7,11 @@
 // INTERFACE library (hexnpu-util) below every other folder, using nothing but the standard library.
 //
 // A number is the whole text: decimal digits, or 0x/0X followed by hex digits. No sign, no
-// whitespace, no suffix, no overflow of 64 bits; leading zeros are decimal ("010" is 10). A bad value
-// throws std::invalid_argument naming the variable, the value and the accepted range:
+// whitespace, no suffix; leading zeros are decimal ("010" is 10). A bad value throws
+// std::invalid_argument naming the variable, the value and the accepted range:
 //   HEXNPU_VTCM_SIZE='abc': not a number; expected an integer in [0, 1073741824], a multiple of 4096
-//   HEXNPU_HVX_COUNT='4294967297': must be in [0, 10]
+//   HEXNPU_HVX_COUNT='4294967297': out of range; must be in [0, 10]
+// (a number beyond 64 bits is out of range too, not "not a number").
 #pragma once
 
 #include <cstdint>
@@ -70,6 +71,25 @@ constexpr std::optional<uint64_t> parse_number(std::string_view s) {
     return v;
 }
 
+// Whether s has the form of a number (decimal digits, or 0x/0X and hex digits), whatever its size:
+// what tells "out of range" from "not a number" when parse_number fails.
+constexpr bool is_number_text(std::string_view s) {
+    const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+    if (hex) {
+        s.remove_prefix(2);
+    }
+    if (s.empty()) {
+        return false;
+    }
+    for (const char c : s) {
+        const bool digit = c >= '0' && c <= '9';
+        if (!digit && !(hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // The accepted values of a setting: [min, max], and a multiple of `multiple_of`.
 struct setting_range {
     uint64_t min         = 0;
@@ -91,19 +111,31 @@ inline std::invalid_argument bad_setting(const char * var, std::string_view text
     return std::invalid_argument(std::string(var) + "='" + std::string(text) + "': " + why);
 }
 
-// The value of `text` for variable `var`, or std::invalid_argument.
-inline uint64_t parse_setting(const char * var, std::string_view text, const setting_range & range) {
+// Why `text` is not a value in `range` ("not a number; expected an integer in [0, 64]", "out of
+// range; must be in [0, 64]"), or "" when it is one, stored in `out`. Shared with the CLI's flags.
+inline std::string number_problem(std::string_view text, const setting_range & range, uint64_t & out) {
     const std::optional<uint64_t> v = parse_number(text);
     if (!v) {
-        throw bad_setting(var, text, "not a number; expected an integer in " + range.describe());
+        return is_number_text(text) ? "out of range; must be in " + range.describe()
+                                    : "not a number; expected an integer in " + range.describe();
     }
     if (*v < range.min || *v > range.max) {
-        throw bad_setting(var, text, "must be in " + range.describe());
+        return "out of range; must be in " + range.describe();
     }
     if (range.multiple_of > 1 && *v % range.multiple_of != 0) {
-        throw bad_setting(var, text, "must be in " + range.describe());
+        return "must be in " + range.describe();
     }
-    return *v;
+    out = *v;
+    return {};
+}
+
+// The value of `text` for variable `var`, or std::invalid_argument.
+inline uint64_t parse_setting(const char * var, std::string_view text, const setting_range & range) {
+    uint64_t v = 0;
+    if (const std::string why = number_problem(text, range, v); !why.empty()) {
+        throw bad_setting(var, text, why);
+    }
+    return v;
 }
 
 // An on/off setting: exactly "0" or "1".

@@ -49,10 +49,16 @@ TEST(ParseSetting, MessagesNameTheVariableTheValueAndTheRange) {
     EXPECT_EQ(error_of("HEXNPU_VTCM_SIZE", "1000", {0, 1 << 30, 4096}),
               "HEXNPU_VTCM_SIZE='1000': must be in [0, 1073741824], a multiple of 4096");
     // The issue's examples: no wrap-around to 1, no "-1 ms".
-    EXPECT_EQ(error_of("HEXNPU_HVX_COUNT", "4294967297", {0, 10}), "HEXNPU_HVX_COUNT='4294967297': must be in [0, 10]");
+    EXPECT_EQ(error_of("HEXNPU_HVX_COUNT", "4294967297", {0, 10}),
+              "HEXNPU_HVX_COUNT='4294967297': out of range; must be in [0, 10]");
     EXPECT_EQ(error_of("HEXNPU_SESSION_TIMEOUT_MS", "18446744073709551615", {1, 86400000}),
-              "HEXNPU_SESSION_TIMEOUT_MS='18446744073709551615': must be in [1, 86400000]");
-    EXPECT_EQ(error_of("X", "0", {1, 2}), "X='0': must be in [1, 2]");
+              "HEXNPU_SESSION_TIMEOUT_MS='18446744073709551615': out of range; must be in [1, 86400000]");
+    EXPECT_EQ(error_of("X", "0", {1, 2}), "X='0': out of range; must be in [1, 2]");
+    // Issue 29: a number beyond 64 bits is a number, out of range.
+    EXPECT_EQ(error_of("X", "99999999999999999999", {1, 2}), "X='99999999999999999999': out of range; must be in [1, 2]");
+    EXPECT_EQ(error_of("X", "0x10000000000000000", {1, 2}), "X='0x10000000000000000': out of range; must be in [1, 2]");
+    EXPECT_EQ(error_of("X", "0x", {1, 2}), "X='0x': not a number; expected an integer in [1, 2]");
+    EXPECT_EQ(error_of("X", "-1", {1, 2}), "X='-1': not a number; expected an integer in [1, 2]");
     EXPECT_EQ(error_of("X", "2", {1, 2}), "");
     EXPECT_EQ(parse_setting("X", "0x1000", {0, 1 << 20, 4096}), 4096u);
 }

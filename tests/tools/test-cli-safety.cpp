@@ -590,16 +590,17 @@ TEST_F(CliSafety, Class6_BadSettingsAreErrorsNamingVariableValueAndRange) {
     const std::vector<bad_setting> cases = {
         {"HEXNPU_VTCM_SIZE", "abc", "not a number; expected an integer in [0, "},
         {"HEXNPU_VTCM_SIZE", "1000", "must be in [0, 1073741824], a multiple of 4096"},
-        {"HEXNPU_HVX_COUNT", "4294967297", "must be in [0, "},
-        {"HEXNPU_SESSION_TIMEOUT_MS", "18446744073709551615", "must be in [1, "},
-        {"HEXNPU_SESSION_TIMEOUT_MS", "18446744073709551616", "not a number"},
+        {"HEXNPU_HVX_COUNT", "4294967297", "out of range; must be in [0, "},
+        {"HEXNPU_SESSION_TIMEOUT_MS", "18446744073709551615", "out of range; must be in [1, "},
+        {"HEXNPU_SESSION_TIMEOUT_MS", "18446744073709551616", "out of range; must be in [1, "},
         {"HEXNPU_WINDOW_SIZE", "12k", "not a number"},
         {"HEXNPU_HOST_THREADS", "-1", "not a number"},
         {"HEXNPU_HOST_THREADS", " 2", "not a number"},
         {"HEXNPU_ARCH", "v70", "expected one of v73, v75, v79, v81"},
         {"HEXNPU_STRICT", "2", "expected 0 or 1"},
         {"GGML_HEXAGON_NHVX", "abc", "not a number; expected an integer in [0, 64]"},
-        {"GGML_HEXAGON_NHVX", "65", "must be in [0, 64]"},
+        {"GGML_HEXAGON_NHVX", "65", "out of range; must be in [0, 64]"},
+        {"GGML_HEXAGON_NHVX", "99999999999999999999", "out of range; must be in [0, 64]"},
     };
     for (const bad_setting & c : cases) {
         run_options opt;
