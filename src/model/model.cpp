@@ -2,6 +2,8 @@
 // mapping (host memory) or copied into the buffer types the caller names.
 #include "model/model.h"
 
+#include "core/gguf-layout.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -72,7 +74,7 @@ void model::read_hparams() {
     } else if (an == "gemma3") {
         hp_.architecture = arch::gemma3;
     } else {
-        throw model_error("unknown architecture '" + an + "' (supported: llama, qwen2, qwen3, gemma3)");
+        throw model_error("unknown architecture " + gguf::layout::quoted(an) + " (supported: llama, qwen2, qwen3, gemma3)");
     }
     const std::string pre = an + ".";
     auto get_u = [&](const std::string & key, int64_t def, bool required) -> int64_t {
@@ -110,6 +112,9 @@ void model::read_hparams() {
         h.name = an;
     }
     h.n_ctx_train = get_u("context_length", 0, true);
+    if (h.n_ctx_train == 0) {
+        throw model_error("key " + pre + "context_length is 0: a model has a context of at least one token");
+    }
     h.n_embd      = get_u("embedding_length", 0, true);
     h.n_layer     = get_u("block_count", 0, true);
     h.n_ff        = get_u("feed_forward_length", 0, true);
@@ -127,6 +132,10 @@ void model::read_hparams() {
         throw model_error("key " + pre + "rope.dimension_count must be even and at most the head size");
     }
     h.rms_eps        = get_f("attention.layer_norm_rms_epsilon", 0, true);
+    if (!(h.rms_eps > 0.0f)) {  // 1 / sqrt(mean + eps): a zero or negative eps can divide by zero or go NaN
+        throw model_error("key " + pre + "attention.layer_norm_rms_epsilon must be positive, is " +
+                          std::to_string(h.rms_eps));
+    }
     h.rope_freq_base = get_f("rope.freq_base", 10000.0f, false);
     h.n_ctx_orig     = get_u("rope.scaling.original_context_length", h.n_ctx_train, false);
     if (const gguf::value * st = reader_.find(pre + "rope.scaling.type")) {

@@ -49,6 +49,8 @@ bool synth_preset(const std::string & name, synth_params & out) {
     return true;
 }
 
+std::string synth_preset_names() { return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny"; }
+
 synth_model::synth_model(const synth_params & p) {
     if (p.n_embd % p.n_head != 0 || p.n_head % p.n_head_kv != 0) {
         throw std::invalid_argument("synth: n_embd must be a multiple of n_head and n_head of n_head_kv");

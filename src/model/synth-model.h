@@ -34,6 +34,8 @@ struct synth_params {
 // and "qwen3-tiny" (the other architectures' tensors and keys at tiny sizes; gemma3 with six layers,
 // head size 64 != n_embd / n_head, sliding window 4, tied embeddings).
 bool synth_preset(const std::string & name, synth_params & out);
+// Every preset's name, for messages: "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny".
+std::string synth_preset_names();
 
 // The model's tensors and metadata; the writer references data owned by the returned object.
 class synth_model {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -83,6 +84,45 @@ TEST(ModelLoad, UnknownArchitectureIsNamed) {
         w.set("general.architecture", gguf::value::from_string("mamba"));
     }));
     EXPECT_NE(e.find("unknown architecture 'mamba'"), std::string::npos) << e;
+}
+
+TEST(ModelLoad, ANulInTheArchitectureNameIsEscaped) {
+    // Issue 29: the message was cut at the NUL (no closing quote).
+    const std::string e = load_error(edited_model("arch-nul", [](gguf::writer & w) {
+        w.set("general.architecture", gguf::value::from_string(std::string("lla\0ma\n", 7)));
+    }));
+    EXPECT_NE(e.find("unknown architecture 'lla\\x00ma\\n' (supported: "), std::string::npos) << e;
+}
+
+TEST(ModelLoad, HyperparametersWithoutMeaningAreRefused) {
+    // Issue 29: both loaded and ran (a context of 0 tokens; rms_norm dividing by sqrt of a negative).
+    const std::string ctx = load_error(edited_model("ctx0", [](gguf::writer & w) {
+        w.set("llama.context_length", gguf::value::from_u32(0));
+    }));
+    EXPECT_NE(ctx.find("key llama.context_length is 0"), std::string::npos) << ctx;
+    for (const float eps : {-1.0f, 0.0f}) {
+        const std::string e = load_error(edited_model("eps", [eps](gguf::writer & w) {
+            w.set("llama.attention.layer_norm_rms_epsilon", gguf::value::from_f32(eps));
+        }));
+        EXPECT_NE(e.find("key llama.attention.layer_norm_rms_epsilon must be positive"), std::string::npos) << e;
+    }
+}
+
+TEST(SynthPresets, EveryNamedPresetExists) {
+    // The list the unknown-preset error shows (issue 29: it named two of six).
+    const std::string names = synth_preset_names();
+    size_t            n     = 0;
+    for (size_t pos = 0; pos < names.size(); ++n) {
+        const size_t      end  = std::min(names.find(", ", pos), names.size());
+        const std::string name = names.substr(pos, end - pos);
+        synth_params      p;
+        EXPECT_TRUE(synth_preset(name, p)) << name;
+        EXPECT_EQ(p.name, name);
+        pos = end + 2;
+    }
+    EXPECT_EQ(n, 6u) << names;
+    synth_params p;
+    EXPECT_FALSE(synth_preset("huge", p));
 }
 
 TEST(ModelLoad, MissingKeyIsNamed) {

@@ -31,7 +31,7 @@ int cmd_synth(args a) {
             const ggml_type type = p.type;
             const uint64_t  seed = p.seed;
             if (!synth_preset(std::string(a[++i]), p)) {
-                return fail("unknown preset '%.*s' (tiny, small)", int(a[i].size()), a[i].data());
+                return fail("unknown preset '%s' (%s)", printable(a[i]).c_str(), synth_preset_names().c_str());
             }
             p.type = type, p.seed = seed;
         } else if (a[i] == "--type" && has_value) {
@@ -60,7 +60,7 @@ int cmd_synth(args a) {
     const synth_model model(p);
     model.writer().write(file);
     file.commit();
-    std::printf("wrote %s: llama, preset %s, %d layers, n_embd %d, vocab %d, weights %s\n", out.c_str(),
+    std::printf("wrote %s: %s, preset %s, %d layers, n_embd %d, vocab %d, weights %s\n", out.c_str(), p.arch.c_str(),
                 p.name.c_str(), p.n_layer, p.n_embd, p.n_vocab, ggml_type_name(p.type));
     return 0;
 }
