@@ -1,5 +1,5 @@
-// "a character device", "a FIFO" ...: what a non-regular file is, for the messages of the GGUF
-// reader (inputs) and output_file (outputs).
+// "a character device", "a FIFO" ...: what a non-regular file is, for the messages of
+// input_file (inputs: GGUF models, text files) and output_file (outputs).
 #pragma once
 
 #include <sys/stat.h>

@@ -4,14 +4,12 @@
 // shown to fit in the bytes left in the file.
 #include "gguf-layout.h"
 
-#include "file-kind.h"
+#include "hexnpu/input-file.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -507,52 +505,23 @@ reader reader::from_memory(const uint8_t * data, size_t size) {
 }
 
 reader reader::open(const std::string & path) {
-    // Look before opening: open(O_RDONLY) of a FIFO blocks until a writer appears, and opening a
-    // device can have side effects. An O_PATH descriptor opens nothing; fstat tells what it is.
-    struct stat st {};
-    {
-        const int probe = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-        if (probe < 0) {
-            throw error("cannot open '" + path + "': " + std::strerror(errno), 0);
+    // Regular files only, looked at before they are opened (input_file: a FIFO never blocks).
+    const input_file in = [&] {
+        try {
+            return input_file::open(path);
+        } catch (const input_error & e) {
+            throw error(e.what(), 0);
         }
-        const int rc = fstat(probe, &st);
-        const int e  = errno;
-        ::close(probe);
-        if (rc != 0) {
-            throw error("cannot stat '" + path + "': " + std::strerror(e), 0);
-        }
-        if (!S_ISREG(st.st_mode)) {
-            throw error("'" + path + "' is " + file_kind_name(st.st_mode) + ", not a regular file", 0);
-        }
-    }
-    // O_NONBLOCK: should the path be swapped for a FIFO meanwhile, this open still returns at once,
-    // and the identity check below refuses it.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        throw error("cannot open '" + path + "': " + std::strerror(errno), 0);
-    }
-    const dev_t dev = st.st_dev;
-    const ino_t ino = st.st_ino;
-    if (fstat(fd, &st) != 0) {
-        const int e = errno;
-        ::close(fd);
-        throw error("cannot stat '" + path + "': " + std::strerror(e), 0);
-    }
-    if (!S_ISREG(st.st_mode) || st.st_dev != dev || st.st_ino != ino) {
-        ::close(fd);
-        throw error("'" + path + "' changed while being opened (now " + file_kind_name(st.st_mode) + ")", 0);
-    }
-    const uint64_t size    = uint64_t(st.st_size);
+    }();
+    const uint64_t size    = in.size();
     void *         mapping = nullptr;
     if (size > 0) {  // mmap rejects empty files; the parser reports them as too short
-        mapping = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+        mapping = mmap(nullptr, size, PROT_READ, MAP_SHARED, in.fd(), 0);
         if (mapping == MAP_FAILED) {
-            const int e = errno;
-            ::close(fd);
-            throw error("cannot map '" + path + "': " + std::strerror(e), 0);
+            throw error("cannot map '" + path + "': " + std::strerror(errno), 0);
         }
     }
-    ::close(fd);  // the mapping keeps the file open
+    // The mapping keeps the file open; `in` closes the descriptor.
     static const uint8_t empty = 0;
     auto p = std::make_unique<impl>(mapping ? static_cast<const uint8_t *>(mapping) : &empty, size, mapping);
     return reader(std::move(p));
