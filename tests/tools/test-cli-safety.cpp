@@ -2,7 +2,9 @@
 // every setting is parsed strictly. One test (or a few) per defect class, each reproducing the
 // issue's example through the real binary and checking what the issue asks: the input's bytes
 // before and after, the directory's names (no stray temporaries), device nodes and FIFOs as they
-// were, exit code 1 with an "error:" line on stderr.
+// were, exit code 1 with an "error:" line on stderr. Issue 29's hostile inputs too: text inputs that
+// are no regular files (class 5), thread counts out of range and threads that cannot start (class 8).
+// HEXNPU_BIN runs another hexnpu binary (an older build, to see a test fail before its fix).
 //
 // Device nodes are fakes made with mknod in the test's own directory (needs root; skipped visibly
 // otherwise) with the numbers of /dev/null, /dev/full and /dev/zero.
@@ -12,8 +14,10 @@
 
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -30,6 +34,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -49,8 +54,16 @@ struct run_result {
 struct run_options {
     std::map<std::string, std::string> env;          // set for the child
     uint64_t                           fsize_limit = 0;  // RLIMIT_FSIZE (SIGXFSZ ignored), 0: none
+    // RLIMIT_NPROC, 0: none. Root is exempt from it, so a root test runs the child as nobody (which
+    // has no other processes), and the limit counts the child's own threads.
+    uint64_t                           nproc_limit = 0;
     std::chrono::milliseconds          timeout{20000};   // then SIGKILL
 };
+
+std::string hexnpu_bin() {
+    const char * env = std::getenv("HEXNPU_BIN");
+    return env != nullptr && *env != '\0' ? env : HEXNPU_BIN_DIR "/hexnpu";
+}
 
 // Runs build/bin/hexnpu with `args` (no shell), capturing stdout and stderr separately.
 run_result hexnpu(const std::vector<std::string> & args, const run_options & opt = {}) {
@@ -71,8 +84,14 @@ run_result hexnpu(const std::vector<std::string> & args, const run_options & opt
             const rlimit limit{opt.fsize_limit, opt.fsize_limit};
             setrlimit(RLIMIT_FSIZE, &limit);
         }
+        if (opt.nproc_limit) {
+            const rlimit limit{opt.nproc_limit, opt.nproc_limit};
+            if (setrlimit(RLIMIT_NPROC, &limit) != 0 || (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))) {
+                _exit(126);
+            }
+        }
         std::vector<char *> argv;
-        std::string         bin = HEXNPU_BIN_DIR "/hexnpu";
+        std::string         bin = hexnpu_bin();
         argv.push_back(bin.data());
         std::vector<std::string> copy = args;
         for (std::string & a : copy) {
@@ -345,7 +364,7 @@ TEST_F(CliSafety, Class3_ConcurrentQuantizeRunsToOneOutputLeaveOneWholeResult) {
             if (pid == 0) {
                 const int null = open("/dev/null", O_WRONLY);
                 dup2(null, 1);
-                std::string bin = HEXNPU_BIN_DIR "/hexnpu", in = p("in.gguf"), out = p("out.gguf");
+                std::string bin = hexnpu_bin(), in = p("in.gguf"), out = p("out.gguf");
                 std::string q = "quantize", t = type, th = "--threads", n = "1";
                 char *      argv[] = {bin.data(), q.data(), in.data(), out.data(),
                                       t.data(),   th.data(), n.data(), nullptr};
@@ -579,6 +598,52 @@ TEST_F(CliSafety, Class5_DeviceAndDirectoryInputsAreRefused) {
     EXPECT_EQ(names_in(dir_), names);
 }
 
+// Issue 29: every command reading a text file (-f), pointed at `in`. The model is never reached.
+std::vector<std::vector<std::string>> text_readers_of(const std::string & in, const std::string & model) {
+    return {
+        {"run", "-m", model, "-f", in, "-n", "1"},
+        {"perplexity", "-m", model, "-f", in},
+        {"tokenize", "-m", model, "-f", in},
+    };
+}
+
+TEST_F(CliSafety, Class5_TextInputsThatAreNoRegularFilesAreRefusedAtOnce) {
+    ASSERT_EQ(mkfifo(path("fifo").c_str(), 0644), 0);
+    fs::create_directories(path("dir"));
+    // The real /dev/zero (endless) and /dev/null (empty): only looked at, never opened.
+    const std::vector<std::pair<std::string, std::string>> inputs{{p("fifo"), "is a FIFO, not a regular file"},
+                                                                  {p("dir"), "is a directory, not a regular file"},
+                                                                  {"/dev/zero", "is a character device, not a regular file"},
+                                                                  {"/dev/null", "is a character device, not a regular file"}};
+    const std::set<std::string> names = names_in(dir_);
+    for (const auto & [in, kind] : inputs) {
+        for (const std::vector<std::string> & args : text_readers_of(in, model_.string())) {
+            run_options opt;
+            opt.timeout        = 5s;
+            const run_result r = hexnpu(args, opt);
+            EXPECT_FALSE(r.timed_out) << describe(args, r);
+            EXPECT_TRUE(failed_with(r, "'" + in + "' " + kind)) << describe(args, r);
+            EXPECT_LT(r.elapsed, 1000ms) << describe(args, r);
+        }
+    }
+    EXPECT_TRUE(S_ISFIFO(state_of(path("fifo")).mode));
+    EXPECT_EQ(names_in(dir_), names);
+}
+
+TEST_F(CliSafety, Class5_ATextInputBeyondTheBoundIsRefusedUnread) {
+    // 256 MiB and one byte, sparse: no disk space, and refused by its size before any byte is read.
+    {
+        std::ofstream big(path("big.txt"));
+    }
+    fs::resize_file(path("big.txt"), (uint64_t(256) << 20) + 1);
+    for (const std::vector<std::string> & args : text_readers_of(p("big.txt"), model_.string())) {
+        const run_result r = hexnpu(args);
+        EXPECT_TRUE(failed_with(r, "is larger than 268435456 bytes, the most a text input may have"))
+            << describe(args, r);
+        EXPECT_LT(r.elapsed, 1000ms) << describe(args, r);
+    }
+}
+
 // ---- Class 6: every setting parsed strictly -----------------------------------------------------------
 
 TEST_F(CliSafety, Class6_BadSettingsAreErrorsNamingVariableValueAndRange) {
@@ -693,6 +758,166 @@ TEST_F(CliSafety, Class7_TileCheckComparesNaNsAsEqual) {
     EXPECT_EQ(r.exit_code, 0) << describe(args, r);
     EXPECT_EQ(r.out.find("MISMATCH"), std::string::npos) << describe(args, r);
     EXPECT_NE(r.out.find("q2    q2_K  512x8"), std::string::npos) << describe(args, r);
+}
+
+// ---- Class 8: thread counts (issue 29) -----------------------------------------------------------------
+
+// Every command with a thread-count flag, with `threads` as its value (before the fix run, bench and
+// perplexity took any 64-bit value and cut it to an int: 99999999999 threads exhausted the
+// machine's process table, so these run under a process limit, whatever the binary does).
+std::vector<std::vector<std::string>> thread_flag_users(const std::string & model, const std::string & threads,
+                                                        const fs::path & dir) {
+    return {
+        {"run", "-m", model, "-p", "hi", "-n", "1", "-t", threads},
+        {"bench", "-m", model, "-p", "1", "-n", "1", "-r", "1", "-t", threads},
+        {"perplexity", "-m", model, "-f", model, "--threads", threads},
+        {"quantize", model, (dir / "out.gguf").string(), "q4_0", "-t", threads},
+        {"tile", model, "--check", "--threads", threads},
+    };
+}
+
+TEST_F(CliSafety, Class8_ThreadCountsOutsideOneTo1024AreErrors) {
+    const std::set<std::string> names = names_in(dir_);
+    for (const auto & [threads, why] : std::vector<std::pair<std::string, std::string>>{
+             {"99999999999", "out of range; must be in [1, 1024]"},
+             {"99999999999999999999999", "out of range; must be in [1, 1024]"},
+             {"4294967297", "out of range; must be in [1, 1024]"},
+             {"1025", "out of range; must be in [1, 1024]"},
+             {"0", "out of range; must be in [1, 1024]"},
+             {"-1", "out of range; must be in [1, 1024]"},
+             {"4x", "not a number; expected an integer in [1, 1024]"},
+         }) {
+        for (const std::vector<std::string> & args : thread_flag_users(model_.string(), threads, dir_)) {
+            run_options opt;
+            opt.nproc_limit    = 64;
+            opt.timeout        = 10s;
+            const run_result r = hexnpu(args, opt);
+            const std::string flag = args[args.size() - 2];
+            EXPECT_TRUE(failed_with(r, flag + " '" + threads + "': " + why)) << describe(args, r);
+        }
+    }
+    EXPECT_EQ(names_in(dir_), names);
+}
+
+TEST_F(CliSafety, Class8_AThreadThatCannotStartIsAnErrorNotAHang) {
+    // The issue's reproduction: more threads than the process limit allows. run's CPU thread pool
+    // may start one worker (which then waits for work) and must stop it and fail with the reason,
+    // not hang; quantize's parallel_for may start none (its chunks are too short to count on one
+    // still running when the next starts) and must fail the same way.
+    std::mt19937             rng(5);
+    const std::vector<float> big = f32_values(size_t(4096) * 256, rng);
+    gguf::writer             w;
+    const int64_t            ne[] = {4096, 256};
+    w.add_tensor("big", GGML_TYPE_F32, ne, big.data());
+    write_bytes(path("in.gguf"), w.write_to_memory());
+    fs::permissions(dir_, fs::perms::all);  // the child may run as nobody: let it make out.gguf's temporary
+    const std::set<std::string> names = names_in(dir_);
+    for (const auto & [args, limit, error] : std::vector<std::tuple<std::vector<std::string>, int, std::string>>{
+             {{"run", "-m", model_.string(), "-p", "hi", "-n", "1", "-t", "64"}, 2, "cannot start CPU thread "},
+             {{"quantize", p("in.gguf"), p("out.gguf"), "q8_0", "-t", "64"}, 1, "cannot start thread 2 of 16: "},
+         }) {
+        run_options opt;
+        opt.nproc_limit    = uint64_t(limit);
+        opt.timeout        = 10s;
+        const run_result r = hexnpu(args, opt);
+        EXPECT_FALSE(r.timed_out) << describe(args, r);
+        EXPECT_TRUE(failed_with(r, error)) << describe(args, r);
+        EXPECT_NE(r.err.find(std::strerror(EAGAIN)), std::string::npos) << describe(args, r);
+    }
+    EXPECT_EQ(names_in(dir_), names) << "no output, no temporary";
+}
+
+// ---- Class 9: values without meaning and messages (issue 29) -------------------------------------------
+
+TEST_F(CliSafety, Class9_RunValuesWithoutMeaningAreRefusedBeforeTheModelLoads) {
+    // A model path that does not exist: each error must come before the model is opened.
+    const std::string missing = p("missing.gguf");
+    for (const auto & [flags, error] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"--temp", "-1"}, "--temp '-1': out of range; must be in [0, inf)"},
+             {{"--temp", "nan"}, "--temp 'nan': out of range"},
+             {{"--temp", "inf"}, "--temp 'inf': out of range"},
+             {{"--top-p", "2"}, "--top-p '2': out of range; must be in [0, 1]"},
+             {{"--min-p", "-1"}, "--min-p '-1': out of range; must be in [0, 1]"},
+             {{"--repeat-penalty", "0"}, "--repeat-penalty '0': out of range; must be in (0, inf)"},
+             {{"-ub", "4294967297"}, "-ub '4294967297': out of range; must be in [1, 2147483647]"},
+             {{"-c", "99999999999999999999"}, "-c '99999999999999999999': out of range"},
+             {{"--tokens", "1,4294967297"}, "--tokens needs a comma-separated list of token ids"},
+             {{"--argmax"}, "--argmax needs --tokens"},
+             {{"--logits"}, "--logits needs --tokens"},
+         }) {
+        std::vector<std::string> args{"run", "-m", missing};
+        args.insert(args.end(), flags.begin(), flags.end());
+        const run_result r = hexnpu(args);
+        EXPECT_TRUE(failed_with(r, error)) << describe(args, r);
+    }
+}
+
+TEST_F(CliSafety, Class9_DeviceListsWithoutMeaningAreRefused) {
+    for (const auto & [flags, error] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"--device", ""}, "--device '': an empty device name"},
+             {{"--device", "HTP0,"}, "--device 'HTP0,': an empty device name"},
+             {{"--device", "CPU,CPU"}, "'CPU' is listed twice"},
+             {{"--device", "HTP0,HTP0"}, "'HTP0' is listed twice"},
+             {{"--device", "HTP0", "-sm", "row"}, "-sm row splits each op over two or more NPU devices; --device 'HTP0' has 1"},
+             {{"-sm", "row"}, "--device 'CPU' has 0"},
+         }) {
+        for (const std::string & cmd : {"run", "bench"}) {
+            std::vector<std::string> args{cmd, "-m", p("missing.gguf")};
+            args.insert(args.end(), flags.begin(), flags.end());
+            const run_result r = hexnpu(args);
+            EXPECT_TRUE(failed_with(r, error)) << describe(args, r);
+        }
+    }
+}
+
+TEST_F(CliSafety, Class9_SynthNamesEveryPresetAndItsArchitecture) {
+    const run_result bad = hexnpu({"synth", p("huge.gguf"), "--preset", "huge"});
+    EXPECT_TRUE(failed_with(bad, "unknown preset 'huge' (tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny)"))
+        << describe({"synth", "--preset", "huge"}, bad);
+    const run_result gemma = hexnpu({"synth", p("gemma.gguf"), "--preset", "gemma3-tiny"});
+    EXPECT_EQ(gemma.exit_code, 0) << describe({"synth", "--preset", "gemma3-tiny"}, gemma);
+    EXPECT_NE(gemma.out.find(": gemma3, preset gemma3-tiny,"), std::string::npos) << gemma.out;
+}
+
+// A synthesized tiny llama (a tokenizer, real shapes), its tensor `nan_tensor` set to NaN if named.
+fs::path tiny_model(const fs::path & dir, const std::string & nan_tensor = "") {
+    const fs::path   synth = dir / "tiny-synth.gguf", out = dir / "tiny.gguf";
+    const run_result r     = hexnpu({"synth", synth.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const gguf::reader in = gguf::reader::open(synth.string());
+    gguf::writer       w;
+    for (const auto & m : in.metadata()) {
+        w.set(m.key, m.val);
+    }
+    std::vector<std::vector<float>> keep;
+    for (const auto & t : in.tensors()) {
+        const auto d = in.tensor_data(t);
+        if (t.name == nan_tensor) {
+            keep.emplace_back(d.size() / sizeof(float), std::nanf(""));
+        } else {
+            keep.emplace_back(d.size() / sizeof(float));
+            std::memcpy(keep.back().data(), d.data(), d.size());
+        }
+        w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne.begin(), t.ne.begin() + t.n_dims), keep.back().data());
+    }
+    write_bytes(out, w.write_to_memory());
+    return out;
+}
+
+TEST_F(CliSafety, Class9_ANulInAPromptIsEchoedEscapedNotTheEndOfIt) {
+    const fs::path model = tiny_model(dir_);
+    write_bytes(path("nul.txt"), {'a', 0, 'b', '\\'});
+    const std::vector<std::string> args{"run", "-m", model.string(), "-f", p("nul.txt"), "-n", "1"};
+    const run_result               r = hexnpu(args);
+    ASSERT_EQ(r.exit_code, 0) << describe(args, r);
+    EXPECT_EQ(r.out.rfind("a\\x00b\\", 0), 0u) << describe(args, r);
+}
+
+TEST_F(CliSafety, Class9_AModelGoingNaNIsAnErrorNotAnEmptyContinuation) {
+    const fs::path                 model = tiny_model(dir_, "output_norm.weight");
+    const std::vector<std::string> args{"run", "-m", model.string(), "-p", "hello", "-n", "4"};
+    const run_result               r = hexnpu(args);
+    EXPECT_TRUE(failed_with(r, "the model's logits are NaN or infinite after ")) << describe(args, r);
 }
 
 } // namespace

@@ -1,9 +1,12 @@
 #include "cli-util.h"
 
 #include "core/gguf-layout.h"
+#include "core/parallel.h"
+#include "util/parse-setting.h"
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include <unistd.h>
@@ -127,13 +130,46 @@ bool parse_int(std::string_view s, long long & out) {
     return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
-long long int_option(std::span<const std::string_view> a, size_t & i, long long min) {
-    long long v = 0;
-    if (i + 1 >= a.size() || !parse_int(a[i + 1], v) || v < min) {
-        throw std::runtime_error(std::string(a[i]) + " needs an integer >= " + std::to_string(min));
+long long int_option(std::span<const std::string_view> a, size_t & i, long long min, long long max) {
+    const util::setting_range range{uint64_t(min), uint64_t(max)};
+    if (i + 1 >= a.size()) {
+        throw std::runtime_error(std::string(a[i]) + " needs an integer in " + range.describe());
+    }
+    std::string_view text = a[i + 1];
+    uint64_t         v    = 0;
+    std::string      why  = util::number_problem(text, range, v);
+    if (text.size() > 1 && text[0] == '-' && util::is_number_text(text.substr(1))) {
+        why = "out of range; must be in " + range.describe();  // every option's range starts at 0 or above
+    }
+    if (!why.empty()) {
+        throw std::runtime_error(std::string(a[i]) + " '" + printable(text) + "': " + why);
+    }
+    ++i;
+    return (long long) v;
+}
+
+double float_option(std::span<const std::string_view> a, size_t & i, double min, double max, bool min_open) {
+    const std::string range = format("%s%g, ", min_open ? "(" : "[", min) +
+                              (std::isinf(max) ? std::string("inf)") : format("%g]", max));
+    if (i + 1 >= a.size()) {
+        throw std::runtime_error(std::string(a[i]) + " needs a number in " + range);
+    }
+    const std::string_view text = a[i + 1];
+    double                 v    = 0;
+    const auto             r    = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec == std::errc::invalid_argument || r.ptr != text.data() + text.size()) {
+        throw std::runtime_error(std::string(a[i]) + " '" + printable(text) + "': not a number; expected one in " + range);
+    }
+    if (r.ec != std::errc() || !std::isfinite(v) || v < min || (min_open && v == min) || v > max) {
+        throw std::runtime_error(std::string(a[i]) + " '" + printable(text) + "': out of range; must be in " + range);
     }
     ++i;
     return v;
 }
+
+static_assert(MAX_THREADS == 1024, "kThreadsUsage states the cap");
+const char * const kThreadsUsage = "  -t/--threads N: CPU threads, 1 to 1024 (default: one per core).\n";
+
+int thread_option(std::span<const std::string_view> a, size_t & i) { return int(int_option(a, i, 1, MAX_THREADS)); }
 
 } // namespace hexnpu::cli

@@ -54,8 +54,19 @@ class progress {
 // Parses a positive integer option value; returns false on junk.
 bool parse_int(std::string_view s, long long & out);
 
-// The integer value after option a[i], which moves i past it; throws std::runtime_error
-// "OPT needs an integer >= MIN" when it is missing, junk or below min.
-long long int_option(std::span<const std::string_view> a, size_t & i, long long min);
+// The integer value after option a[i], which moves i past it; throws std::runtime_error when it
+// is missing ("OPT needs an integer in [MIN, MAX]"), junk ("OPT 'x': not a number; ...") or outside
+// [min, max] ("OPT '99999999999': out of range; must be in [1, 1024]", never cut to fit an int).
+// 0 <= min.
+long long int_option(std::span<const std::string_view> a, size_t & i, long long min, long long max = INT32_MAX);
+
+// The finite number after option a[i] in [min, max] ((min, max] when min_open; max may be
+// infinity), which moves i past it; throws std::runtime_error "OPT 'x': not a number; ..." or
+// "OPT 'nan': out of range; must be in [0, 1]" (NaN and infinities are never in range).
+double float_option(std::span<const std::string_view> a, size_t & i, double min, double max, bool min_open = false);
+
+// -t/--threads N of every command: [1, MAX_THREADS] (core/parallel.h); kThreadsUsage says so in --help.
+int thread_option(std::span<const std::string_view> a, size_t & i);
+extern const char * const kThreadsUsage;
 
 } // namespace hexnpu::cli

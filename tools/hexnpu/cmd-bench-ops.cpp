@@ -6,6 +6,8 @@
 #include "device-select.h"
 #include "memory-bandwidth.h"
 
+#include "core/parallel.h"
+
 #include "hexnpu/hexagon.h"
 #include "hexnpu/output-file.h"
 #include "testing/runner.h"
@@ -117,7 +119,7 @@ int cmd_bench_ops(args a) {
         }
         std::fflush(stdout);
     }
-    const int    threads = int(std::thread::hardware_concurrency());
+    const int    threads = default_thread_count();  // hardware_concurrency() may be 0
     const double bw      = read_bandwidth(threads);
     if (json) {
         std::printf("{\"read_bandwidth_gbs\": %.3f, \"threads\": %d}\n", bw * 1e-9, threads);

@@ -99,6 +99,7 @@ int cmd_bench(args a) {
         auto need_int = [&](long long & out, long long min) { out = int_option(a, i, min); };
         if (f == "--help" || f == "-h") {
             std::fputs(kUsage, stdout);
+            std::fputs(kThreadsUsage, stdout);
             std::fputs(kDeviceFlagsUsage, stdout);
             return 0;
         } else if ((f == "-m" || f == "--model") && has_value) {
@@ -112,7 +113,7 @@ int cmd_bench(args a) {
         } else if (f == "-ub" || f == "--ubatch-size") {
             need_int(n_ubatch, 1);
         } else if (f == "-t" || f == "--threads") {
-            need_int(n_threads, 1);
+            n_threads = thread_option(a, i);
         } else if (parse_device_flag(a, i, dev_choice)) {
         } else if (f == "--trace" && has_value) {
             trace_path = std::string(a[++i]);

@@ -6,14 +6,14 @@
 #include "commands.h"
 #include "model-util.h"
 
+#include "hexnpu/input-file.h"
+
 #include "model/context.h"
 #include "model/tokenizer.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 namespace hexnpu::cli {
@@ -40,6 +40,7 @@ int cmd_perplexity(args a) {
         auto need_int = [&](long long & out, long long min) { out = int_option(a, i, min); };
         if (f == "--help" || f == "-h") {
             std::fputs(kUsage, stdout);
+            std::fputs(kThreadsUsage, stdout);
             std::fputs(kDeviceFlagsUsage, stdout);
             return 0;
         } else if ((f == "-m" || f == "--model") && has_value) {
@@ -55,7 +56,7 @@ int cmd_perplexity(args a) {
         } else if (f == "--chunks") {
             need_int(max_chunks, 1);
         } else if (f == "-t" || f == "--threads") {
-            need_int(n_threads, 1);
+            n_threads = thread_option(a, i);
         } else if (parse_device_flag(a, i, dev_choice)) {
         } else {
             return fail("unexpected argument '%.*s'\n%s", int(f.size()), f.data(), kUsage);
@@ -72,18 +73,13 @@ int cmd_perplexity(args a) {
         }
         std::fprintf(stderr, "perplexity: no -m: using the real model %s\n", model_path.c_str());
     }
-    std::ifstream in(text_file, std::ios::binary);
-    if (!in) {
-        return fail("cannot read '%s'", text_file.c_str());
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
+    const std::string text = read_text_file(text_file);
 
     devices d = open_devices(dev_choice, int(n_threads));
     auto    m = load_model(model_path, d);
     const model::hparams & h = m->hp();
     const model::tokenizer tok(m->file());
-    const std::vector<int32_t> tokens = tok.tokenize(ss.str(), true, false);
+    const std::vector<int32_t> tokens = tok.tokenize(text, true, false);
     long long n_chunk = int64_t(tokens.size()) / n_ctx;
     if (n_chunk == 0) {
         return fail("the text has %zu tokens, fewer than one chunk of -c %lld (use a longer text or a smaller -c)",
@@ -97,7 +93,7 @@ int cmd_perplexity(args a) {
     cp.n_ubatch = n_ubatch;
     model::context ctx(*m, cp);
     std::fprintf(stderr, "perplexity: %s on %s: %zu tokens, %lld chunks of %lld, scoring the second half of each\n",
-                 h.name.c_str(), d.names.c_str(), tokens.size(), n_chunk, n_ctx);
+                 printable(h.name).c_str(), d.names.c_str(), tokens.size(), n_chunk, n_ctx);
 
     const int64_t first = n_ctx / 2;
     double        nll = 0, nll2 = 0;

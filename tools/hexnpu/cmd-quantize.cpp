@@ -36,6 +36,7 @@ int cmd_quantize(args a) {
     for (size_t i = 0; i < a.size(); ++i) {
         if (a[i] == "--help" || a[i] == "-h") {
             std::fputs(kUsage, stdout);
+            std::fputs(kThreadsUsage, stdout);
             return 0;
         } else if (a[i] == "--allow-requantize") {
             opt.allow_requantize = true;
@@ -72,12 +73,7 @@ int cmd_quantize(args a) {
                 }
             }
         } else if (a[i] == "--threads" || a[i] == "-t") {
-            long long n = 0;
-            if (i + 1 >= a.size() || !parse_int(a[i + 1], n) || n < 1 || n > 1024) {
-                return fail("--threads needs a number between 1 and 1024");
-            }
-            opt.n_threads = int(n);
-            ++i;
+            opt.n_threads = thread_option(a, i);
         } else if (a[i].starts_with("-")) {
             return fail("unknown option '%.*s'\n%s", int(a[i].size()), a[i].data(), kUsage);
         } else {

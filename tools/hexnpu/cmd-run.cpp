@@ -3,14 +3,16 @@
 #include "commands.h"
 #include "model-util.h"
 
+#include "hexnpu/input-file.h"
+
 #include "model/context.h"
 #include "model/sampler.h"
 #include "model/tokenizer.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 namespace hexnpu::cli {
@@ -28,22 +30,21 @@ const char * kUsage =
     "  --argmax the top token of each, and\n"
     "  generates nothing.\n";
 
+// Text to stdout, whole: a NUL (from a prompt file, or a <0x00> token) as \x00, not the end of it.
+void echo(std::string_view text) {
+    for (size_t nul; (nul = text.find('\0')) != std::string_view::npos; text.remove_prefix(nul + 1)) {
+        std::fwrite(text.data(), 1, nul, stdout);
+        std::fputs("\\x00", stdout);
+    }
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+}
+
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 } // namespace
-
-bool parse_float(std::string_view s, float & out) {
-    try {
-        size_t      used = 0;
-        std::string str(s);
-        out = std::stof(str, &used);
-        return used == str.size();
-    } catch (...) {
-        return false;
-    }
-}
 
 int cmd_run(args a) {
     device_choice dev_choice;
@@ -58,15 +59,15 @@ int cmd_run(args a) {
     for (size_t i = 0; i < a.size(); ++i) {
         const std::string_view f = a[i];
         const bool has_value = i + 1 < a.size();
-        auto need_int = [&](long long & out, long long min) { out = int_option(a, i, min); };
-        auto need_float = [&](float & out) {
-            if (!has_value || !parse_float(a[i + 1], out)) {
-                throw std::runtime_error(std::string(f) + " needs a number");
-            }
-            ++i;
+        auto need_int = [&](long long & out, long long min, long long max = INT32_MAX) { out = int_option(a, i, min, max); };
+        // Sampling values without a meaning (a negative temperature, a probability above 1, a
+        // penalty of 0, NaN) are refused rather than sampled with.
+        auto need_float = [&](float & out, double min, double max, bool min_open = false) {
+            out = float(float_option(a, i, min, max, min_open));
         };
         if (f == "--help" || f == "-h") {
             std::fputs(kUsage, stdout);
+            std::fputs(kThreadsUsage, stdout);
             std::fputs(kDeviceFlagsUsage, stdout);
             return 0;
         } else if ((f == "-m" || f == "--model") && has_value) {
@@ -82,21 +83,21 @@ int cmd_run(args a) {
         } else if (f == "-ub" || f == "--ubatch-size") {
             need_int(n_ubatch, 1);
         } else if (f == "-t" || f == "--threads") {
-            need_int(n_threads, 1);
+            n_threads = thread_option(a, i);
         } else if (f == "--seed" || f == "-s") {
-            need_int(seed, 0);
+            need_int(seed, 0, UINT32_MAX);
         } else if (f == "--temp") {
-            need_float(sp.temp);
+            need_float(sp.temp, 0, INFINITY);
         } else if (f == "--top-k") {
             long long k = 0;
             need_int(k, 0);
             sp.top_k = int(k);
         } else if (f == "--top-p") {
-            need_float(sp.top_p);
+            need_float(sp.top_p, 0, 1);
         } else if (f == "--min-p") {
-            need_float(sp.min_p);
+            need_float(sp.min_p, 0, 1);
         } else if (f == "--repeat-penalty") {
-            need_float(sp.repeat_penalty);
+            need_float(sp.repeat_penalty, 0, INFINITY, true);
         } else if (f == "--repeat-last-n") {
             long long n = 0;
             need_int(n, 0);
@@ -112,8 +113,8 @@ int cmd_run(args a) {
                 size_t    end = list.find(',', pos);
                 long long id  = 0;
                 end           = end == std::string::npos ? list.size() : end;
-                if (!parse_int(std::string_view(list).substr(pos, end - pos), id)) {
-                    return fail("--tokens needs a comma-separated list of token ids");
+                if (!parse_int(std::string_view(list).substr(pos, end - pos), id) || id < 0 || id > INT32_MAX) {
+                    return fail("--tokens needs a comma-separated list of token ids (integers in [0, %d])", INT32_MAX);
                 }
                 given_tokens.push_back(int32_t(id));
                 pos = end + 1;
@@ -132,14 +133,11 @@ int cmd_run(args a) {
         }
     }
     sp.seed = uint64_t(seed);
+    if ((print_argmax || print_logits) && given_tokens.empty()) {  // before loading the model
+        return fail("%s needs --tokens", print_argmax ? "--argmax" : "--logits");
+    }
     if (!prompt_file.empty()) {
-        std::ifstream in(prompt_file, std::ios::binary);
-        if (!in) {
-            return fail("cannot read prompt file '%s'", prompt_file.c_str());
-        }
-        std::stringstream ss;
-        ss << in.rdbuf();
-        prompt = ss.str();
+        prompt = read_text_file(prompt_file);
     }
     if (!have_prompt) {
         prompt = "The capital of France is";
@@ -167,15 +165,12 @@ int cmd_run(args a) {
     model::context ctx(*m, cp);
     const double load_ms = ms_since(t_load);
     std::fprintf(stderr, "run: %s (%s, %lld layers, n_embd %lld, vocab %lld, %.2f M params, %s) on %s, n_ctx %lld\n",
-                 h.name.c_str(), model::arch_name(h.architecture), (long long) h.n_layer, (long long) h.n_embd,
+                 printable(h.name).c_str(), model::arch_name(h.architecture), (long long) h.n_layer, (long long) h.n_embd,
                  (long long) h.n_vocab, double(m->n_params()) / 1e6, human_bytes(m->weight_bytes()).c_str(),
                  d.names.c_str(), (long long) cp.n_ctx);
 
     std::vector<int32_t> tokens = given_tokens.empty() ? tok.tokenize(prompt, true, parse_special) : given_tokens;
     if (print_argmax) {
-        if (given_tokens.empty()) {
-            return fail("--argmax needs --tokens");
-        }
         const std::vector<float> & all = ctx.decode(tokens, true);
         for (size_t t = 0; t < tokens.size(); ++t) {
             std::printf("%d\n", model::argmax(std::span<const float>(all.data() + t * size_t(h.n_vocab), size_t(h.n_vocab))));
@@ -184,9 +179,6 @@ int cmd_run(args a) {
         return 0;
     }
     if (print_logits) {
-        if (given_tokens.empty()) {
-            return fail("--logits needs --tokens");
-        }
         if (logits_from >= (long long) tokens.size()) {
             return fail("--logits-from %lld: there are only %zu tokens", logits_from, tokens.size());
         }
@@ -206,8 +198,10 @@ int cmd_run(args a) {
         return fail("the prompt (%zu tokens) and -n %lld do not fit the context size %lld (raise -c)", tokens.size(),
                     n_predict, (long long) cp.n_ctx);
     }
-    std::fputs(given_tokens.empty() ? prompt.c_str() : tok.detokenize(tokens).c_str(), stdout);
-    std::fflush(stdout);
+    if (tokens.empty()) {
+        return fail("the prompt is empty and the model adds no BOS token: nothing to continue");
+    }
+    echo(given_tokens.empty() ? prompt : tok.detokenize(tokens));
 
     model::sampler smp(sp);
     for (int32_t t : tokens) {
@@ -220,13 +214,20 @@ int cmd_run(args a) {
     const auto t_eval = std::chrono::steady_clock::now();
     int        n_eval = 0;
     for (long long i = 0; i < n_predict; ++i) {
-        const int32_t next = smp.sample(std::span<const float>(logits->data(), size_t(h.n_vocab)));
+        const std::span<const float> last(logits->data(), size_t(h.n_vocab));
+        if (!std::all_of(last.begin(), last.end(), [](float x) { return std::isfinite(x); })) {
+            // Sampling NaN gives some token (often end of text) and the run would end silently.
+            std::fputs("\n", stdout);
+            std::fflush(stdout);
+            return fail("the model's logits are NaN or infinite after %zu tokens (a NaN or overflowing weight, "
+                        "or a broken backend: compare --device CPU)", tokens.size() + size_t(i));
+        }
+        const int32_t next = smp.sample(last);
         if (tok.is_eog(next) && !ignore_eos) {
             break;
         }
         smp.accept(next);
-        std::fputs(tok.token_to_piece(next).c_str(), stdout);
-        std::fflush(stdout);
+        echo(tok.token_to_piece(next));
         if (i + 1 == n_predict) {
             break;
         }

@@ -154,6 +154,7 @@ int cmd_tile(args a) {
         const bool has_value = i + 1 < a.size();
         if (a[i] == "--help" || a[i] == "-h") {
             std::fputs(kUsage, stdout);
+            std::fputs(kThreadsUsage, stdout);
             return 0;
         } else if (a[i] == "--check") {
             check_all = true;
@@ -164,12 +165,7 @@ int cmd_tile(args a) {
             std::string_view & value = a[i] == "-o" ? out_path : tensor;
             value                    = a[++i];
         } else if (a[i] == "--threads" || a[i] == "-t") {
-            long long n = 0;
-            if (!has_value || !parse_int(a[i + 1], n) || n < 1 || n > 1024) {
-                return fail("--threads needs a number between 1 and 1024");
-            }
-            n_threads = int(n);
-            ++i;
+            n_threads = thread_option(a, i);
         } else if (a[i].starts_with("-") || !in_path.empty()) {
             return fail("unexpected argument '%.*s'\n%s", int(a[i].size()), a[i].data(), kUsage);
         } else {

@@ -6,11 +6,10 @@
 #include "model/tokenizer.h"
 
 #include "hexnpu/gguf.h"
+#include "hexnpu/input-file.h"
 #include "util/json-string.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 namespace hexnpu::cli {
@@ -58,13 +57,7 @@ int cmd_tokenize(args a) {
         return 1;
     }
     if (!file.empty()) {
-        std::ifstream in(file, std::ios::binary);
-        if (!in) {
-            return fail("cannot read '%s'", file.c_str());
-        }
-        std::stringstream ss;
-        ss << in.rdbuf();
-        text = ss.str();
+        text = read_text_file(file);
     }
     const gguf::reader     r = gguf::reader::open(model_path);
     const model::tokenizer tok(r);

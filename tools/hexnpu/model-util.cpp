@@ -136,13 +136,19 @@ devices open_devices(const device_choice & choice, int n_threads, bool collect_t
     d.mode         = choice.mode;
     d.tensor_split = choice.tensor_split;
     backend_registry & reg = backend_registry::get();
+    // An empty list or item, or a device named twice, has no meaning: refused, not read as "CPU".
     std::vector<std::string> names;
     for (size_t pos = 0; pos <= spec.size();) {
         const size_t comma = spec.find(',', pos);
         const size_t end   = comma == std::string::npos ? spec.size() : comma;
-        if (end > pos) {
-            names.push_back(spec.substr(pos, end - pos));
+        const std::string name = spec.substr(pos, end - pos);
+        if (name.empty()) {
+            throw std::runtime_error("--device '" + printable(spec) + "': an empty device name (e.g. HTP0, HTP0:0,HTP0:1 or CPU)");
         }
+        if (std::find(names.begin(), names.end(), name) != names.end()) {
+            throw std::runtime_error("--device '" + printable(spec) + "': '" + printable(name) + "' is listed twice");
+        }
+        names.push_back(name);
         pos = end + 1;
     }
     bool want_npu = false;
@@ -165,9 +171,17 @@ devices open_devices(const device_choice & choice, int n_threads, bool collect_t
         }
         backend_device * dev = reg.find(n);
         if (!dev) {
-            throw std::runtime_error("unknown device '" + n + "' (see 'hexnpu devices')");
+            throw std::runtime_error("unknown device '" + printable(n) + "' (see 'hexnpu devices')");
+        }
+        if (std::find(npu_devices.begin(), npu_devices.end(), dev) != npu_devices.end()) {  // HTP0 and HTP0:0
+            throw std::runtime_error("--device '" + printable(spec) + "' names " + dev->name() + " twice");
         }
         npu_devices.push_back(dev);
+    }
+    if (choice.mode == split_mode::row && npu_devices.size() < 2) {
+        throw std::runtime_error("-sm row splits each op over two or more NPU devices; --device '" + printable(spec) +
+                                 "' has " + std::to_string(npu_devices.size()) +
+                                 " (e.g. --device HTP0:0,HTP0:1 with GGML_HEXAGON_DEVICES=2)");
     }
     if (choice.mode == split_mode::row && npu_devices.size() > 1) {
         std::vector<hexagon::htp_device *> members;
