@@ -122,6 +122,22 @@ void htp_backend::compute_ops(std::span<const htp_op> ops) {
     for (htp_session * s : sessions) {
         locks.emplace_back(s->compute_mutex());
     }
+    // A member that dies fails its fence slot at once: the others stop at their next barrier
+    // instead of waiting there until the deadline. The hooks end with this call.
+    struct exit_hooks {
+        std::vector<htp_session *> & sessions;
+        ~exit_hooks() {
+            for (htp_session * s : sessions) {
+                s->set_exit_hook({});
+            }
+        }
+    } hooks{sessions};
+    if (group_ != nullptr) {
+        group_->reset_failed_fences();
+        for (uint32_t m = 0; m < sessions.size(); ++m) {
+            sessions[m]->set_exit_hook([group = group_, m] { group->fail_member_fence(m); });
+        }
+    }
     std::deque<in_flight> pending;
     std::string           first_error;
     // Every batch sent gets its response read, whatever fails, so the queues stay in step.

@@ -4,13 +4,18 @@
 #include "proto/htp-msg.h"
 
 #include <algorithm>
+#include <climits>
 #include <stdexcept>
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace hexnpu::hexagon {
 
 htp_group_device::htp_group_device(std::vector<htp_device *> members) : members_(std::move(members)) {
-    if (members_.size() < 2) {
-        throw std::invalid_argument("a device group needs two or more HTP devices");
+    if (members_.size() < 2 || members_.size() > 64) {
+        throw std::invalid_argument("a device group needs two to 64 HTP devices");
     }
     for (size_t i = 0; i < members_.size(); ++i) {
         if (members_[i] == nullptr) {
@@ -48,6 +53,36 @@ uint32_t htp_group_device::fence_timeout_us() const {
     }
     const auto session_ms = uint64_t(members_[0]->session_options().timeout.count());
     return uint32_t(std::min<uint64_t>(session_ms * 500u, UINT32_MAX));
+}
+
+namespace {
+
+proto::htp_fence_slot & fence_slot(htp_buffer & fence, uint32_t m) {
+    return *reinterpret_cast<proto::htp_fence_slot *>(static_cast<uint8_t *>(fence.base()) +
+                                                       size_t(proto::HTP_FENCE_SLOT_BYTES) * m);
+}
+
+}  // namespace
+
+void htp_group_device::fail_member_fence(uint32_t m) {
+    proto::htp_fence_slot & slot = fence_slot(*fence_, m);
+    slot.status                  = proto::HTP_STATUS_PEER_FAILED;
+    __atomic_thread_fence(__ATOMIC_RELEASE);  // the status is seen no later than the sequence number
+    slot.seq = fence_seq_.load() + 0x40000000u;  // ahead of every barrier of the batches in flight
+    failed_fences_.fetch_or(uint64_t(1) << m);
+    // Shared (not private) futex: the peers wait on this word through their own mappings.
+    syscall(SYS_futex, &slot.seq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+void htp_group_device::reset_failed_fences() {
+    const uint64_t failed = failed_fences_.exchange(0);
+    for (uint32_t m = 0; m < members_.size(); ++m) {
+        if ((failed >> m) & 1u) {
+            proto::htp_fence_slot & slot = fence_slot(*fence_, m);
+            slot.status                  = proto::HTP_STATUS_OK;
+            slot.seq                     = fence_seq_.load();  // before the next batch's first barrier
+        }
+    }
 }
 
 } // namespace hexnpu::hexagon

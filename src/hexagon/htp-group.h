@@ -40,12 +40,20 @@ class htp_group_device final : public backend_device {
     uint32_t                          reserve_fence_seqs(uint32_t n) { return fence_seq_.fetch_add(n); }
     // How long a member waits at a barrier for a peer (GGML_HEXAGON_FENCE_TIMEOUT).
     uint32_t                          fence_timeout_us() const;
+    // Member m's session died: its slot reports a failure far ahead in sequence and the peers
+    // waiting on it are woken, so their barriers fail at once (PEER_FAILED), not at the deadline.
+    // Called from the reaping thread of the dead session.
+    void                              fail_member_fence(uint32_t m);
+    // Before the next batch: slots failed that way go back to a past sequence number, so the
+    // member's new session is waited for as any other.
+    void                              reset_failed_fences();
 
   private:
     std::vector<htp_device *>   members_;
     std::string                 name_;
     std::unique_ptr<htp_buffer> fence_;
     std::atomic<uint32_t>       fence_seq_{0};
+    std::atomic<uint64_t>       failed_fences_{0};  // bit m: member m's slot was failed by the host
 };
 
 } // namespace hexnpu::hexagon

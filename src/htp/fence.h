@@ -17,14 +17,7 @@
 namespace hexnpu::htp {
 
 using proto::HTP_FENCE_SLOT_BYTES;
-
-struct htp_fence_slot {
-    volatile uint32_t seq;
-    volatile uint32_t status;  // htp_status; OK unless the member failed
-    volatile uint32_t turn;    // the virtual NPU's strict group check: the last op this member finished
-    uint32_t          pad[HTP_FENCE_SLOT_BYTES / 4 - 3];
-};
-static_assert(sizeof(htp_fence_slot) == HTP_FENCE_SLOT_BYTES);
+using proto::htp_fence_slot;
 
 inline htp_fence_slot * htp_mdev_fence_slot(uint8_t * fence_base, uint32_t idx) {
     return reinterpret_cast<htp_fence_slot *>(fence_base + HTP_FENCE_SLOT_BYTES * idx);

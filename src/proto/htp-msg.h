@@ -88,6 +88,16 @@ inline constexpr uint32_t HTP_FENCE_LOG_BYTES = 16384;
 constexpr uint64_t htp_fence_buffer_bytes(uint32_t count) {
     return uint64_t(count) * (HTP_FENCE_SLOT_BYTES + 2 * HTP_FENCE_LOG_BYTES);
 }
+// Member i's slot, the line at HTP_FENCE_SLOT_BYTES * i. Written by that member's barriers, and by
+// the host when the member's session dies (a failed status far ahead in sequence, so every peer's
+// barrier sees it at once) and again, back to a past sequence number, before the next batch.
+struct htp_fence_slot {
+    volatile uint32_t seq;
+    volatile uint32_t status;  // htp_status; OK unless the member failed
+    volatile uint32_t turn;    // the virtual NPU's strict group check: the last op this member finished
+    uint32_t          pad[HTP_FENCE_SLOT_BYTES / 4 - 3];
+};
+static_assert(sizeof(htp_fence_slot) == HTP_FENCE_SLOT_BYTES);
 
 struct htp_opbatch_req {
     uint32_t id;        // block index in the op-queue buffer

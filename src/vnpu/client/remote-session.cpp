@@ -353,13 +353,32 @@ void remote_session::record_exit(int wait_status) {
     }
     e.message = std::move(text);
 
-    std::lock_guard lock(state_mutex_);
-    exit_ = std::move(e);
-    // Nothing sleeps on a dead session's queues any more.
-    for (wire::shared_queue * q : queues_) {
-        q->close();
+    std::function<void()> hook;
+    {
+        std::lock_guard lock(state_mutex_);
+        exit_ = std::move(e);
+        // Nothing sleeps on a dead session's queues any more.
+        for (wire::shared_queue * q : queues_) {
+            q->close();
+        }
+        hook = std::move(exit_hook_);
+        exited_cv_.notify_all();
     }
-    exited_cv_.notify_all();
+    if (hook) {
+        hook();
+    }
+}
+
+void remote_session::set_exit_hook(std::function<void()> hook) {
+    std::unique_lock lock(state_mutex_);
+    if (!exit_) {
+        exit_hook_ = std::move(hook);
+        return;
+    }
+    lock.unlock();
+    if (hook) {
+        hook();
+    }
 }
 
 std::optional<session_exit> remote_session::exit_info() const {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -110,6 +111,9 @@ class remote_session {
     uint32_t                reported_hvx() const { return reported_hvx_; }
     // Set once the process has ended (and was reaped).
     std::optional<session_exit> exit_info() const;
+    // Called once, on the thread that reaps the process, when it ends (at once when it already
+    // has); an empty function removes the hook. A device group uses it to fail the member's fence.
+    void                        set_exit_hook(std::function<void()> hook);
 
   private:
     friend class dspqueue;
@@ -145,6 +149,7 @@ class remote_session {
     std::mutex call_mutex_;  // one control call at a time
 
     mutable std::mutex             state_mutex_;
+    std::function<void()>          exit_hook_;  // under state_mutex_
     std::condition_variable        exited_cv_;
     std::optional<session_exit>    exit_;
     std::optional<std::string>     deadline_missed_;  // set before a deadline kill: which one
