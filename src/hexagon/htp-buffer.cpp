@@ -3,7 +3,10 @@
 #include "htp-device.h"
 #include "repack.h"
 
+#include "core/convert.h"
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -23,7 +26,35 @@ std::string tensor_label(const ggml_tensor * t) {
     return std::string("'") + t->name + "' (" + ggml_type_name(t->type) + ")";
 }
 
+// Whether any value of a whole tensor rounds to infinity in fp16 (|v| >= 65520): its rows converted
+// to fp32 a chunk at a time. F16 never does; a type without a float path is not an HMX weight.
+bool any_beyond_fp16(ggml_type type, const int64_t ne[4], const void * data) {
+    if (type == GGML_TYPE_F16 || !can_convert(type, GGML_TYPE_F32)) {
+        return false;
+    }
+    const int64_t      nrows = ne[1] * ne[2] * ne[3];
+    const size_t       row   = ggml_row_size(type, ne[0]);
+    const int64_t      chunk = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(ne[0], 1));
+    std::vector<float> values(size_t(chunk * ne[0]));
+    for (int64_t r = 0; r < nrows; r += chunk) {
+        const int64_t n = std::min(chunk, nrows - r);
+        convert_rows(type, static_cast<const uint8_t *>(data) + size_t(r) * row, GGML_TYPE_F32, values.data(), n,
+                     ne[0], 1);
+        for (int64_t i = 0; i < n * ne[0]; ++i) {
+            if (std::fabs(values[size_t(i)]) >= 65520.0f) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 } // namespace
+
+bool htp_stored_beyond_fp16(const ggml_tensor * t) {
+    const auto * buf = dynamic_cast<const htp_buffer *>(t->buffer);
+    return buf != nullptr && buf->beyond_fp16(t);
+}
 
 bool htp_stored_tiled(const ggml_tensor * t) {
     const auto * buf = dynamic_cast<const htp_buffer *>(t->buffer);
@@ -78,14 +109,29 @@ bool htp_buffer::is_tiled(const ggml_tensor * t) const {
            std::equal(std::begin(t->ne), std::end(t->ne), std::begin(it->second.ne));
 }
 
+bool htp_buffer::beyond_fp16(const ggml_tensor * t) const {
+    const auto it = beyond_fp16_.find(t->data);
+    return it != beyond_fp16_.end() && it->second.type == t->type &&
+           std::equal(std::begin(t->ne), std::end(t->ne), std::begin(it->second.ne));
+}
+
 void htp_buffer::init_tensor(ggml_tensor * t) {
     if (t->view_src == nullptr) {
         tiled_.erase(t->data);
+        beyond_fp16_.erase(t->data);
     }
 }
 
 void htp_buffer::set_tensor(ggml_tensor * t, const void * data, size_t offset, size_t size) {
     uint8_t * dst = static_cast<uint8_t *>(t->data);
+    if (kind_ == htp_buffer_kind::repack && offset == 0 && size == ggml_nbytes(t)) {
+        // A weight's range, checked once as it is stored (weights of ordinary models never exceed it).
+        if (any_beyond_fp16(t->type, t->ne, data)) {
+            beyond_fp16_[t->data] = tiled_shape{t->type, {t->ne[0], t->ne[1], t->ne[2], t->ne[3]}};
+        } else {
+            beyond_fp16_.erase(t->data);
+        }
+    }
     if (!htp_buft()->tiles() || !tiling_candidate(t)) {
         std::memcpy(dst + offset, data, size);
         return;

@@ -71,6 +71,9 @@ class htp_buffer final : public backend_buffer {
     const htp_buffer_type * htp_buft() const { return static_cast<const htp_buffer_type *>(buft()); }
     // Whether the tensor's bytes here are in the tiled format.
     bool                    is_tiled(const ggml_tensor * t) const;
+    // Whether a weight written whole into this REPACK buffer holds a value fp16 cannot represent
+    // (|v| >= 65520 rounds to infinity): the HMX unit's fp16 weight tiles cannot take it.
+    bool                    beyond_fp16(const ggml_tensor * t) const;
     // A device whose session registers this buffer (its own, or another reading it in place):
     // each is told when the buffer is freed, so no session keeps a stale mapping of its fd.
     void                    add_user(htp_device * device);
@@ -85,6 +88,7 @@ class htp_buffer final : public backend_buffer {
         int64_t   ne[4];
     };
     std::unordered_map<const void *, tiled_shape> tiled_;
+    std::unordered_map<const void *, tiled_shape> beyond_fp16_;  // weights with values past fp16's range
     std::mutex                                    users_mutex_;
     std::vector<htp_device *>                     users_;
 };
@@ -93,5 +97,8 @@ class htp_buffer final : public backend_buffer {
 size_t htp_stored_size(const ggml_tensor * t);
 // Whether t is stored tiled (a whole weight written into a REPACK buffer).
 bool htp_stored_tiled(const ggml_tensor * t);
+// Whether t is a weight stored in a REPACK buffer with a value beyond fp16's range (buffer state:
+// for choosing a kernel when a batch is built, never for supports_op).
+bool htp_stored_beyond_fp16(const ggml_tensor * t);
 
 } // namespace hexnpu::hexagon

@@ -49,7 +49,7 @@ htp_hmx_matmul htp_device::hmx_flash_attn(uint32_t n_hmx) const {
 }
 
 htp_op_target htp_device::target_of(const vnpu::rpc::hw_info & hw) const {
-    return {hw.n_threads, hw.vtcm_size, hmx_matmul(hw.n_hmx), hmx_flash_attn(hw.n_hmx)};
+    return {hw.n_threads, hw.vtcm_size, hmx_matmul(hw.n_hmx), hmx_flash_attn(hw.n_hmx), /*stored*/ true};
 }
 
 std::string htp_device::description() const {

@@ -195,8 +195,10 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     if (!dst || !src0) {
         return std::nullopt;
     }
-    // GGML_PREC_F32 asks for fp32 outputs: the HMX unit's fp16 output tiles do not give them.
-    const bool hmx_allowed = target.hmx != htp_hmx_matmul::off && ggml_get_op_param<int32_t>(node, 0) != GGML_PREC_F32;
+    // GGML_PREC_F32 asks for fp32 outputs: the HMX unit's fp16 output tiles do not give them. A
+    // weight with values past fp16's range cannot become fp16 tiles: the HVX kernels take it.
+    const bool hmx_allowed = target.hmx != htp_hmx_matmul::off && ggml_get_op_param<int32_t>(node, 0) != GGML_PREC_F32 &&
+                             !(target.stored && htp_stored_beyond_fp16(node->src[0]));
     if (opcode == proto::HTP_OP_MUL_MAT && hmx_allowed) {
         // Prompt-sized activations (or every shape, when forced) on the HMX unit where it takes them.
         const auto                     src1 = static_descriptor(node->src[1]);

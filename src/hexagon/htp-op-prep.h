@@ -24,6 +24,9 @@ struct htp_op_target {
     uint32_t vtcm_size;
     htp_hmx_matmul hmx    = htp_hmx_matmul::off;
     htp_hmx_matmul fa_hmx = htp_hmx_matmul::off;  // FLASH_ATTN_EXT on HMX: the same three choices
+    // Preparing a batch (not answering supports_op): what a stored weight's buffer recorded may
+    // choose between kernels that both take the op.
+    bool           stored = false;
 };
 
 // The NPU op for the node (operands, params, kernel_params), or nullopt when the node has no NPU

@@ -422,4 +422,65 @@ TEST(HtpGraph, MmSelectChoosesTheMatmulPath) {
     }
 }
 
+// A weight with values past fp16's range (a valid model that runs on the CPU) runs on HTP0 too:
+// the REPACK buffer records its range as it is stored and the batch takes the HVX kernel, not the
+// HMX unit's fp16 tiles (which refused it with INVAL_PARAMS). supports_op answers the same for both.
+TEST(HtpGraph, AWeightBeyondFp16RunsOffTheHmxUnit) {
+    for (const ggml_type type : {GGML_TYPE_F32, GGML_TYPE_Q8_0}) {
+        for (const float big : {1.0f, 1e6f}) {
+            htp_options o = test_options();
+            o.mm_select   = 4;  // HMX for every shape it takes
+            auto          devices = make_htp_devices(o, test_session());
+            htp_device &  dev     = *devices[0];
+            ggml_context  weights;
+            ggml_tensor * w = ggml_new_tensor_2d(&weights, type, 64, 40);
+            ggml_context  ctx;
+            ggml_tensor * x  = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 48);
+            ggml_tensor * mm = ggml_mul_mat(&ctx, w, x);
+            EXPECT_TRUE(dev.supports_op(mm));
+            auto               wbuf = alloc_ctx_tensors(weights, dev.extra_buffer_types()[0]);
+            std::vector<float> wf(64 * 40), xf(64 * 48);
+            for (size_t i = 0; i < wf.size(); ++i) {
+                wf[i] = float(int(i % 13) - 6) / 4.0f * (i % 7 == 0 ? big : 1.0f);
+            }
+            for (size_t i = 0; i < xf.size(); ++i) {
+                xf[i] = i % 32 == 0 ? 127.0f : float(int(i * 7 % 255) - 127);
+            }
+            std::vector<uint8_t> bytes(ggml_nbytes(w));
+            if (type == GGML_TYPE_F32) {
+                std::memcpy(bytes.data(), wf.data(), bytes.size());
+            } else {
+                ggml_get_type_traits(type)->from_float_ref(wf.data(), bytes.data(), int64_t(wf.size()));
+                ggml_get_type_traits(type)->to_float_ref(bytes.data(), wf.data(), int64_t(wf.size()));
+            }
+            tensor_set(w, bytes.data(), 0, bytes.size());
+            EXPECT_EQ(htp_stored_beyond_fp16(w), big > 1.0f);
+            EXPECT_TRUE(dev.supports_op(mm));
+
+            std::unique_ptr<backend> npu = dev.init_backend();
+            backend_sched            sched({npu.get()});
+            ggml_cgraph              graph;
+            ggml_build_forward_expand(graph, mm);
+            sched.alloc_graph(graph);
+            tensor_set(x, xf.data(), 0, xf.size() * 4);
+            sched.graph_compute(graph);
+            std::vector<float> got(40 * 48);
+            tensor_get(mm, got.data(), 0, got.size() * 4);
+            for (int r = 0; r < 48; ++r) {
+                for (int n = 0; n < 40; ++n) {
+                    double want = 0, scale = 0;
+                    for (int k = 0; k < 64; ++k) {
+                        want += double(wf[size_t(n) * 64 + k]) * xf[size_t(r) * 64 + k];
+                        scale += std::fabs(double(wf[size_t(n) * 64 + k]) * xf[size_t(r) * 64 + k]);
+                    }
+                    // HMX: one fp16 rounding of the output; HVX: 8-bit activations (exact here:
+                    // integers with 127 in every block) and fp32 sums.
+                    ASSERT_NEAR(got[size_t(r) * 40 + n], want, std::ldexp(1.0, -11) * (1 + scale))
+                        << ggml_type_name(type) << " big " << big;
+                }
+            }
+        }
+    }
+}
+
 } // namespace
