@@ -451,6 +451,7 @@ def markdown(rows, failures):
         "`build/lib/libggml-hexagon.so` (weights flat in an HTP0 buffer and tiled in HTP0-REPACK) and on",
         "ggml's CPU backend; the columns are NMSE against the CPU backend (thresholds in the script's",
         "docstring). Ops the NPU does not run stay on ggml's CPU backend in a model and are not listed.",
+        "llama.cpp's own `test-backend-ops` on HTP0, the wider judge: `docs/ggml-test-backend-ops.md`.",
         "",
         f"{len(rows)} cases, {failures} failed.",
         "",
