@@ -122,7 +122,7 @@ bool htp_batch::add(const htp_op & op, const backend_device * device) {
         if (too_big) {
             throw fail("its buffers need " + std::to_string(new_bytes) + " bytes mapped at once next to " +
                        std::to_string(resident_bytes_) + " pinned bytes, more than the window budget of " +
-                       std::to_string(limits_.vmem) + " bytes (GGML_HEXAGON_VMEM, the session window)");
+                       std::to_string(limits_.vmem) + " bytes (" + limits_.vmem_source + ")");
         }
         throw fail("it has more operands or buffers than one batch holds");
     }

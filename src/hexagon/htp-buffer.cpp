@@ -73,6 +73,15 @@ htp_buffer_type::htp_buffer_type(htp_device * device, htp_buffer_kind kind, uint
 backend_device * htp_buffer_type::device() const { return device_; }
 
 std::unique_ptr<backend_buffer> htp_buffer_type::alloc_buffer(size_t size) {
+    // A buffer the window cannot map is an error now, as the model loads, not at the first batch
+    // (weights of a v81 session's REPACK buffers map beside the window).
+    const htp_window_budget budget = device_->window_budget();
+    if (size > budget.bytes && !(kind_ == htp_buffer_kind::repack && device_->has_extended_region())) {
+        throw std::invalid_argument(name_ + ": a buffer of " + std::to_string(size) +
+                                    " bytes cannot be mapped by the session: one batch may map " +
+                                    std::to_string(budget.bytes) + " bytes (" + budget.source + ")" +
+                                    (kind_ == htp_buffer_kind::repack ? "; GGML_HEXAGON_MBUF caps weight buffers" : ""));
+    }
     return std::make_unique<htp_buffer>(this, size);
 }
 

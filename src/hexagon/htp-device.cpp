@@ -57,13 +57,19 @@ std::string htp_device::description() const {
            std::to_string(session_options_.arch) + ".so)";
 }
 
-void htp_device::memory(size_t & free, size_t & total) const {
+htp_window_budget htp_device::window_budget() const {
+    return htp_window_budget_of(*options_, session_options_.window_size, session_options_.arch);
+}
+
+bool htp_device::has_extended_region() const {
     proto::hw_model model{};
     proto::hw_model_for_arch(session_options_.arch, model);
-    const uint64_t window = session_options_.window_size != 0 ? session_options_.window_size : model.window_size;
-    const uint64_t vmem   = options_->vmem_for_arch(session_options_.arch);
-    total                 = size_t(vmem == 0 ? window : std::min(vmem, window));
-    free                  = total;
+    return model.dma64 != 0 && session_options_.extended_size != 0;
+}
+
+void htp_device::memory(size_t & free, size_t & total) const {
+    total = size_t(window_budget().bytes);
+    free  = total;
 }
 
 std::unique_ptr<backend> htp_device::init_backend() { return std::make_unique<htp_backend>(*this); }

@@ -40,6 +40,10 @@ class htp_device final : public backend_device {
 
     const htp_options &                options() const { return *options_; }
     const vnpu::rpc::session_options & session_options() const { return session_options_; }
+    // What one batch may have mapped at once, known before any session starts.
+    htp_window_budget                  window_budget() const;
+    // v81 with HEXNPU_EXTENDED_SIZE: buffers only DMA reads map beside the window.
+    bool                               has_extended_region() const;
     // The running session, started now if it is not (throws backend_error when it cannot start).
     htp_session &                      session();
     // The threads and VTCM supports_op plans for, known before the session starts: the most the

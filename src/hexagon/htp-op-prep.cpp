@@ -455,6 +455,13 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
     if (opcode_of(node) == proto::HTP_OP_NONE) {
         return std::string("no NPU kernel for ") + ggml_op_desc(node);
     }
+    // Taken with all the VTCM the 32-bit layouts can address: the session's VTCM is the cause.
+    htp_op_target roomy = target;
+    roomy.vtcm_size     = UINT32_MAX & ~uint32_t(4095);
+    if (prepare_htp_op(node, roomy)) {
+        return "the op does not fit the session's VTCM (" + std::to_string(target.vtcm_size >> 10) +
+               " KiB; HEXNPU_VTCM_SIZE sets the virtual NPU's)";
+    }
     switch (node->op) {
         case GGML_OP_MUL_MAT:
         case GGML_OP_MUL_MAT_ID: break;
@@ -472,7 +479,7 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
         case GGML_OP_SET_ROWS:
             return "the NPU kernel takes F32/F16/BF16 rows or a quantized table (tiled, or flat but not from the "
                    "file's mapping) with I32/I64 ids, rows in order";
-        default: return "the NPU kernel takes F32 tensors of one shape (src1 repeated over dims 1-3), rows in order";
+        default: return "the NPU kernel does not take these types, shapes or strides";
     }
     const ggml_tensor * w = node->src[0];
     const ggml_tensor * a = node->src[1];

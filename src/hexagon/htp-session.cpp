@@ -45,12 +45,13 @@ htp_session::htp_session(const std::string & device_name, const htp_options & op
     proto::hw_model_for_arch(hw_.arch, model);
     window_ = so.window_size != 0 ? so.window_size : model.window_size;
 
-    const uint64_t vmem = options.vmem_for_arch(hw_.arch);
+    const htp_window_budget budget = htp_window_budget_of(options, so.window_size, hw_.arch);
     profile_            = options.collect_trace ? 3 : wire_profile(options.profile);
     limits_.max_ops     = options.op_batch;
     limits_.max_tensors = std::min(7 * options.op_batch, proto::HTP_OP_MAX_TENSORS);
     limits_.max_bufs    = proto::HTP_OP_MAX_BUFS;
-    limits_.vmem        = vmem == 0 ? window_ : std::min(vmem, window_);
+    limits_.vmem        = budget.bytes;
+    limits_.vmem_source = budget.source;
     limits_.extended    = model.dma64 != 0 && so.extended_size != 0;
     if (profile_ == 3) {
         limits_.n_traces = options.op_trace != 0 ? options.op_trace
@@ -81,6 +82,17 @@ htp_session::htp_session(const std::string & device_name, const htp_options & op
     if (rpc_status st = session_->fastrpc_mmap(opqueue_->fd(), opqueue_->size(), vnpu::rpc::map_mode::pinned); !st) {
         fail("cannot map the op queue buffer", st);
     }
+}
+
+htp_window_budget htp_window_budget_of(const htp_options & options, uint64_t window_setting, uint32_t arch) {
+    proto::hw_model model{};
+    proto::hw_model_for_arch(arch, model);
+    const uint64_t window = window_setting != 0 ? window_setting : model.window_size;
+    const uint64_t vmem   = options.vmem_for_arch(arch);
+    if (vmem != 0 && vmem <= window) {
+        return {vmem, options.vmem ? "GGML_HEXAGON_VMEM" : "GGML_HEXAGON_VMEM's default for v" + std::to_string(arch)};
+    }
+    return {window, window_setting != 0 ? "HEXNPU_WINDOW_SIZE" : "the v" + std::to_string(arch) + " session window"};
 }
 
 htp_session::~htp_session() {

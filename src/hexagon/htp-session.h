@@ -28,7 +28,16 @@ struct htp_batch_limits {
     uint32_t n_traces;  // trace records per thread slot (0: profile mode below trace)
     uint64_t vmem;      // bytes of buffers one batch may map at once (pinned ones included)
     bool     extended;  // the session has an extended region (v81): DMA-only buffers map there
+    std::string vmem_source;  // the setting that decides vmem, for messages
 };
+
+// The bytes one batch may have mapped at once: the session window (HEXNPU_WINDOW_SIZE or the arch's),
+// or less by GGML_HEXAGON_VMEM (default 3000/3200 MiB); and which of them decides it.
+struct htp_window_budget {
+    uint64_t    bytes;
+    std::string source;
+};
+htp_window_budget htp_window_budget_of(const htp_options & options, uint64_t window_setting, uint32_t arch);
 
 class htp_session {
   public:

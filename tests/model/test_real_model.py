@@ -159,11 +159,18 @@ def test_v81_maps_the_weights_outside_the_window():
 
 
 def test_window_smaller_than_one_op_is_an_error():
+    # A weight buffer larger than the window: refused as the model loads, before any output, naming
+    # the setting that made the window small.
     p = hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "2", "-c", "512", "--device", "HTP0",
                env=window_env(160), check=False)
+    assert p.returncode == 1 and p.stdout == ""
+    assert "HTP0-REPACK: a buffer of" in p.stderr and "(HEXNPU_WINDOW_SIZE)" in p.stderr, p.stderr
+    # One that fits alone but not beside the pinned buffers (KV cache, compute): the op that needs it.
+    p = hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "2", "-c", "512", "--device", "HTP0",
+               env=window_env(195), check=False)
     assert p.returncode == 1
-    # The first op to need the output head's buffer: the token rows, read from its (tied) tiles.
-    assert "GET_ROWS" in p.stderr and "more than the window budget" in p.stderr, p.stderr
+    assert "cannot run on the NPU" in p.stderr and "more than the window budget" in p.stderr, p.stderr
+    assert "(HEXNPU_WINDOW_SIZE)" in p.stderr, p.stderr
     p = hexnpu("run", "-m", MODEL, "-p", PROMPT, "-n", "2", "--device", "HTP0", env=window_env(4096, 100), check=False)
     assert p.returncode == 1
     assert "token_embd.weight" in p.stderr and "more than its largest buffer" in p.stderr, p.stderr
