@@ -214,7 +214,9 @@ void htp_backend::compute_ops(std::span<const htp_op> ops) {
 }
 
 std::string htp_backend::finish(in_flight & batch) {
-    std::string first, own;  // the first error, and the first that is not a peer's report of another
+    // The first error, the first that is not a peer's report of another, and the first missed
+    // deadline: a deadline is the cause where the members only report one another.
+    std::string first, own, deadline;
     std::string died;        // a member whose session died or hung
     for (size_t m = 0; m < batch.members.size(); ++m) {
         uint32_t    status = proto::HTP_STATUS_OK;
@@ -235,12 +237,15 @@ std::string htp_backend::finish(in_flight & batch) {
             if (own.empty() && status != proto::HTP_STATUS_PEER_FAILED && status != proto::HTP_STATUS_FENCE_TIMEOUT) {
                 own = error;
             }
+            if (deadline.empty() && status == proto::HTP_STATUS_FENCE_TIMEOUT) {
+                deadline = error;
+            }
         }
     }
     if (!died.empty()) {
         throw backend_error(first.empty() ? died : died + "\n" + first);
     }
-    return own.empty() ? first : own;
+    return !own.empty() ? own : !deadline.empty() ? deadline : first;
 }
 
 std::string htp_backend::finish_member(htp_device & dev, const sent & batch, const std::vector<const htp_op *> & ops,

@@ -78,6 +78,7 @@ enum htp_test_mdev_fault : int32_t {
     HTP_TEST_MDEV_STALL,       // never reaches its fence (sleeps forever): the peers' barrier times out
     HTP_TEST_MDEV_CRASH,       // kills its session process mid-batch
     HTP_TEST_MDEV_HVX_STORE,   // stores one HVX vector at dst[0]'s start: its line, whoever else writes it
+    HTP_TEST_MDEV_DELAY,       // reaches its fence params[2] ms late: a peer with a shorter deadline gives up
 };
 
 // The HMX rules TEST_HMX_MISUSE breaks, one per run (htp/hmx.h's list).

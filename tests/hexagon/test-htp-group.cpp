@@ -150,6 +150,29 @@ TEST(HtpGroup, AMemberThatNeverReachesItsFenceIsADeadlineErrorNotAHang) {
 
 // The group learns of a member's death from its session process, as a single device does: the
 // peers' barriers fail at once (PEER_FAILED), well inside the fence deadline of 15 s.
+// A deadline shorter than a member's work: the member that gave up reports FENCE_TIMEOUT, the late
+// one then finds its failure (PEER_FAILED). The error names the deadline, not the report.
+TEST(HtpGroup, AMissedDeadlineIsReportedAsTheDeadline) {
+    group_fixture g(2, /*fence_ms*/ 50);
+    auto          be = g.group->init_backend();
+    auto &        hb = static_cast<htp_backend &>(*be);
+    chain         t(g.group->buffer_type());
+    // Member 0 is late, so member 1's error is the deadline and member 0's (read first) the report.
+    htp_op slow = mdev_fault_op(0, proto::HTP_TEST_MDEV_DELAY);
+    slow.desc.params[2] = 400;
+    const htp_op late[] = {stream_op(t.a, t.b, 2.0f), slow};
+    try {
+        hb.compute_ops(late);
+        FAIL() << "no error";
+    } catch (const backend_error & e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what.find("HTP0:1: "), 0u) << what;
+        EXPECT_NE(what.find("FENCE_TIMEOUT"), std::string::npos) << what;
+        EXPECT_NE(what.find("before the deadline"), std::string::npos) << what;
+        EXPECT_EQ(what.find("PEER_FAILED"), std::string::npos) << what;
+    }
+}
+
 TEST(HtpGroup, AMemberKilledMidBatchIsAClearErrorAtOnce) {
     group_fixture g(2, /*fence_ms*/ 15000);
     auto          be = g.group->init_backend();

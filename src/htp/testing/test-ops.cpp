@@ -194,7 +194,7 @@ uint32_t op_test_hmx_misuse(htp_op_context * octx) {
 // TEST_MDEV_FAULT: only the victim member misbehaves; the others' part of the op is to reach the
 // barrier.
 bool guard_test_mdev_fault(const htp_op_context * octx) {
-    return octx->op->params[1] >= proto::HTP_TEST_MDEV_ERROR && octx->op->params[1] <= proto::HTP_TEST_MDEV_HVX_STORE;
+    return octx->op->params[1] >= proto::HTP_TEST_MDEV_ERROR && octx->op->params[1] <= proto::HTP_TEST_MDEV_DELAY;
 }
 
 uint32_t op_test_mdev_fault(htp_op_context * octx) {
@@ -210,6 +210,14 @@ uint32_t op_test_mdev_fault(htp_op_context * octx) {
             }
         }
         case proto::HTP_TEST_MDEV_CRASH: __builtin_trap();
+        case proto::HTP_TEST_MDEV_DELAY: {
+            const uint32_t never = 0;
+            const uint64_t end   = octx->plat->usecs(octx->plat->ctx) + uint64_t(uint32_t(octx->op->params[2])) * 1000u;
+            for (uint64_t now; (now = octx->plat->usecs(octx->plat->ctx)) < end;) {
+                octx->plat->fence_wait(octx->plat->ctx, &never, 0, uint32_t(end - now));
+            }
+            return proto::HTP_STATUS_OK;
+        }
         default: {
             // Every member listed in the params' bit mask (params[2]) stores one vector at dst's start.
             if (octx->dst[0] != nullptr && (uint32_t(octx->op->params[2]) >> octx->mdev->idx & 1u) != 0) {
