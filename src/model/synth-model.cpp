@@ -123,7 +123,8 @@ synth_model::synth_model(const synth_params & p) {
             n *= d;
         }
         std::vector<float> f(static_cast<size_t>(n));
-        const float        scale = 1.0f / std::sqrt(float(ne[0]));
+        const bool         up    = name.ends_with("ffn_up.weight");
+        const float        scale = 1.0f / std::sqrt(float(ne[0])) * (up ? p.ffn_up_scale : 1.0f);
         for (float & v : f) {
             v = is_norm ? 1.0f + 0.1f * r.gaussian() : scale * r.gaussian();
         }

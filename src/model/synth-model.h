@@ -27,6 +27,9 @@ struct synth_params {
     float       rope_base  = 10000.0f;
     ggml_type   type       = GGML_TYPE_F32;  // type of the weight matrices; norms stay f32
     uint64_t    seed       = 42;
+    // Multiplies every layer's ffn_up.weight: 1e6 gives weights past fp16's range (to ~2e5) while
+    // the attention, its KV cache and the logits stay in range (the FFN output is normalized away).
+    float       ffn_up_scale = 1.0f;
 };
 
 // Named presets: "tiny" (~1.8M parameters), "small" (~53M) and "1b" (TinyLlama 1.1B's shapes with 4

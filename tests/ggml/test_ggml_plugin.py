@@ -53,8 +53,8 @@ def run(cmd, timeout=600):
     return p
 
 
-def llama(*args, htp=True):
-    cmd = [sys.executable, HERE / "llama_run.py", "-m", MODEL] + (["--htp", PLUGIN] if htp else []) + list(args)
+def llama(*args, htp=True, model=MODEL):
+    cmd = [sys.executable, HERE / "llama_run.py", "-m", model] + (["--htp", PLUGIN] if htp else []) + list(args)
     p = run(cmd)
     assert p.returncode == 0, f"llama_run.py {' '.join(map(str, args))} failed ({p.returncode}):\n{p.stderr[-3000:]}"
     return json.loads(p.stdout), p.stderr
@@ -141,6 +141,20 @@ def test_supports_op_over_many_graphs_built_and_freed():
             assert g.dev_supports_op(dev, rope)
         finally:
             c.close()
+
+
+def test_weights_beyond_fp16_run_on_htp0(tmp_path):
+    """A valid model whose ffn_up weights go past fp16's range (to ~2e5): its prompt (85 tokens, the
+    HMX unit's size) runs on HTP0 and gives llama.cpp's CPU tokens; it failed with llama_decode -3."""
+    model = tmp_path / "beyond-fp16.gguf"
+    p = run([BIN, "synth", model, "--preset", "tiny", "--ffn-up-scale", "1e6"])
+    assert p.returncode == 0, p.stderr
+    prompt = "the quick brown fox jumps over the lazy dog again and again"
+    htp, log = llama("-c", 256, "generate", "-p", prompt, "-n", 8, model=model)
+    assert re.search(r"offloaded (\d+)/\1 layers to GPU", log), "not every layer went to HTP0"
+    cpu, _ = llama("-c", 256, "generate", "-p", prompt, "-n", 8, htp=False, model=model)
+    assert len(htp["prompt_tokens"]) > 32
+    assert htp["tokens"] == cpu["tokens"]
 
 
 def test_every_npu_op_agrees_with_ggml_cpu():

@@ -141,6 +141,36 @@ TEST_P(DecoderOnNpu, RunsAsOneNpuSplitAndMatchesTheCpu) {
     std::remove(path.c_str());
 }
 
+// A valid model whose weights go past fp16's range (every ffn_up.weight times 1e6, to ~2e5) runs on
+// HTP0 with the HMX unit on, as on the CPU: those matmuls take the HVX kernel (fp32 weights and
+// sums), the others the HMX unit as usual (the default bound above). It failed with INVAL_PARAMS.
+TEST(DecoderOnNpuBeyondFp16, MatchesTheCpuWithHmxOn) {
+    synth_params p;
+    ASSERT_TRUE(synth_preset("tiny", p));
+    p.type                 = GGML_TYPE_F32;
+    p.ffn_up_scale         = 1e6f;
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("hexnpu-test-npu-" + std::to_string(getpid()) + "-beyond-fp16.gguf"))
+                                 .string();
+    synth_model(p).writer().write(path);
+    const logits_run     want = run(path, *make_cpu_device(), nullptr);
+    hexagon::htp_options ho;
+    ho.devices = {{"HTP0", 0, 0}};
+    ho.n_hvx   = 2;
+    vnpu::rpc::session_options so;
+    so.window_size  = 256 << 20;
+    so.host_threads = 2;
+    so.timeout      = 30s;
+    auto                     htp_devices = hexagon::make_htp_devices(ho, so);
+    auto                     cpu_dev     = make_cpu_device();
+    std::unique_ptr<backend> npu         = htp_devices[0]->init_backend();
+    const logits_run         got         = run(path, *cpu_dev, npu.get());
+    ASSERT_EQ(got.prompt.size(), want.prompt.size());
+    EXPECT_LT(nmse(got.prompt, want.prompt), 1e-5);
+    EXPECT_LT(nmse(got.steps, want.steps), 1e-5);
+    std::remove(path.c_str());
+}
+
 INSTANTIATE_TEST_SUITE_P(Architectures, DecoderOnNpu, ::testing::Values("tiny", "gemma3-tiny"),
                          [](const auto & info) { return std::string(info.param) == "tiny" ? "llama" : "gemma3"; });
 

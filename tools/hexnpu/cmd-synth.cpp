@@ -1,21 +1,24 @@
-// hexnpu synth OUT.gguf [--preset NAME] [--type f32|f16|bf16] [--seed N]
+// hexnpu synth OUT.gguf [--preset NAME] [--type f32|f16|bf16] [--seed N] [--ffn-up-scale S]
 #include "cli-util.h"
 #include "commands.h"
 
 #include "hexnpu/output-file.h"
 #include "model/synth-model.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace hexnpu::cli {
 namespace {
 
 const char * kUsage =
-    "usage: hexnpu synth OUT.gguf [--preset NAME] [--type f32|f16|bf16] [--seed N]\n"
+    "usage: hexnpu synth OUT.gguf [--preset NAME] [--type f32|f16|bf16] [--seed N] [--ffn-up-scale S]\n"
     "  Writes a GGUF with deterministic pseudo-random weights (default: tiny, f32). Presets:\n"
     "  tiny, small, 1b (TinyLlama 1.1B's shapes, 4 of its 22 layers): llama; gemma3-tiny,\n"
-    "  qwen2-tiny, qwen3-tiny: those architectures.\n";
+    "  qwen2-tiny, qwen3-tiny: those architectures. --ffn-up-scale S multiplies every layer's\n"
+    "  ffn_up.weight (1e6: weights past fp16's range, for testing that such a model runs on HTP0).\n";
 
 } // namespace
 
@@ -40,6 +43,14 @@ int cmd_synth(args a) {
                 return fail("--type must be f32, f16 or bf16 (quantize the result with 'hexnpu quantize')");
             }
             p.type = *t;
+        } else if (a[i] == "--ffn-up-scale" && has_value) {
+            // Weights past fp16's range (1e6) for the tests that a valid model runs on HTP0.
+            char *      end = nullptr;
+            const std::string v(a[++i]);
+            p.ffn_up_scale = std::strtof(v.c_str(), &end);
+            if (v.empty() || *end != '\0' || !std::isfinite(p.ffn_up_scale) || p.ffn_up_scale == 0.0f) {
+                return fail("--ffn-up-scale needs a finite non-zero number, not '%s'", printable(v).c_str());
+            }
         } else if (a[i] == "--seed" && has_value) {
             long long s = 0;
             if (!parse_int(a[++i], s) || s < 0) {
