@@ -12,6 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace hexnpu::hexagon {
 namespace {
 
@@ -47,6 +50,48 @@ bool any_beyond_fp16(ggml_type type, const int64_t ne[4], const void * data) {
         }
     }
     return false;
+}
+
+// A whole weight in parts of about 4 MiB of source that each store on their own: whole 2-D slices
+// of a 3-D weight, or groups of 32 rows of a 2-D one (a 32-row group's tiles are contiguous).
+struct weight_part {
+    size_t  src_off, src_bytes, dst_off;
+    int64_t ne[4];
+};
+std::vector<weight_part> weight_parts(const ggml_tensor * t, bool tiled) {
+    constexpr size_t         kPartBytes = size_t(4) << 20;
+    const size_t             row        = ggml_row_size(t->type, t->ne[0]);
+    const int64_t            slices     = t->ne[2] * t->ne[3];
+    const int64_t            group      = slices > 1 ? t->ne[1] : std::max<int64_t>(1, int64_t(kPartBytes / row) / 32) * 32;
+    const int64_t            slice_ne[4] = {t->ne[0], t->ne[1], 1, 1};
+    const size_t             slice_dst   = tiled ? tiled_nbytes(t->type, slice_ne) : size_t(t->ne[1]) * row;
+    std::vector<weight_part> parts;
+    for (int64_t s = 0; s < slices; ++s) {
+        for (int64_t r0 = 0; r0 < t->ne[1]; r0 += group) {
+            weight_part p{};
+            const int64_t n      = std::min(group, t->ne[1] - r0);
+            const int64_t done[4] = {t->ne[0], r0, 1, 1};
+            p.ne[0] = t->ne[0], p.ne[1] = n, p.ne[2] = 1, p.ne[3] = 1;
+            p.src_off   = size_t(s * t->ne[1] + r0) * row;
+            p.src_bytes = size_t(n) * row;
+            p.dst_off   = size_t(s) * slice_dst + (tiled ? tiled_nbytes(t->type, done) : size_t(r0) * row);
+            parts.push_back(p);
+        }
+    }
+    return parts;
+}
+
+// The source of a weight once it is stored: hexnpu's loader and llama.cpp read weights from their
+// mapping of the GGUF, whose pages would otherwise stay resident beside the NPU's copy (tiled
+// weights cannot be read in place). MADV_PAGEOUT only reclaims: file pages are read again if
+// touched, other memory keeps its data. Whole pages inside the range only.
+void release_source_pages(const void * data, size_t size) {
+    const auto      page  = uintptr_t(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+    const uintptr_t end   = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+    if (end > begin) {
+        (void) madvise(reinterpret_cast<void *>(begin), end - begin, MADV_PAGEOUT);  // a hint: failure is harmless
+    }
 }
 
 } // namespace
@@ -132,35 +177,50 @@ void htp_buffer::init_tensor(ggml_tensor * t) {
 }
 
 void htp_buffer::set_tensor(ggml_tensor * t, const void * data, size_t offset, size_t size) {
-    uint8_t * dst = static_cast<uint8_t *>(t->data);
-    if (kind_ == htp_buffer_kind::repack && offset == 0 && size == ggml_nbytes(t)) {
-        // A weight's range, checked once as it is stored (weights of ordinary models never exceed it).
-        if (any_beyond_fp16(t->type, t->ne, data)) {
-            beyond_fp16_[t->data] = tiled_shape{t->type, {t->ne[0], t->ne[1], t->ne[2], t->ne[3]}};
-        } else {
-            beyond_fp16_.erase(t->data);
-        }
-    }
-    if (!htp_buft()->tiles() || !tiling_candidate(t)) {
-        std::memcpy(dst + offset, data, size);
-        return;
-    }
-    if (offset != 0 || size != ggml_nbytes(t)) {
+    uint8_t *  dst   = static_cast<uint8_t *>(t->data);
+    const bool whole = offset == 0 && size == ggml_nbytes(t);
+    const bool tile  = htp_buft()->tiles() && tiling_candidate(t);
+    if (tile && !whole) {
         throw std::invalid_argument(std::string(buft()->name()) + ": set_tensor of weight " + tensor_label(t) +
                                     " must write the whole tensor (it is stored tiled), not bytes [" +
                                     std::to_string(offset) + ", " + std::to_string(offset + size) + ")");
     }
-    const int  n_threads = int(std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
-    const auto result    = repack_tensor(t->type, t->ne, data, dst, n_threads);
-    if (result.ok()) {
-        tiled_shape shape{t->type, {t->ne[0], t->ne[1], t->ne[2], t->ne[3]}};
+    if (kind_ != htp_buffer_kind::repack || !whole) {
+        std::memcpy(dst + offset, data, size);
+        return;
+    }
+    // A whole weight: stored a part at a time, each part's range checked (weights of ordinary models
+    // never go past fp16's) and its source pages released once copied, so a model read from a
+    // mapped file is not resident twice (the mapping and the NPU's copy) while it loads.
+    const shape_key shape{t->type, {t->ne[0], t->ne[1], t->ne[2], t->ne[3]}};
+    const auto *    src       = static_cast<const uint8_t *>(data);
+    const int       n_threads = int(std::max(1u, std::min(8u, std::thread::hardware_concurrency())));
+    bool            beyond = false, tiled = tile;
+    for (const weight_part & part : weight_parts(t, tile)) {
+        beyond = beyond || any_beyond_fp16(t->type, part.ne, src + part.src_off);
+        if (tiled) {
+            tiled = repack_tensor(t->type, part.ne, src + part.src_off, dst + part.dst_off, n_threads).ok();
+        }
+        if (!tile) {
+            std::memcpy(dst + part.src_off, src + part.src_off, part.src_bytes);
+        }
+        release_source_pages(src + part.src_off, part.src_bytes);
+    }
+    if (beyond) {
+        beyond_fp16_[t->data] = shape;
+    } else {
+        beyond_fp16_.erase(t->data);
+    }
+    if (tiled) {
         tiled_[t->data] = shape;
         return;
     }
-    // Not tileable after all (e.g. an fp16 scale product overflows): kept flat, which every
-    // supported op also reads.
     tiled_.erase(t->data);
-    std::memcpy(dst, data, size);
+    if (tile) {
+        // Not tileable after all (e.g. an fp16 scale product overflows): kept flat, which every
+        // supported op also reads.
+        std::memcpy(dst, data, size);
+    }
 }
 
 void htp_buffer::get_tensor(const ggml_tensor * t, void * data, size_t offset, size_t size) {

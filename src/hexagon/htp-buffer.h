@@ -83,12 +83,12 @@ class htp_buffer final : public backend_buffer {
     htp_buffer_kind                   kind_;
     // The tensors stored tiled, by data address, with the shape they were tiled with (a view of
     // the same address with another shape is not tiled data).
-    struct tiled_shape {
+    struct shape_key {
         ggml_type type;
         int64_t   ne[4];
     };
-    std::unordered_map<const void *, tiled_shape> tiled_;
-    std::unordered_map<const void *, tiled_shape> beyond_fp16_;  // weights with values past fp16's range
+    std::unordered_map<const void *, shape_key> tiled_;
+    std::unordered_map<const void *, shape_key> beyond_fp16_;  // weights with values past fp16's range
     std::mutex                                    users_mutex_;
     std::vector<htp_device *>                     users_;
 };

@@ -3,6 +3,7 @@
 #include "hexagon/htp-backend.h"
 #include "hexagon/htp-device.h"
 #include "hexagon/htp-op-prep.h"
+#include "hexagon/repack.h"
 #include "proto/htp-opcodes.h"
 
 #include "cpu/cpu-backend.h"
@@ -423,6 +424,36 @@ TEST(HtpGraph, MmSelectChoosesTheMatmulPath) {
                 const double rel = mode == 4 ? std::ldexp(1.0, -11) : 1e-4;
                 ASSERT_NEAR(got[size_t(r) * 40 + n], want, rel * (1 + std::fabs(want))) << "mode " << mode;
             }
+        }
+    }
+}
+
+// A REPACK buffer stores a whole weight part by part (groups of 32 rows of about 4 MiB, or whole 2-D
+// slices), releasing each part's source pages: the tiles equal one repack of the whole weight, and
+// the source keeps its bytes.
+TEST(HtpGraph, AWeightStoredInPartsTilesAsAWhole) {
+    htp_options o       = test_options();
+    auto        devices = make_htp_devices(o, test_session());
+    for (const ggml_type type : {GGML_TYPE_Q8_0, GGML_TYPE_Q4_K}) {
+        for (const int64_t ne2 : {1, 3}) {
+            ggml_context  weights;
+            ggml_tensor * w = ggml_new_tensor_3d(&weights, type, 4096, ne2 == 1 ? 1201 : 70, ne2);
+            auto          wbuf = alloc_ctx_tensors(weights, devices[0]->extra_buffer_types()[0]);
+            std::vector<float> f(size_t(ggml_nelements(w)));
+            std::mt19937       rng(7);
+            std::normal_distribution<float> normal(0.0f, 0.02f);
+            for (float & v : f) {
+                v = normal(rng);
+            }
+            std::vector<uint8_t> bytes(ggml_nbytes(w));
+            ggml_get_type_traits(type)->from_float_ref(f.data(), bytes.data(), int64_t(f.size()));
+            const std::vector<uint8_t> source = bytes;
+            tensor_set(w, bytes.data(), 0, bytes.size());
+            EXPECT_EQ(bytes, source) << "the source keeps its bytes";
+            ASSERT_TRUE(static_cast<htp_buffer *>(w->buffer)->is_tiled(w));
+            std::vector<uint8_t> whole(tiled_nbytes(type, w->ne));
+            ASSERT_TRUE(repack_tensor(type, w->ne, source.data(), whole.data(), 1).ok());
+            EXPECT_EQ(std::memcmp(w->data, whole.data(), whole.size()), 0) << ggml_type_name(type) << " ne2 " << ne2;
         }
     }
 }
