@@ -18,8 +18,10 @@
 namespace hexnpu::hexagon {
 namespace {
 
-// The NPU opcode of a node, HTP_OP_NONE when it has no kernel.
-uint32_t opcode_of(const ggml_tensor * node) {
+// The NPU opcode of a node, HTP_OP_NONE when it has no kernel. `stored`: preparing a batch, when a
+// table's stored form (tiled or flat) may be looked at; supports_op decides from the flat form
+// (every type the NPU takes tiled it also takes flat, as the spec asks).
+uint32_t opcode_of(const ggml_tensor * node, bool stored) {
     switch (node->op) {
         case GGML_OP_ADD: return proto::HTP_OP_ADD;
         case GGML_OP_SUB: return proto::HTP_OP_SUB;
@@ -54,7 +56,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
                            : proto::HTP_OP_NONE;
             }
             if (node->type == GGML_TYPE_F32 && ggml_are_same_shape(node, node->src[0]) &&
-                proto::htp_get_rows_q_type(uint32_t(node->src[0]->type), htp_stored_tiled(node->src[0]))) {
+                proto::htp_get_rows_q_type(uint32_t(node->src[0]->type), stored && htp_stored_tiled(node->src[0]))) {
                 return proto::HTP_OP_CPY_DQ;  // dequantizing: GET_ROWS_Q's kernel
             }
             return proto::htp_cpy_elem_size(uint32_t(node->type)) != 0 &&
@@ -81,7 +83,7 @@ uint32_t opcode_of(const ggml_tensor * node) {
                 node->src[0]->type == GGML_TYPE_BF16 || node->src[0]->type == GGML_TYPE_I32) {
                 return proto::HTP_OP_GET_ROWS;
             }
-            return proto::htp_get_rows_q_type(uint32_t(node->src[0]->type), htp_stored_tiled(node->src[0]))
+            return proto::htp_get_rows_q_type(uint32_t(node->src[0]->type), stored && htp_stored_tiled(node->src[0]))
                        ? proto::HTP_OP_GET_ROWS_Q
                        : proto::HTP_OP_NONE;
         case GGML_OP_SET_ROWS:
@@ -122,12 +124,14 @@ uint32_t opcode_of(const ggml_tensor * node) {
 }
 
 // The descriptor the NPU will see, from static properties: the buffer offset is not known yet
-// and no kernel parameter depends on it.
-std::optional<proto::htp_tensor> static_descriptor(const ggml_tensor * t) {
+// and no kernel parameter depends on it. A weight's tiles (padding rows included) only when
+// preparing a batch (`stored`); supports_op sees every tensor flat.
+std::optional<proto::htp_tensor> static_descriptor(const ggml_tensor * t, bool stored) {
+    const bool        tiled = stored && htp_stored_tiled(t);
     proto::htp_tensor d{};
-    d.size  = htp_stored_size(t);  // a tiled weight's tiles, padding rows included
+    d.size  = tiled ? htp_stored_size(t) : ggml_nbytes(t);
     d.type  = uint32_t(t->type);
-    d.flags = htp_stored_tiled(t) ? proto::HTP_TENSOR_TILED : 0;  // a weight's tiles already stored
+    d.flags = tiled ? proto::HTP_TENSOR_TILED : 0;
     for (int i = 0; i < 4; ++i) {
         if (t->ne[i] < 0 || t->ne[i] > INT64_C(0xffffffff) || t->nb[i] > 0xffffffffu) {
             return std::nullopt;
@@ -164,7 +168,7 @@ std::shared_ptr<const ggml_tensor> reshaped_destination(const ggml_tensor * dst,
 } // namespace
 
 std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_target & target) {
-    const uint32_t opcode = opcode_of(node);
+    const uint32_t opcode = opcode_of(node, target.stored);
     if (opcode == proto::HTP_OP_NONE) {
         return std::nullopt;
     }
@@ -190,8 +194,8 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         op.src[0]    = op.src_views[0].get();
         op.src[1]    = op.src_views[1].get();
     }
-    const auto dst  = static_descriptor(op.dst[0]);
-    const auto src0 = static_descriptor(op.src[0]);
+    const auto dst  = static_descriptor(op.dst[0], target.stored);
+    const auto src0 = static_descriptor(op.src[0], target.stored);
     if (!dst || !src0) {
         return std::nullopt;
     }
@@ -201,7 +205,7 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
                              !(target.stored && htp_stored_beyond_fp16(node->src[0]));
     if (opcode == proto::HTP_OP_MUL_MAT && hmx_allowed) {
         // Prompt-sized activations (or every shape, when forced) on the HMX unit where it takes them.
-        const auto                     src1 = static_descriptor(node->src[1]);
+        const auto                     src1 = static_descriptor(node->src[1], target.stored);
         proto::htp_matmul_hmx_kparams kp{};
         const bool rows = target.hmx == htp_hmx_matmul::always || node->src[1]->ne[1] > int64_t(proto::HTP_MM_HMX_MIN_ROWS);
         if (src1 && rows && proto::prepare_matmul_hmx_kparams(*src0, *src1, *dst, target.n_threads, target.vtcm_size, &kp)) {
@@ -212,7 +216,7 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         }
     }
     if (opcode == proto::HTP_OP_MUL_MAT) {
-        const auto                src1 = static_descriptor(node->src[1]);
+        const auto                src1 = static_descriptor(node->src[1], target.stored);
         proto::htp_matmul_kparams kp{};
         if (!src1 || !proto::prepare_matmul_kparams(*src0, *src1, *dst, target.n_threads, target.vtcm_size, &kp)) {
             return std::nullopt;
@@ -223,8 +227,8 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     }
     if (opcode == proto::HTP_OP_MUL_MAT_ID && hmx_allowed) {
         // Prompts: more than HTP_MM_HMX_MIN_ROWS routed rows per expert on average.
-        const auto                    src1 = static_descriptor(node->src[1]);
-        const auto                    ids  = static_descriptor(node->src[2]);
+        const auto                    src1 = static_descriptor(node->src[1], target.stored);
+        const auto                    ids  = static_descriptor(node->src[2], target.stored);
         proto::htp_matmul_hmx_kparams kp{};
         const int64_t                 routed = node->src[2]->ne[0] * node->src[2]->ne[1];
         const bool rows = target.hmx == htp_hmx_matmul::always ||
@@ -239,8 +243,8 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         }
     }
     if (opcode == proto::HTP_OP_MUL_MAT_ID) {
-        const auto                src1 = static_descriptor(node->src[1]);
-        const auto                ids  = static_descriptor(node->src[2]);
+        const auto                src1 = static_descriptor(node->src[1], target.stored);
+        const auto                ids  = static_descriptor(node->src[2], target.stored);
         proto::htp_matmul_kparams kp{};
         if (!src1 || !ids ||
             !proto::prepare_matmul_id_kparams(*src0, *src1, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
@@ -252,8 +256,8 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         return op;
     }
     if (opcode == proto::HTP_OP_ROPE) {
-        const auto              pos = static_descriptor(node->src[1]);
-        const auto              ff  = node->src[2] ? static_descriptor(node->src[2]) : std::nullopt;
+        const auto              pos = static_descriptor(node->src[1], target.stored);
+        const auto              ff  = node->src[2] ? static_descriptor(node->src[2], target.stored) : std::nullopt;
         proto::htp_rope_kparams kp{};
         if (!pos || (node->src[2] && !ff) ||
             !proto::prepare_rope_kparams(*src0, *pos, ff ? &*ff : nullptr, *dst, op.desc.params, target.n_threads,
@@ -266,10 +270,10 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         return op;
     }
     if (opcode == proto::HTP_OP_FLASH_ATTN_EXT) {
-        const auto k     = static_descriptor(node->src[1]);
-        const auto v     = static_descriptor(node->src[2]);
-        const auto mask  = node->src[3] ? static_descriptor(node->src[3]) : std::nullopt;
-        const auto sinks = node->src[4] ? static_descriptor(node->src[4]) : std::nullopt;
+        const auto k     = static_descriptor(node->src[1], target.stored);
+        const auto v     = static_descriptor(node->src[2], target.stored);
+        const auto mask  = node->src[3] ? static_descriptor(node->src[3], target.stored) : std::nullopt;
+        const auto sinks = node->src[4] ? static_descriptor(node->src[4], target.stored) : std::nullopt;
         if (!k || !v || (node->src[3] && !mask) || (node->src[4] && !sinks)) {
             return std::nullopt;
         }
@@ -306,7 +310,7 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     }
     if (opcode == proto::HTP_OP_CONCAT || opcode == proto::HTP_OP_REPEAT) {
         const bool                concat = opcode == proto::HTP_OP_CONCAT;
-        const auto                b      = concat ? static_descriptor(node->src[1]) : std::nullopt;
+        const auto                b      = concat ? static_descriptor(node->src[1], target.stored) : std::nullopt;
         proto::htp_layout_kparams kp{};
         if ((concat && !b) || !proto::prepare_layout_kparams(opcode, *src0, b ? &*b : nullptr, *dst, op.desc.params,
                                                              target.n_threads, target.vtcm_size, &kp)) {
@@ -327,7 +331,7 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         return op;
     }
     if (opcode == proto::HTP_OP_GET_ROWS) {
-        const auto                  ids = static_descriptor(node->src[1]);
+        const auto                  ids = static_descriptor(node->src[1], target.stored);
         proto::htp_get_rows_kparams kp{};
         if (!ids || !proto::prepare_get_rows_kparams(*src0, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
             return std::nullopt;
@@ -337,7 +341,7 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         return op;
     }
     if (opcode == proto::HTP_OP_GET_ROWS_Q) {
-        const auto                    ids = static_descriptor(node->src[1]);
+        const auto                    ids = static_descriptor(node->src[1], target.stored);
         proto::htp_get_rows_q_kparams kp{};
         if (!ids || !proto::prepare_get_rows_q_kparams(*src0, &*ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
             return std::nullopt;
@@ -355,7 +359,7 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         return op;
     }
     if (opcode == proto::HTP_OP_SET_ROWS) {
-        const auto                  ids = static_descriptor(node->src[1]);
+        const auto                  ids = static_descriptor(node->src[1], target.stored);
         proto::htp_set_rows_kparams kp{};
         if (!ids || !proto::prepare_set_rows_kparams(*src0, &*ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
             return std::nullopt;
@@ -373,8 +377,8 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         return op;
     }
     if (opcode == proto::HTP_OP_SOFT_MAX) {
-        const auto                mask  = node->src[1] ? static_descriptor(node->src[1]) : std::nullopt;
-        const auto                sinks = node->src[2] ? static_descriptor(node->src[2]) : std::nullopt;
+        const auto                mask  = node->src[1] ? static_descriptor(node->src[1], target.stored) : std::nullopt;
+        const auto                sinks = node->src[2] ? static_descriptor(node->src[2], target.stored) : std::nullopt;
         proto::htp_binary_kparams kp{};
         if ((node->src[1] && !mask) || (node->src[2] && !sinks) ||
             !proto::prepare_softmax_kparams(*src0, mask ? &*mask : nullptr, sinks ? &*sinks : nullptr, *dst,
@@ -387,8 +391,8 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         return op;
     }
     if (opcode == proto::HTP_OP_ADD_ID) {
-        const auto                src1 = static_descriptor(node->src[1]);
-        const auto                ids  = static_descriptor(node->src[2]);
+        const auto                src1 = static_descriptor(node->src[1], target.stored);
+        const auto                ids  = static_descriptor(node->src[2], target.stored);
         proto::htp_binary_kparams kp{};
         if (!src1 || !ids ||
             !proto::prepare_add_id_kparams(*src0, *src1, *ids, *dst, target.n_threads, target.vtcm_size, &kp)) {
@@ -401,7 +405,7 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
     }
     if (proto::htp_is_binary_op(opcode)) {
         const ggml_tensor * b    = op.src[1] ? op.src[1] : node->src[1];
-        const auto          src1 = static_descriptor(b);
+        const auto          src1 = static_descriptor(b, target.stored);
         proto::htp_binary_kparams kp{};
         const bool ok = src1 && (opcode == proto::HTP_OP_SWIGLU_OAI
                                      ? proto::prepare_swiglu_oai_kparams(*src0, *src1, *dst, op.desc.params,
@@ -428,9 +432,9 @@ std::optional<htp_op> prepare_htp_rms_norm_mul(const ggml_tensor * norm, const g
     if (norm->op != GGML_OP_RMS_NORM || mul->op != GGML_OP_MUL || mul->src[0] != norm || mul->src[1] == norm) {
         return std::nullopt;
     }
-    const auto src0 = static_descriptor(norm->src[0]);
-    const auto src1 = static_descriptor(mul->src[1]);
-    const auto dst  = static_descriptor(mul);
+    const auto src0 = static_descriptor(norm->src[0], target.stored);
+    const auto src1 = static_descriptor(mul->src[1], target.stored);
+    const auto dst  = static_descriptor(mul, target.stored);
     proto::htp_binary_kparams kp{};
     if (!src0 || !src1 || !dst ||
         !proto::prepare_rms_norm_mul_kparams(*src0, *src1, *dst, uint32_t(norm->op_params[0]), target.n_threads,
@@ -452,7 +456,7 @@ std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & t
     if (prepare_htp_op(node, target)) {
         return "";
     }
-    if (opcode_of(node) == proto::HTP_OP_NONE) {
+    if (opcode_of(node, target.stored) == proto::HTP_OP_NONE) {
         return std::string("no NPU kernel for ") + ggml_op_desc(node);
     }
     // Taken with all the VTCM the 32-bit layouts can address: the session's VTCM is the cause.

@@ -354,6 +354,37 @@ TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     EXPECT_EQ(dev.static_target().vtcm_size, 64u * 1024);
 }
 
+// supports_op decides from type, shape, strides and params alone (spec): the same answers for
+// weights not yet allocated, stored tiled in a REPACK buffer, and stored flat in a compute buffer.
+TEST(HtpGraph, SupportsOpAnswersAlikeBeforeAndAfterWeightsAreStored) {
+    htp_options  o       = test_options();
+    auto         devices = make_htp_devices(o, test_session());
+    htp_device & dev     = *devices[0];
+    for (const ggml_type type : {GGML_TYPE_Q4_0, GGML_TYPE_Q6_K, GGML_TYPE_Q5_0, GGML_TYPE_F16}) {
+        std::vector<bool> answers[3];
+        for (int where = 0; where < 3; ++where) {
+            ggml_context  weights;
+            ggml_tensor * w = ggml_new_tensor_2d(&weights, type, 256, 64);
+            std::unique_ptr<backend_buffer> wbuf;
+            if (where > 0) {
+                wbuf = alloc_ctx_tensors(weights, where == 1 ? dev.extra_buffer_types()[0] : dev.buffer_type());
+                std::vector<uint8_t> zero(ggml_nbytes(w));
+                tensor_set(w, zero.data(), 0, zero.size());
+            }
+            ggml_context  ctx;
+            ggml_tensor * x    = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 256, 9);
+            ggml_tensor * ids  = ggml_new_tensor_1d(&ctx, GGML_TYPE_I32, 5);
+            ggml_tensor * xf16 = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 256, 3);
+            for (ggml_tensor * op : {ggml_mul_mat(&ctx, w, x), ggml_mul_mat(&ctx, w, xf16), ggml_get_rows(&ctx, w, ids),
+                                     ggml_cpy(&ctx, w, ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 256, 64))}) {
+                answers[where].push_back(dev.supports_op(op));
+            }
+        }
+        EXPECT_EQ(answers[1], answers[0]) << ggml_type_name(type) << ": stored tiled";
+        EXPECT_EQ(answers[2], answers[0]) << ggml_type_name(type) << ": stored flat";
+    }
+}
+
 // GGML_PREC_F32 on a matmul (GGML's ggml_prec_set_acc: fp32 sums and outputs) keeps it off the HMX
 // unit, whose output tiles are fp16; the same product without it goes there.
 TEST(HtpGraph, Fp32PrecisionMatmulStaysOffTheHmxUnit) {
