@@ -385,6 +385,20 @@ TEST(HtpGraph, SupportsOpAnswersAlikeBeforeAndAfterWeightsAreStored) {
     }
 }
 
+// Runs mm (its weight stored already) on dev with x set to xf; returns the output.
+std::vector<float> compute_matmul(htp_device & dev, ggml_tensor * mm, ggml_tensor * x, const std::vector<float> & xf) {
+    std::unique_ptr<backend> npu = dev.init_backend();
+    backend_sched            sched({npu.get()});
+    ggml_cgraph              graph;
+    ggml_build_forward_expand(graph, mm);
+    sched.alloc_graph(graph);
+    tensor_set(x, xf.data(), 0, xf.size() * 4);
+    sched.graph_compute(graph);
+    std::vector<float> got(size_t(ggml_nelements(mm)));
+    tensor_get(mm, got.data(), 0, got.size() * 4);
+    return got;
+}
+
 // GGML_PREC_F32 on a matmul (GGML's ggml_prec_set_acc: fp32 sums and outputs) keeps it off the HMX
 // unit, whose output tiles are fp16; the same product without it goes there.
 TEST(HtpGraph, Fp32PrecisionMatmulStaysOffTheHmxUnit) {
@@ -435,15 +449,7 @@ TEST(HtpGraph, MmSelectChoosesTheMatmulPath) {
         tensor_set(w, q.data(), 0, q.size());
         EXPECT_EQ(static_cast<htp_buffer *>(w->buffer)->is_tiled(w), mode >= 2) << "mode " << mode;
 
-        std::unique_ptr<backend> npu = dev.init_backend();
-        backend_sched            sched({npu.get()});
-        ggml_cgraph              graph;
-        ggml_build_forward_expand(graph, mm);
-        sched.alloc_graph(graph);
-        tensor_set(x, xf.data(), 0, xf.size() * 4);
-        sched.graph_compute(graph);
-        std::vector<float> got(40 * 3);
-        tensor_get(mm, got.data(), 0, got.size() * 4);
+        const std::vector<float> got = compute_matmul(dev, mm, x, xf);
         for (int r = 0; r < 3; ++r) {
             for (int n = 0; n < 40; ++n) {
                 double want = 0;
@@ -524,15 +530,7 @@ TEST(HtpGraph, AWeightBeyondFp16RunsOffTheHmxUnit) {
             EXPECT_EQ(htp_stored_beyond_fp16(w), big > 1.0f);
             EXPECT_TRUE(dev.supports_op(mm));
 
-            std::unique_ptr<backend> npu = dev.init_backend();
-            backend_sched            sched({npu.get()});
-            ggml_cgraph              graph;
-            ggml_build_forward_expand(graph, mm);
-            sched.alloc_graph(graph);
-            tensor_set(x, xf.data(), 0, xf.size() * 4);
-            sched.graph_compute(graph);
-            std::vector<float> got(40 * 48);
-            tensor_get(mm, got.data(), 0, got.size() * 4);
+            const std::vector<float> got = compute_matmul(dev, mm, x, xf);
             for (int r = 0; r < 48; ++r) {
                 for (int n = 0; n < 40; ++n) {
                     double want = 0, scale = 0;

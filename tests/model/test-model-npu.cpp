@@ -89,6 +89,20 @@ void expect_one_npu_split(const model::plan_summary & p, bool tied, const char *
     EXPECT_GT(p.per_backend.at("HTP0"), 30);
 }
 
+// HTP0 with two HVX threads and the given matmul / flash-attention paths, in a 256 MiB window.
+std::vector<std::unique_ptr<hexagon::htp_device>> npu_devices(uint32_t mm_select, uint32_t fa_select) {
+    hexagon::htp_options ho;
+    ho.devices   = {{"HTP0", 0, 0}};
+    ho.n_hvx     = 2;
+    ho.mm_select = mm_select;
+    ho.fa_select = fa_select;
+    vnpu::rpc::session_options so;
+    so.window_size  = 256 << 20;
+    so.host_threads = 2;
+    so.timeout      = 30s;
+    return hexagon::make_htp_devices(ho, so);
+}
+
 class DecoderOnNpu : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(DecoderOnNpu, RunsAsOneNpuSplitAndMatchesTheCpu) {
@@ -115,16 +129,7 @@ TEST_P(DecoderOnNpu, RunsAsOneNpuSplitAndMatchesTheCpu) {
         SCOPED_TRACE("GGML_HEXAGON_MM_SELECT=" + std::to_string(m.mm_select) +
                      " GGML_HEXAGON_FA_SELECT=" + std::to_string(m.fa_select));
         const double         bound = m.bound;
-        hexagon::htp_options ho;
-        ho.devices   = {{"HTP0", 0, 0}};
-        ho.n_hvx     = 2;
-        ho.mm_select = m.mm_select;
-        ho.fa_select = m.fa_select;
-        vnpu::rpc::session_options so;
-        so.window_size  = 256 << 20;
-        so.host_threads = 2;
-        so.timeout      = 30s;
-        auto htp_devices = hexagon::make_htp_devices(ho, so);
+        auto htp_devices = npu_devices(m.mm_select, m.fa_select);
         auto cpu_dev     = make_cpu_device();
         std::unique_ptr<backend> npu = htp_devices[0]->init_backend();
         const logits_run got = run(path, *cpu_dev, npu.get());
@@ -154,14 +159,7 @@ TEST(DecoderOnNpuBeyondFp16, MatchesTheCpuWithHmxOn) {
                                  .string();
     synth_model(p).writer().write(path);
     const logits_run     want = run(path, *make_cpu_device(), nullptr);
-    hexagon::htp_options ho;
-    ho.devices = {{"HTP0", 0, 0}};
-    ho.n_hvx   = 2;
-    vnpu::rpc::session_options so;
-    so.window_size  = 256 << 20;
-    so.host_threads = 2;
-    so.timeout      = 30s;
-    auto                     htp_devices = hexagon::make_htp_devices(ho, so);
+    auto                     htp_devices = npu_devices(3, 2);  // the defaults: HMX for prompts
     auto                     cpu_dev     = make_cpu_device();
     std::unique_ptr<backend> npu         = htp_devices[0]->init_backend();
     const logits_run         got         = run(path, *cpu_dev, npu.get());
