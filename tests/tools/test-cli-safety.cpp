@@ -242,6 +242,16 @@ std::vector<float> f32_values(size_t n, std::mt19937 & rng) {
     return v;
 }
 
+// A GGUF of one 4096 x 256 f32 tensor (4 MiB: writing or quantizing it takes a while).
+void write_big_model(const fs::path & file) {
+    std::mt19937             rng(5);
+    const std::vector<float> big = f32_values(size_t(4096) * 256, rng);
+    gguf::writer             w;
+    const int64_t            ne[] = {4096, 256};
+    w.add_tensor("big", GGML_TYPE_F32, ne, big.data());
+    write_bytes(file, w.write_to_memory());
+}
+
 class CliSafety : public testing::Test {
   protected:
     void SetUp() override {
@@ -341,13 +351,7 @@ TEST_F(CliSafety, Class2_AnInputNamedLikeTheOldTemporaryIsUntouched) {
 // ---- Class 3: concurrent writers ----------------------------------------------------------------------
 
 TEST_F(CliSafety, Class3_ConcurrentQuantizeRunsToOneOutputLeaveOneWholeResult) {
-    // A model big enough that writing it takes a while (4 MiB of f32).
-    std::mt19937             rng(5);
-    const std::vector<float> big = f32_values(size_t(4096) * 256, rng);
-    gguf::writer             w;
-    const int64_t            ne[] = {4096, 256};
-    w.add_tensor("big", GGML_TYPE_F32, ne, big.data());
-    write_bytes(path("in.gguf"), w.write_to_memory());
+    write_big_model(path("in.gguf"));
     const uint64_t in_hash = hash_of(path("in.gguf"));
 
     // The two possible results, written one at a time.
@@ -804,12 +808,7 @@ TEST_F(CliSafety, Class8_AThreadThatCannotStartIsAnErrorNotAHang) {
     // may start one worker (which then waits for work) and must stop it and fail with the reason,
     // not hang; quantize's parallel_for may start none (its chunks are too short to count on one
     // still running when the next starts) and must fail the same way.
-    std::mt19937             rng(5);
-    const std::vector<float> big = f32_values(size_t(4096) * 256, rng);
-    gguf::writer             w;
-    const int64_t            ne[] = {4096, 256};
-    w.add_tensor("big", GGML_TYPE_F32, ne, big.data());
-    write_bytes(path("in.gguf"), w.write_to_memory());
+    write_big_model(path("in.gguf"));
     fs::permissions(dir_, fs::perms::all);  // the child may run as nobody: let it make out.gguf's temporary
     const std::set<std::string> names = names_in(dir_);
     for (const auto & [args, limit, error] : std::vector<std::tuple<std::vector<std::string>, int, std::string>>{
