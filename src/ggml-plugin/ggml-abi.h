@@ -38,6 +38,10 @@ enum dev_type : int32_t { DEV_CPU = 0, DEV_GPU = 1, DEV_IGPU = 2, DEV_ACCEL = 3,
 
 enum buffer_usage : int32_t { USAGE_ANY = 0, USAGE_WEIGHTS = 1, USAGE_COMPUTE = 2 };
 
+// ggml_tensor_flag: a graph node without FLAG_COMPUTE is built but not computed (the branches
+// ggml_build_forward_select does not select; their inputs may hold anything).
+inline constexpr int32_t FLAG_COMPUTE = 16;
+
 // ggml_op values of the pinned version for the ops hexnpu knows (the rest never reach hexnpu).
 namespace op_ids {
 inline constexpr int32_t NONE = 0, DUP = 1, ADD = 2, ADD_ID = 3, SUB = 6, MUL = 7, DIV = 8, SQR = 9, SQRT = 10,

@@ -218,6 +218,9 @@ ggml_cgraph & graph_translation::translate(const ggml_abi::cgraph & g) {
     graph_.leafs.clear();
     graph_.partial = true;  // one split of llama.cpp's graph: its other readers are unknown here
     for (const ggml_abi::tensor * node : key_) {
+        if ((node->flags & ggml_abi::FLAG_COMPUTE) == 0) {
+            continue;  // a branch ggml does not select: not computed, as by ggml's own backends
+        }
         ggml_tensor * m = mirrors_.mirror(node);
         if (m == nullptr) {
             key_.clear();

@@ -157,6 +157,41 @@ def test_weights_beyond_fp16_run_on_htp0(tmp_path):
     assert htp["tokens"] == cpu["tokens"]
 
 
+def test_unselected_branches_are_not_computed():
+    """ggml_build_forward_select (llama.cpp's mixed token/embedding inputs, API 3) builds branches
+    it does not compute: their nodes lack GGML_TENSOR_FLAG_COMPUTE and their inputs hold anything.
+    The plugin skips them as ggml's CPU backend does; it ran a SET_ROWS with unset ids (INVAL_PARAMS)."""
+    g = Ggml()
+    g.load_plugin(PLUGIN)
+    dev = g.dev_by_name(b"HTP0")
+    backend = g.dev_init(dev, None)
+    c = Context(g)
+    try:
+        x = c.tensor("f32", 64, 4)
+        rows = c.tensor("f32", 64, 2)
+        ids = c.tensor("i64", 2)
+        dup = g.op("dup", C.c_void_p)
+        set_rows = g.op("set_rows", C.c_void_p, C.c_void_p, C.c_void_p)
+        scale = g.op("scale", C.c_void_p, C.c_float)
+        branches = (C.c_void_p * 2)(scale(c.ctx, x, 2.0), set_rows(c.ctx, dup(c.ctx, x), rows, ids))
+        graph = g.new_graph(c.ctx)
+        select = _sig(g.base, "ggml_build_forward_select", C.c_void_p, C.c_void_p, C.POINTER(C.c_void_p), C.c_int,
+                      C.c_int)
+        out = select(graph, branches, 2, 0)
+        c.allocate(backend=backend)
+        values = np.arange(64 * 4, dtype=np.float32)
+        g.tensor_set(x, values.ctypes.data, 0, values.nbytes)
+        bad_ids = np.array([1 << 40, -7], dtype=np.int64)  # never set by llama.cpp in the other branch
+        g.tensor_set(ids, bad_ids.ctypes.data, 0, bad_ids.nbytes)
+        assert g.graph_compute(backend, graph) == 0
+        got = np.zeros_like(values)
+        g.tensor_get(out, got.ctypes.data, 0, got.nbytes)
+        assert np.array_equal(got, 2 * values)
+    finally:
+        c.close()
+        g.backend_free(backend)
+
+
 def test_every_npu_op_agrees_with_ggml_cpu():
     rows, failures = ggml_conformance.conformance(PLUGIN)
     bad = [f"{op}({desc}): {res}" for op, desc, res, tol, ok in rows if not ok]
