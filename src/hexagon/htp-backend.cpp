@@ -79,7 +79,9 @@ void htp_backend::graph_compute(ggml_cgraph & graph) {
     const ggml_tensor * fused_into = nullptr;  // the MUL a fused op already computes
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
         const ggml_tensor * node = graph.nodes[i];
-        if (is_layout_op(node->op) || node == fused_into) {
+        // An empty node (a dimension of 0: llama.cpp's last layer in a ubatch that outputs no
+        // logits) has nothing to compute, as in GGML's backends; the NPU rejects empty operands.
+        if (is_layout_op(node->op) || node == fused_into || ggml_nelements(node) == 0) {
             continue;
         }
         if (ops.empty()) {

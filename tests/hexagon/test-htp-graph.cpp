@@ -399,6 +399,22 @@ std::vector<float> compute_matmul(htp_device & dev, ggml_tensor * mm, ggml_tenso
     return got;
 }
 
+// An empty node (llama.cpp's last layer in a ubatch that outputs no logits: zero rows) has nothing
+// to compute: the graph runs, where the NPU rejected the batch with INVAL_PARAMS.
+TEST(HtpGraph, EmptyNodesAreNotComputed) {
+    htp_options   o       = test_options();
+    auto          devices = make_htp_devices(o, test_session());
+    ggml_context  weights;
+    ggml_tensor * w    = ggml_new_tensor_2d(&weights, GGML_TYPE_Q8_0, 64, 40);
+    auto          wbuf = alloc_ctx_tensors(weights, devices[0]->extra_buffer_types()[0]);
+    std::vector<uint8_t> zero(ggml_nbytes(w));
+    tensor_set(w, zero.data(), 0, zero.size());
+    ggml_context  ctx;
+    ggml_tensor * x  = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 0);
+    ggml_tensor * mm = ggml_mul_mat(&ctx, w, x);
+    EXPECT_TRUE(compute_matmul(*devices[0], mm, x, {}).empty());
+}
+
 // GGML_PREC_F32 on a matmul (GGML's ggml_prec_set_acc: fp32 sums and outputs) keeps it off the HMX
 // unit, whose output tiles are fp16; the same product without it goes there.
 TEST(HtpGraph, Fp32PrecisionMatmulStaysOffTheHmxUnit) {
