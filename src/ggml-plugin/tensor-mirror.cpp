@@ -62,45 +62,72 @@ constexpr op_pair kOps[] = {
     {ids::GLU, GGML_OP_GLU},
 };
 
-std::optional<ggml_unary_op> unary_of(int32_t id) {
-    namespace u = ggml_abi::unary_ids;
-    switch (id) {
-        case u::ABS: return GGML_UNARY_OP_ABS;
-        case u::NEG: return GGML_UNARY_OP_NEG;
-        case u::TANH: return GGML_UNARY_OP_TANH;
-        case u::RELU: return GGML_UNARY_OP_RELU;
-        case u::SIGMOID: return GGML_UNARY_OP_SIGMOID;
-        case u::GELU: return GGML_UNARY_OP_GELU;
-        case u::GELU_QUICK: return GGML_UNARY_OP_GELU_QUICK;
-        case u::SILU: return GGML_UNARY_OP_SILU;
-        case u::EXP: return GGML_UNARY_OP_EXP;
-        case u::SOFTPLUS: return GGML_UNARY_OP_SOFTPLUS;
-        case u::GELU_ERF: return GGML_UNARY_OP_GELU_ERF;
-        default: return std::nullopt;
+struct unary_pair {
+    int32_t       ggml_id;
+    ggml_unary_op op;
+};
+
+constexpr unary_pair kUnary[] = {
+    {ggml_abi::unary_ids::ABS, GGML_UNARY_OP_ABS},         {ggml_abi::unary_ids::NEG, GGML_UNARY_OP_NEG},
+    {ggml_abi::unary_ids::TANH, GGML_UNARY_OP_TANH},       {ggml_abi::unary_ids::RELU, GGML_UNARY_OP_RELU},
+    {ggml_abi::unary_ids::SIGMOID, GGML_UNARY_OP_SIGMOID}, {ggml_abi::unary_ids::GELU, GGML_UNARY_OP_GELU},
+    {ggml_abi::unary_ids::GELU_QUICK, GGML_UNARY_OP_GELU_QUICK}, {ggml_abi::unary_ids::SILU, GGML_UNARY_OP_SILU},
+    {ggml_abi::unary_ids::EXP, GGML_UNARY_OP_EXP},         {ggml_abi::unary_ids::SOFTPLUS, GGML_UNARY_OP_SOFTPLUS},
+    {ggml_abi::unary_ids::GELU_ERF, GGML_UNARY_OP_GELU_ERF},
+};
+
+struct glu_pair {
+    int32_t     ggml_id;
+    ggml_glu_op op;
+};
+
+constexpr glu_pair kGlu[] = {
+    {ggml_abi::glu_ids::GEGLU, GGML_GLU_OP_GEGLU},
+    {ggml_abi::glu_ids::SWIGLU, GGML_GLU_OP_SWIGLU},
+    {ggml_abi::glu_ids::SWIGLU_OAI, GGML_GLU_OP_SWIGLU_OAI},
+};
+
+template <class Pair, size_t N> auto find_op(const Pair (&table)[N], int32_t id) -> std::optional<decltype(table[0].op)> {
+    for (const Pair & p : table) {
+        if (p.ggml_id == id) {
+            return p.op;
+        }
     }
+    return std::nullopt;
 }
 
-std::optional<ggml_glu_op> glu_of(int32_t id) {
-    namespace g = ggml_abi::glu_ids;
-    switch (id) {
-        case g::GEGLU: return GGML_GLU_OP_GEGLU;
-        case g::SWIGLU: return GGML_GLU_OP_SWIGLU;
-        case g::SWIGLU_OAI: return GGML_GLU_OP_SWIGLU_OAI;
-        default: return std::nullopt;
-    }
-}
+std::optional<ggml_unary_op> unary_of(int32_t id) { return find_op(kUnary, id); }
+std::optional<ggml_glu_op>   glu_of(int32_t id) { return find_op(kGlu, id); }
 
 std::string describe(const ggml_abi::tensor * t) { return std::string("'") + t->name + "'"; }
 
 } // namespace
 
-ggml_op hexnpu_op_of(int32_t ggml_op_id) {
+ggml_op hexnpu_op_of(int32_t ggml_op_id) { return find_op(kOps, ggml_op_id).value_or(GGML_OP_COUNT); }
+
+std::string mismatched_op_id(const ggml_names & names) {
+    auto check = [](const char * kind, int32_t id, const char * theirs, const char * ours) {
+        return theirs != nullptr && std::strcmp(theirs, ours) == 0
+                   ? std::string()
+                   : std::string(kind) + " " + std::to_string(id) + " is " + (theirs ? theirs : "(null)") +
+                         " in the loading ggml, " + ours + " in the plugin";
+    };
     for (const op_pair & p : kOps) {
-        if (p.ggml_id == ggml_op_id) {
-            return p.op;
+        if (std::string e = check("op", p.ggml_id, names.op(p.ggml_id), ggml_op_name(p.op)); !e.empty()) {
+            return e;
         }
     }
-    return GGML_OP_COUNT;
+    for (const unary_pair & p : kUnary) {
+        if (std::string e = check("unary op", p.ggml_id, names.unary(p.ggml_id), ggml_unary_op_name(p.op)); !e.empty()) {
+            return e;
+        }
+    }
+    for (const glu_pair & p : kGlu) {
+        if (std::string e = check("GLU op", p.ggml_id, names.glu(p.ggml_id), ggml_glu_op_name(p.op)); !e.empty()) {
+            return e;
+        }
+    }
+    return "";
 }
 
 void mirror_set::clear() {

@@ -16,8 +16,18 @@
 
 namespace hexnpu::ggml_plugin {
 
-// The hexnpu op for a ggml op id of the pinned version (GGML_OP_COUNT when hexnpu has none).
+// The hexnpu op for a ggml op id of API versions 2 and 3 (GGML_OP_COUNT when hexnpu has none).
 ggml_op hexnpu_op_of(int32_t ggml_op_id);
+
+// The loading ggml's exported ggml_op_name, ggml_unary_op_name and ggml_glu_op_name.
+struct ggml_names {
+    const char * (*op)(int32_t);
+    const char * (*unary)(int32_t);
+    const char * (*glu)(int32_t);
+};
+// "" when the loading ggml names every op, unary and GLU id the plugin maps as the plugin does
+// (the ids move between ggml versions); otherwise the first that differs.
+std::string mismatched_op_id(const ggml_names & names);
 
 class mirror_set {
   public:
