@@ -183,6 +183,11 @@ struct backend {
     void *    context;
 };
 
+struct event {
+    device * dev;
+    void *   context;
+};
+
 struct dev_caps {
     bool async;
     bool host_buffer;

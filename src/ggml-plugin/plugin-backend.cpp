@@ -26,6 +26,18 @@ void backend_free(ggml_abi::backend * b) {
 
 void backend_synchronize(ggml_abi::backend * b) { context_of(b).hexnpu->synchronize(); }
 
+// The async calls complete before they return (graph_compute waits for the NPU's answer): the
+// tensor's own buffer does the copy, as ggml_backend_tensor_set / _get would.
+void backend_set_tensor_async(ggml_abi::backend *, ggml_abi::tensor * t, const void * data, size_t offset, size_t size) {
+    t->buf->iface.set_tensor(t->buf, t, data, offset, size);
+}
+void backend_get_tensor_async(ggml_abi::backend *, const ggml_abi::tensor * t, void * data, size_t offset, size_t size) {
+    t->buf->iface.get_tensor(t->buf, t, data, offset, size);
+}
+// Events: all work recorded before one is done by then.
+void backend_event_record(ggml_abi::backend *, ggml_abi::event *) {}
+void backend_event_wait(ggml_abi::backend *, ggml_abi::event *) {}
+
 // A failure is reported as a status, never by ending the host process: a session that died is
 // started anew by the device on the next graph.
 ggml_abi::status backend_graph_compute(ggml_abi::backend * b, ggml_abi::cgraph * g) {
@@ -42,8 +54,8 @@ ggml_abi::status backend_graph_compute(ggml_abi::backend * b, ggml_abi::cgraph *
 constexpr ggml_abi::backend_i kBackendInterface = {
     /* get_name            */ backend_get_name,
     /* free                */ backend_free,
-    /* set_tensor_async    */ nullptr,
-    /* get_tensor_async    */ nullptr,
+    /* set_tensor_async    */ backend_set_tensor_async,
+    /* get_tensor_async    */ backend_get_tensor_async,
     /* set_tensor_2d_async */ nullptr,
     /* get_tensor_2d_async */ nullptr,
     /* cpy_tensor_async    */ nullptr,
@@ -53,8 +65,8 @@ constexpr ggml_abi::backend_i kBackendInterface = {
     /* graph_plan_update   */ nullptr,
     /* graph_plan_compute  */ nullptr,
     /* graph_compute       */ backend_graph_compute,
-    /* event_record        */ nullptr,
-    /* event_wait          */ nullptr,
+    /* event_record        */ backend_event_record,
+    /* event_wait          */ backend_event_wait,
     /* graph_optimize      */ nullptr,
 };
 

@@ -52,7 +52,9 @@ void dev_get_props(device * dev, ggml_abi::dev_props * props) {
     dev_get_memory(dev, &props->memory_free, &props->memory_total);
     props->type      = dev_get_type(dev);
     props->device_id = nullptr;
-    props->caps      = {/*async*/ false, /*host_buffer*/ false, /*buffer_from_host_ptr*/ false, /*events*/ false,
+    // Async and events (llama.cpp's pipeline parallelism over several devices asks for both): every
+    // call of the plugin's backend returns with its work done, so an event is complete when recorded.
+    props->caps      = {/*async*/ true, /*host_buffer*/ false, /*buffer_from_host_ptr*/ false, /*events*/ true,
                         /*mmap_support*/ false};
 }
 
@@ -105,6 +107,10 @@ bool dev_offload_op(device * dev, const tensor * op) {
     return matmul && op->ne[1] * op->ne[2] * op->ne[3] >= kMinBatch && dev_supports_op(dev, op);
 }
 
+ggml_abi::event * dev_event_new(device * dev) { return new ggml_abi::event{dev, nullptr}; }
+void              dev_event_free(device *, ggml_abi::event * e) { delete e; }
+void              dev_event_synchronize(device *, ggml_abi::event *) {}  // complete when recorded
+
 constexpr ggml_abi::device_i kDeviceInterface = {
     /* get_name             */ dev_get_name,
     /* get_description      */ dev_get_description,
@@ -118,9 +124,9 @@ constexpr ggml_abi::device_i kDeviceInterface = {
     /* supports_op          */ dev_supports_op,
     /* supports_buft        */ dev_supports_buft,
     /* offload_op           */ dev_offload_op,
-    /* event_new            */ nullptr,
-    /* event_free           */ nullptr,
-    /* event_synchronize    */ nullptr,
+    /* event_new            */ dev_event_new,
+    /* event_free           */ dev_event_free,
+    /* event_synchronize    */ dev_event_synchronize,
 };
 
 struct registry {

@@ -40,18 +40,22 @@ pytestmark = [
 ]
 
 
-def on_device(cmd, htp):
-    """cmd and its environment: every layer on HTP0 through the plugin, or llama.cpp's CPU alone."""
+def on_device(cmd, htp, sessions=1):
+    """cmd and its environment: every layer on HTP0 through the plugin (on `sessions` sessions,
+    layer split), or llama.cpp's CPU alone."""
     env = dict(os.environ)
     if htp:
         env["GGML_BACKEND_PATH"] = PLUGIN
-        return cmd + ["-dev", "HTP0", "-ngl", "99"], env
+        if sessions == 1:
+            return cmd + ["-dev", "HTP0", "-ngl", "99"], env
+        env["GGML_HEXAGON_DEVICES"] = str(sessions)  # HTP0:0 .. HTP0:N-1
+        return cmd + ["-dev", ",".join(f"HTP0:{i}" for i in range(sessions)), "-ngl", "99"], env
     return cmd + ["-dev", "none", "-ngl", "0"], env
 
 
-def completion(htp):
+def completion(htp, sessions=1):
     cmd, env = on_device([str(LLAMA_BIN / "llama-completion"), "-m", MODEL, "-p", PROMPTS[0], "-n", "32", "--temp",
-                          "0", "-t", "2", "-c", "512", "--no-display-prompt", "-no-cnv", "-v"], htp)
+                          "0", "-t", "2", "-c", "512", "--no-display-prompt", "-no-cnv", "-v"], htp, sessions)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stderr[-3000:]
     return p.stdout, p.stderr
@@ -68,6 +72,15 @@ def test_llama_completion_greedy_on_htp0():
     print(f"llama-completion HTP0: {htp!r}\nhexnpu HTP0: {hexnpu_text!r}\nllama-completion CPU: {cpu!r}")
     assert htp.split()[:8] == hexnpu_text.split()[:8]
     assert htp.split()[:8] == cpu.split()[:8]
+
+
+def test_pipeline_parallelism_over_two_sessions():
+    """Two sessions, layer split: the plugin's async calls and events let llama.cpp pipeline the
+    ubatches; the text is the one session's."""
+    two, log = completion(htp=True, sessions=2)
+    assert "pipeline parallelism enabled" in log and "using device HTP0:1" in log, log[-3000:]
+    one, _ = completion(htp=True)
+    assert two.split()[:8] == one.split()[:8]
 
 
 def free_port():
