@@ -90,10 +90,10 @@ def free_port():
 
 
 class Server:
-    def __init__(self, htp):
+    def __init__(self, htp, slots=4):
         self.port = free_port()
-        cmd, env = on_device([str(SERVER), "-m", MODEL, "--host", "127.0.0.1", "--port", str(self.port), "-np", "4",
-                              "-c", "2048", "-t", "2", "--no-webui"], htp)
+        cmd, env = on_device([str(SERVER), "-m", MODEL, "--host", "127.0.0.1", "--port", str(self.port), "-np",
+                              str(slots), "-c", str(512 * slots), "-t", "2", "--no-webui"], htp)
         self.log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"hexnpu-llama-server-{self.port}.log", "w+")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + 180
@@ -146,11 +146,11 @@ class Server:
         self.log.close()
 
 
-def concurrent(server, prompts):
+def concurrent(server, prompts, n=16):
     results = [None] * len(prompts)
 
     def one(i):
-        results[i] = server.complete(prompts[i])
+        results[i] = server.complete(prompts[i], n=n)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(prompts))]
     for t in threads:
