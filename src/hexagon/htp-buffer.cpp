@@ -157,17 +157,15 @@ void htp_buffer::add_user(htp_device * device) {
     }
 }
 
-bool htp_buffer::is_tiled(const ggml_tensor * t) const {
-    const auto it = tiled_.find(t->data);
-    return it != tiled_.end() && it->second.type == t->type &&
+bool htp_buffer::recorded(const std::unordered_map<const void *, shape_key> & records, const ggml_tensor * t) {
+    const auto it = records.find(t->data);
+    return it != records.end() && it->second.type == t->type &&
            std::equal(std::begin(t->ne), std::end(t->ne), std::begin(it->second.ne));
 }
 
-bool htp_buffer::beyond_fp16(const ggml_tensor * t) const {
-    const auto it = beyond_fp16_.find(t->data);
-    return it != beyond_fp16_.end() && it->second.type == t->type &&
-           std::equal(std::begin(t->ne), std::end(t->ne), std::begin(it->second.ne));
-}
+bool htp_buffer::is_tiled(const ggml_tensor * t) const { return recorded(tiled_, t); }
+
+bool htp_buffer::beyond_fp16(const ggml_tensor * t) const { return recorded(beyond_fp16_, t); }
 
 void htp_buffer::init_tensor(ggml_tensor * t) {
     if (t->view_src == nullptr) {

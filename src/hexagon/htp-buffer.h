@@ -89,6 +89,9 @@ class htp_buffer final : public backend_buffer {
     };
     std::unordered_map<const void *, shape_key> tiled_;
     std::unordered_map<const void *, shape_key> beyond_fp16_;  // weights with values past fp16's range
+    // Whether `records` holds t's address with t's type and shape (a view of the same address with
+    // another shape is not the recorded tensor).
+    static bool recorded(const std::unordered_map<const void *, shape_key> & records, const ggml_tensor * t);
     std::mutex                                    users_mutex_;
     std::vector<htp_device *>                     users_;
 };
