@@ -15,7 +15,7 @@
 #pragma once
 
 #include "fastdiv.h"
-#include "htp-kparams.h"
+#include "proto/htp-eltwise.h"
 #include "htp-msg.h"
 
 #include <stdint.h>
@@ -31,7 +31,7 @@ enum htp_fa_mask : uint32_t { HTP_FA_MASK_NONE = 0, HTP_FA_MASK_F16 = 1, HTP_FA_
 
 // The mask's kind as the kparams record it (the guards compare the two).
 constexpr uint32_t htp_fa_mask_kind(const htp_tensor * mask) {
-    return mask == nullptr ? HTP_FA_MASK_NONE : mask->type == 1 ? HTP_FA_MASK_F16 : HTP_FA_MASK_F32;
+    return mask == nullptr ? HTP_FA_MASK_NONE : mask->type == HTP_TYPE_F16 ? HTP_FA_MASK_F16 : HTP_FA_MASK_F32;
 }
 
 struct htp_flash_attn_kparams {
@@ -77,9 +77,9 @@ constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, c
                                    const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst,
                                    bool f32_kv = false) {
     const uint32_t d       = q.ne[0];
-    const bool     kv_ok   = (k.type == 1 && v.type == 1) || (f32_kv && k.type == 0 && v.type == 0);
-    const uint32_t kv_elem = k.type == 0 ? 4 : 2;
-    if (q.type != 0 || !kv_ok || dst.type != 0 || d == 0 || d % 64 != 0 || d > HTP_FA_MAX_D ||
+    const bool     kv_ok   = (k.type == HTP_TYPE_F16 && v.type == HTP_TYPE_F16) || (f32_kv && k.type == HTP_TYPE_F32 && v.type == HTP_TYPE_F32);
+    const uint32_t kv_elem = k.type == HTP_TYPE_F32 ? 4 : 2;
+    if (q.type != HTP_TYPE_F32 || !kv_ok || dst.type != HTP_TYPE_F32 || d == 0 || d % 64 != 0 || d > HTP_FA_MAX_D ||
         k.ne[0] != d || v.ne[0] != d || k.ne[1] == 0 || v.ne[1] != k.ne[1] || v.ne[2] != k.ne[2] || k.ne[2] == 0 ||
         q.ne[2] < k.ne[2] || q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1 || dst.ne[0] != d || dst.ne[1] != q.ne[2] ||
         dst.ne[2] != q.ne[1] || dst.ne[3] != 1 || dst.nb[1] < d * 4 || !htp_rows_inside(q, 4) ||
@@ -87,13 +87,13 @@ constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, c
         return false;
     }
     if (mask != nullptr) {
-        const uint32_t elem = mask->type == 1 ? 2 : 4;
-        if ((mask->type != 0 && mask->type != 1) || mask->ne[0] < k.ne[1] || mask->ne[1] < q.ne[1] ||
+        const uint32_t elem = mask->type == HTP_TYPE_F16 ? 2 : 4;
+        if ((mask->type != HTP_TYPE_F32 && mask->type != HTP_TYPE_F16) || mask->ne[0] < k.ne[1] || mask->ne[1] < q.ne[1] ||
             mask->ne[2] == 0 || mask->ne[3] != 1 || !htp_rows_inside(*mask, elem)) {
             return false;
         }
     }
-    return sinks == nullptr || (sinks->type == 0 && sinks->nb[0] == 4 && sinks->ne[0] == q.ne[2] &&
+    return sinks == nullptr || (sinks->type == HTP_TYPE_F32 && sinks->nb[0] == 4 && sinks->ne[0] == q.ne[2] &&
                                 uint64_t(sinks->ne[0]) * 4 <= sinks->size);
 }
 
@@ -124,7 +124,7 @@ inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & 
     kp.d             = q.ne[0];
     kp.n_kv          = k.ne[1];
     kp.n_blocks      = (kp.n_kv + HTP_FA_BLOCK - 1) / HTP_FA_BLOCK;
-    kp.kv_elem       = k.type == 0 ? 4 : 2;
+    kp.kv_elem       = k.type == HTP_TYPE_F32 ? 4 : 2;
     kp.kv_row_stride = htp_fa_kv_row_stride(kp.d, kp.kv_elem);
     kp.n_slots       = HTP_FA_MAX_SLOTS;
     uint32_t threads = n_threads;

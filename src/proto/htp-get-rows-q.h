@@ -14,7 +14,7 @@
 #pragma once
 
 #include "fastdiv.h"
-#include "htp-kparams.h"
+#include "proto/htp-eltwise.h"
 #include "htp-matmul.h"
 #include "htp-msg.h"
 #include "tile-formats.h"
@@ -61,8 +61,8 @@ constexpr uint32_t htp_get_rows_q_unit_cols(uint32_t type, bool tiled) {
 
 // The ids (I32/I64, one per dst row, in order) as GET_ROWS takes them; compares only.
 constexpr bool htp_row_ids_valid(const htp_tensor & ids, const htp_tensor & dst) {
-    const uint32_t id_bytes = ids.type == 27 ? 8 : 4;
-    return (ids.type == 26 || ids.type == 27) && ids.ne[0] == dst.ne[1] && ids.ne[1] == dst.ne[2] &&
+    const uint32_t id_bytes = ids.type == HTP_TYPE_I64 ? 8 : 4;
+    return (ids.type == HTP_TYPE_I32 || ids.type == HTP_TYPE_I64) && ids.ne[0] == dst.ne[1] && ids.ne[1] == dst.ne[2] &&
            ids.ne[2] == dst.ne[3] && ids.ne[3] == 1 && ids.nb[0] == id_bytes && htp_rows_inside(ids, id_bytes);
 }
 
@@ -73,7 +73,7 @@ constexpr bool htp_row_ids_valid(const htp_tensor & ids, const htp_tensor & dst)
 constexpr bool htp_get_rows_q_layout_valid(const htp_tensor & src0, const htp_tensor * ids, const htp_tensor & dst,
                                            uint32_t n_units) {
     const bool tiled = (src0.flags & HTP_TENSOR_TILED) != 0;
-    if (!htp_get_rows_q_type(src0.type, tiled) || dst.type != 0 || dst.ne[0] > UINT32_MAX / 4 ||
+    if (!htp_get_rows_q_type(src0.type, tiled) || dst.type != HTP_TYPE_F32 || dst.ne[0] > UINT32_MAX / 4 ||
         src0.ne[0] != dst.ne[0] || src0.ne[2] != dst.ne[2] || src0.ne[3] != dst.ne[3] || src0.ne[1] == 0 ||
         n_units == 0 || uint64_t(n_units) * htp_get_rows_q_unit_cols(src0.type, tiled) != src0.ne[0] ||
         (ids != nullptr ? !htp_row_ids_valid(*ids, dst) : src0.ne[1] != dst.ne[1]) || !htp_rows_apart(dst, 4)) {
@@ -108,7 +108,7 @@ inline bool prepare_get_rows_q_kparams(const htp_tensor & src0, const htp_tensor
     const uint64_t rows  = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
     kp.type         = src0.type;
     kp.tiled        = tiled ? 1 : 0;
-    kp.ids_i64      = ids != nullptr && ids->type == 27 ? 1 : 0;
+    kp.ids_i64      = ids != nullptr && ids->type == HTP_TYPE_I64 ? 1 : 0;
     kp.identity     = ids == nullptr ? 1 : 0;
     kp.n_units      = dst.ne[0] / cols;
     kp.unit_vectors = cols / TILE_N_COLS;

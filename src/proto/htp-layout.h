@@ -13,7 +13,7 @@
 #pragma once
 
 #include "fastdiv.h"
-#include "htp-kparams.h"
+#include "proto/htp-eltwise.h"
 #include "htp-msg.h"
 #include "htp-opcodes.h"
 
@@ -39,7 +39,7 @@ struct htp_layout_kparams {
 static_assert(sizeof(htp_layout_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
 // Bytes of one element of the types the layout ops move (F32, F16, BF16, I32); 0 for others.
-constexpr uint32_t htp_layout_elem_size(uint32_t type) { return type == 26 ? 4 : htp_cpy_elem_size(type); }
+constexpr uint32_t htp_layout_elem_size(uint32_t type) { return type == HTP_TYPE_I32 ? 4 : htp_cpy_elem_size(type); }
 
 // A source read element by element: all its elements inside its bytes (any strides).
 constexpr bool htp_elems_inside(const htp_tensor & t, uint32_t elem) {

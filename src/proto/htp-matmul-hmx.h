@@ -121,7 +121,7 @@ constexpr bool htp_matmul_hmx_operands_ok(const htp_tensor & src0, const htp_ten
     const bool tiled = (src0.flags & HTP_TENSOR_TILED) != 0;
     const bool fw    = htp_matmul_float_weight(src0.type);
     if (!(is_tiled_type_id(int32_t(src0.type)) || (!tiled && (htp_matmul_flat_only_weight(src0.type) || fw))) ||
-        (src1.type != 0 && src1.type != 1) || dst.type != 0 || (fw && src0.nb[0] != (src0.type == 0 ? 4u : 2u))) {
+        (src1.type != HTP_TYPE_F32 && src1.type != HTP_TYPE_F16) || dst.type != HTP_TYPE_F32 || (fw && src0.nb[0] != (src0.type == HTP_TYPE_F32 ? 4u : 2u))) {
         return false;
     }
     const uint32_t k = src0.ne[0];
@@ -131,7 +131,7 @@ constexpr bool htp_matmul_hmx_operands_ok(const htp_tensor & src0, const htp_ten
     if (dst.ne[0] != src0.ne[1] || dst.ne[1] != src1.ne[1] || dst.ne[2] != src1.ne[2] || dst.ne[3] != src1.ne[3]) {
         return false;
     }
-    const uint32_t a_size = src1.type == 0 ? 4 : 2;
+    const uint32_t a_size = src1.type == HTP_TYPE_F32 ? 4 : 2;
     return src1.nb[0] == a_size && dst.nb[0] == 4 && src1.nb[1] >= uint64_t(k) * a_size &&
            dst.nb[1] >= uint64_t(dst.ne[0]) * 4;
 }
@@ -164,7 +164,7 @@ constexpr bool prepare_matmul_hmx_kparams(const htp_tensor & src0, const htp_ten
     if (htp_matmul_float_weight(src0.type)) {
         // 32 columns of 32 rows per DMA block, a vector per 4 bytes of every row.
         p.tile_shift = 0;
-        p.tile_size  = TILE_N_COLS * (src0.type == 0 ? 4 : 2);
+        p.tile_size  = TILE_N_COLS * (src0.type == HTP_TYPE_F32 ? 4 : 2);
         p.slot_size  = p.tile_size * 32;
     } else if (flat) {
         // A flat block per DMA block: gathered into a tile (the block-32 types) or staged.

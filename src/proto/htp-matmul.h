@@ -41,6 +41,8 @@
 
 #include "proto/fastdiv.h"
 #include "proto/htp-msg.h"
+#include "proto/htp-prepare.h"
+#include "proto/htp-types.h"
 #include "proto/tile-formats.h"
 
 #include <stdint.h>
@@ -80,10 +82,10 @@ struct htp_matmul_kparams {
 static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
 // F32, F16 and BF16 weights (always flat) go to the float kernel (htp/ops/matmul-float-ops.cpp).
-constexpr bool htp_matmul_float_weight(uint32_t type) { return type == 0 || type == 1 || type == 30; }
+constexpr bool htp_matmul_float_weight(uint32_t type) { return type == HTP_TYPE_F32 || type == HTP_TYPE_F16 || type == HTP_TYPE_BF16; }
 
 // Q5_0 and Q5_1 have no tiled format: the quantized kernel takes them flat only.
-constexpr bool htp_matmul_flat_only_weight(uint32_t type) { return type == 6 || type == 7; }
+constexpr bool htp_matmul_flat_only_weight(uint32_t type) { return type == HTP_TYPE_Q5_0 || type == HTP_TYPE_Q5_1; }
 
 // The weight types the kernels multiply: the twelve tiled types (tiled and flat), Q5_0/Q5_1 (flat)
 // and the floats.
@@ -93,7 +95,7 @@ constexpr bool htp_matmul_weight_type(uint32_t type) {
 
 // Elements of one flat block of the type along K (K is a multiple of it).
 constexpr uint32_t htp_matmul_block_elems(uint32_t type) {
-    return htp_matmul_float_weight(type) ? 1 : type == 41 ? 128 : type == 42 ? 64 : type >= 10 && type <= 14 ? 256 : 32;
+    return htp_matmul_float_weight(type) ? 1 : type == HTP_TYPE_Q1_0 ? 128 : type == HTP_TYPE_Q2_0 ? 64 : type >= HTP_TYPE_Q2_K && type <= HTP_TYPE_Q6_K ? 256 : 32;
 }
 
 // Bytes of one flat block of the type (htp_matmul_block_elems elements).
@@ -142,13 +144,13 @@ constexpr uint32_t htp_matmul_flat_block_transfers(uint32_t type) {
 }
 // Staged vectors of one flat block: one per transfer, but the 8 of Q5_0/Q5_1's 32 records.
 constexpr uint32_t htp_matmul_flat_block_vectors(uint32_t type) {
-    return type == 6 || type == 7 ? 8 : htp_matmul_flat_block_transfers(type);
+    return type == HTP_TYPE_Q5_0 || type == HTP_TYPE_Q5_1 ? 8 : htp_matmul_flat_block_transfers(type);
 }
 inline constexpr uint32_t HTP_MM_Q5_RECORD_BYTES = 32;
 // Flat blocks per weight DMA block: the small staged blocks come several at a time (their transfers
 // and one token per slot in flight must fit the DMA ring with 3 slots).
 constexpr uint32_t htp_matmul_flat_group(uint32_t type) {
-    return type == 41 || type == 42 ? 8 : type == 6 || type == 7 ? 6 : 1;
+    return type == HTP_TYPE_Q1_0 || type == HTP_TYPE_Q2_0 ? 8 : type == HTP_TYPE_Q5_0 || type == HTP_TYPE_Q5_1 ? 6 : 1;
 }
 // DMA transfers per weight block (flat weights; float weights: one per block).
 constexpr uint32_t htp_matmul_flat_transfers(uint32_t type) {
@@ -160,14 +162,14 @@ constexpr uint32_t htp_matmul_flat_staged_bytes(uint32_t type) {
 }
 
 // log2 of the 32-column activation blocks per weight tile: Q1_0 tiles are 128 columns, Q2_0 64.
-constexpr uint32_t htp_matmul_tile_shift(uint32_t type) { return type == 41 ? 2 : type == 42 ? 1 : 0; }
+constexpr uint32_t htp_matmul_tile_shift(uint32_t type) { return type == HTP_TYPE_Q1_0 ? 2 : type == HTP_TYPE_Q2_0 ? 1 : 0; }
 
 // Activation blocks per flat block.
 constexpr uint32_t htp_matmul_flat_tiles(uint32_t type) { return htp_matmul_block_elems(type) / TILE_N_COLS; }
 
 // A 16-bit float weight block widened to fp32 (the thread's "wide" area); 0 for other weights.
 constexpr uint64_t htp_matmul_wide_bytes(const htp_matmul_kparams & p) {
-    return p.wtype == 1 || p.wtype == 30 ? uint64_t(TILE_N_ROWS) * p.tiles_per_block * 128 : 0;
+    return p.wtype == HTP_TYPE_F16 || p.wtype == HTP_TYPE_BF16 ? uint64_t(TILE_N_ROWS) * p.tiles_per_block * 128 : 0;
 }
 
 // An activation row staged as fp32 vectors, one more for F16 rows landing past their half.
@@ -179,7 +181,7 @@ constexpr uint64_t htp_matmul_vtcm_size(const htp_matmul_kparams & p) {
 
 // The shapes the HVX matmul takes (both sides agree on them).
 constexpr bool htp_matmul_shapes_supported(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
-    if (!htp_matmul_weight_type(src0.type) || (src1.type != 0 && src1.type != 1) || dst.type != 0) {
+    if (!htp_matmul_weight_type(src0.type) || (src1.type != HTP_TYPE_F32 && src1.type != HTP_TYPE_F16) || dst.type != HTP_TYPE_F32) {
         return false;
     }
     const uint32_t k = src0.ne[0];
@@ -192,8 +194,8 @@ constexpr bool htp_matmul_shapes_supported(const htp_tensor & src0, const htp_te
     }
     // Activation, output and float weight rows: elements in order (rows may be padded, slices
     // anywhere; a float weight's rows too: a transposed view is not taken).
-    const uint32_t a_size = src1.type == 0 ? 4 : 2;
-    const bool     w_rows = !htp_matmul_float_weight(src0.type) || src0.nb[0] == (src0.type == 0 ? 4u : 2u);
+    const uint32_t a_size = src1.type == HTP_TYPE_F32 ? 4 : 2;
+    const bool     w_rows = !htp_matmul_float_weight(src0.type) || src0.nb[0] == (src0.type == HTP_TYPE_F32 ? 4u : 2u);
     return w_rows && src1.nb[0] == a_size && dst.nb[0] == 4 && src1.nb[1] >= uint64_t(k) * a_size &&
            dst.nb[1] >= uint64_t(dst.ne[0]) * 4;
 }
@@ -223,9 +225,9 @@ constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & s
     if (fw) {
         // Float weights: a "tile" is 32 columns of one weight row; the activations are K rounded
         // up to whole vectors (16-bit weights: whole 64-element pairs), the padding zero.
-        const uint32_t pairs = src0.type == 0 ? 1 : 2;
+        const uint32_t pairs = src0.type == HTP_TYPE_F32 ? 1 : 2;
         p.n_k_blocks         = (p.k + 32 * pairs - 1) / (32 * pairs) * pairs;
-        p.tile_size          = TILE_N_COLS * (src0.type == 0 ? 4 : 2);
+        p.tile_size          = TILE_N_COLS * (src0.type == HTP_TYPE_F32 ? 4 : 2);
     } else if (htp_matmul_flat_only_weight(src0.type)) {
         p.tiles_per_block = 1;  // no tiles: only the flat staging below
     } else {
@@ -246,7 +248,7 @@ constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & s
     p.act_rows          = src1.ne[1] < HTP_MM_MAX_ACT_ROWS ? src1.ne[1] : HTP_MM_MAX_ACT_ROWS;
     // Q2_K keeps each row's d and -dmin in the super-block's tiles: its blocks are whole super-blocks.
     // 16-bit float weights come in 64-column vectors. A float block is 32 rows of its columns.
-    const uint32_t unit   = t == tiled_type::q2_K ? KQUANT_TILES : fw && src0.type != 0 ? 2 : 1;
+    const uint32_t unit   = t == tiled_type::q2_K ? KQUANT_TILES : fw && src0.type != HTP_TYPE_F32 ? 2 : 1;
     if (!htp_matmul_flat_only_weight(src0.type)) {
         const uint32_t target = HTP_MM_BLOCK_BYTES / (fw ? TILE_N_ROWS * p.tile_size : p.slot_size) / unit * unit;
         p.tiles_per_block     = target < unit ? unit : (target < w_tiles ? target : w_tiles);
@@ -300,7 +302,7 @@ constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor 
 constexpr bool htp_matmul_id_shapes_supported(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & ids,
                                               const htp_tensor & dst) {
     const uint32_t n_used = ids.ne[0], n_tokens = ids.ne[1];
-    return ids.type == 26 && ids.nb[0] == 4 && ids.ne[2] == 1 && ids.ne[3] == 1 && ids.nb[1] >= uint64_t(n_used) * 4 &&
+    return ids.type == HTP_TYPE_I32 && ids.nb[0] == 4 && ids.ne[2] == 1 && ids.ne[3] == 1 && ids.nb[1] >= uint64_t(n_used) * 4 &&
            src0.ne[3] == 1 && (src1.ne[1] == 1 || src1.ne[1] == n_used) && src1.ne[2] == n_tokens && src1.ne[3] == 1 &&
            dst.ne[0] == src0.ne[1] && dst.ne[1] == n_used && dst.ne[2] == n_tokens && dst.ne[3] == 1;
 }

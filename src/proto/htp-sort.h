@@ -11,7 +11,7 @@
 #pragma once
 
 #include "fastdiv.h"
-#include "htp-kparams.h"
+#include "proto/htp-eltwise.h"
 #include "htp-msg.h"
 #include "htp-opcodes.h"
 
@@ -47,7 +47,7 @@ constexpr uint32_t htp_sort_log2(uint32_t ne0) {
 constexpr bool htp_sort_layout_valid(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst) {
     const bool k_ok = opcode == HTP_OP_ARGSORT ? dst.ne[0] == src0.ne[0]
                                                : opcode == HTP_OP_TOP_K && dst.ne[0] >= 1 && dst.ne[0] <= src0.ne[0];
-    return k_ok && dst.type == 26 && src0.ne[1] == dst.ne[1] && src0.ne[2] == dst.ne[2] && src0.ne[3] == dst.ne[3] &&
+    return k_ok && dst.type == HTP_TYPE_I32 && src0.ne[1] == dst.ne[1] && src0.ne[2] == dst.ne[2] && src0.ne[3] == dst.ne[3] &&
            htp_sort_log2(src0.ne[0]) != 0 && htp_eltwise_source_rows_valid(src0) && htp_rows_apart(dst, 4);
 }
 

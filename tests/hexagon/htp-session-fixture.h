@@ -7,7 +7,7 @@
 #include "hexagon/htp-device.h"
 
 #include "hexnpu/graph.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-test-stream.h"
 #include "proto/htp-opcodes.h"
 
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 
 #include "hexnpu/graph.h"
 #include "proto/fastdiv.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-test-stream.h"
 #include "proto/htp-opcodes.h"
 
 #include <gtest/gtest.h>

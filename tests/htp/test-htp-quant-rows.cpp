@@ -4,7 +4,7 @@
 // codes exactly halfway, wide and narrow ranges, more blocks than one vector of scales holds.
 #include "core/quants.h"
 #include "htp/hvx-quant-rows.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-rows.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,8 @@
 // INVAL_PARAMS without a DMA fault.
 #include "core/fp16.h"
 #include "htp/htp-iface.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-binary.h"
+#include "proto/htp-rows.h"
 #include "proto/htp-status.h"
 #include "test-htp-util.h"
 #include "vnpu/platform/in-process-session.h"

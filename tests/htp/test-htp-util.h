@@ -4,7 +4,7 @@
 
 #include "proto/fastdiv.h"
 #include "proto/htp-msg.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-test-stream.h"
 #include "proto/htp-opcodes.h"
 #include "vnpu/platform/batch-builder.h"
 

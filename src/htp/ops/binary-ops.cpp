@@ -1,4 +1,4 @@
-// ADD, SUB, MUL, DIV: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-kparams.h), rows
+// ADD, SUB, MUL, DIV: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-binary.h), rows
 // of F32, F16 or BF16 (dst of src0's type), 16-bit rows widened in their slots and computed in fp32;
 // GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1, and GPT-OSS's
 // SWIGLU_OAI (x capped at limit, the gate clamped to +-limit and offset by 1); the host's fused
@@ -21,7 +21,7 @@
 #include "row-norm.h"
 #include "row-walk.h"
 #include "stream-pipeline.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-binary.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
 #include "vnpu/hvx/hvx.h"

@@ -1,13 +1,13 @@
 // What the element-wise streaming ops share around their pipeline: the dst rows an op covers
 // (flattened over dims 1..3), their split over the host's kparams.n_threads and rows_per_thread,
-// the per-thread VTCM slots of the shared eltwise layout (proto/htp-kparams.h), and the structural
+// the per-thread VTCM slots of the shared eltwise layout (proto/htp-eltwise.h), and the structural
 // guard the batch loop runs before such an op (op-table.h).
 #pragma once
 
 #include "htp-ctx.h"
 #include "htp-tensor.h"
 #include "hvx-hf-rows.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-eltwise.h"
 #include "proto/htp-status.h"
 #include "vtcm.h"
 #include "work-queue.h"

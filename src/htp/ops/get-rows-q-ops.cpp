@@ -10,6 +10,7 @@
 #include "tile-rows.h"
 #include "vtcm.h"
 #include "proto/htp-get-rows-q.h"
+#include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
 #include "vnpu/hvx/hvx.h"
 

@@ -1,4 +1,4 @@
-// ROPE on F32, F16 or BF16 rows (16-bit rows widened in VTCM; proto/htp-kparams.h, htp_rope_kparams): each thread streams its rows DDR -> DMA ->
+// ROPE on F32, F16 or BF16 rows (16-bit rows widened in VTCM; proto/htp-rope.h, htp_rope_kparams): each thread streams its rows DDR -> DMA ->
 // VTCM -> HVX -> VTCM -> DMA -> DDR; a block never crosses an (i2, i3) slice, so one position
 // (positions[i2], a 4-byte transfer into the block's position slot) and one table of cos/sin
 // serve all its rows.
@@ -11,7 +11,7 @@
 #include "hvx-tile-dot.h"
 #include "ops.h"
 #include "stream-rows.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-rope.h"
 #include "proto/htp-status.h"
 #include "vnpu/hvx/hvx.h"
 
@@ -35,7 +35,7 @@ HVX_Vector lane_index_sf() {
 }
 
 // A block's rows, all at one position p (lane 0 of the position slot). The angles of the pair
-// indices j = 32 v + lane (proto/htp-kparams.h: p e^(j ln theta_scale), divided by the frequency
+// indices j = 32 v + lane (proto/htp-rope.h: p e^(j ln theta_scale), divided by the frequency
 // factor, which the DMA put where the angle goes, then freq_scale and YaRN's mix), then their cos
 // and sin (times mscale) go to a table in the position slot (n_dims * 4 bytes: within one row's
 // stride), then every row rotates its pairs from the table: x0' = x0 cos - x1 sin,

@@ -1,4 +1,4 @@
-// The row ops (proto/htp-kparams.h). SET_ROWS (htp_set_rows_kparams), the KV cache's writes: each
+// The row ops (proto/htp-rows.h). SET_ROWS (htp_set_rows_kparams), the KV cache's writes: each
 // thread streams its source rows DDR -> DMA -> VTCM in blocks that never cross an (i2, i3) slice,
 // converts them on HVX (F32 -> F16/BF16, a copy for an F32 destination, GGML's Q8_0, Q4_0, Q4_1,
 // Q5_0 and Q5_1 quantizers) into the block's output slot, and sends every row back by its own DMA
@@ -11,7 +11,8 @@
 #include "ops.h"
 #include "stream-dst-rows.h"
 #include "stream-rows.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-opcodes.h"
+#include "proto/htp-rows.h"
 #include "proto/htp-status.h"
 #include "vnpu/hvx/hvx.h"
 
@@ -50,7 +51,7 @@ bool destination_row(const set_rows_job & job, const uint8_t * ids, uint32_t i1,
 }
 
 // Block-type rows: each F32 source row (stride bytes apart in s) into its slot in d
-// (hvx-quant-rows.h, layout: proto/htp-kparams.h).
+// (hvx-quant-rows.h, layout: proto/htp-rows.h).
 template <class Q>
 __attribute__((noinline)) void quantize_rows_as(uint8_t * d, uint8_t * s, uint32_t nrows, uint32_t stride, uint32_t ne0) {
     for (uint32_t r = 0; r < nrows; ++r, d += stride, s += stride) {
@@ -64,10 +65,10 @@ __attribute__((noinline)) void quantize_rows_as(uint8_t * d, uint8_t * s, uint32
 
 void quantize_block_rows(uint32_t type, uint8_t * d, uint8_t * s, uint32_t nrows, uint32_t stride, uint32_t ne0) {
     switch (type) {
-        case proto::HTP_TYPE_ID_Q4_0: return quantize_rows_as<q4_0_rows>(d, s, nrows, stride, ne0);
-        case proto::HTP_TYPE_ID_Q4_1: return quantize_rows_as<q4_1_rows>(d, s, nrows, stride, ne0);
-        case proto::HTP_TYPE_ID_Q5_0: return quantize_rows_as<q5_0_rows>(d, s, nrows, stride, ne0);
-        case proto::HTP_TYPE_ID_Q5_1: return quantize_rows_as<q5_1_rows>(d, s, nrows, stride, ne0);
+        case proto::HTP_TYPE_Q4_0: return quantize_rows_as<q4_0_rows>(d, s, nrows, stride, ne0);
+        case proto::HTP_TYPE_Q4_1: return quantize_rows_as<q4_1_rows>(d, s, nrows, stride, ne0);
+        case proto::HTP_TYPE_Q5_0: return quantize_rows_as<q5_0_rows>(d, s, nrows, stride, ne0);
+        case proto::HTP_TYPE_Q5_1: return quantize_rows_as<q5_1_rows>(d, s, nrows, stride, ne0);
         default: return quantize_rows_as<q8_0_rows>(d, s, nrows, stride, ne0);
     }
 }

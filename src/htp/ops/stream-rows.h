@@ -9,7 +9,7 @@
 #include "htp-tensor.h"
 #include "row-walk.h"
 #include "stream-pipeline.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-eltwise.h"
 
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 // SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, RELU, ABS, EXP, SIGMOID, GELU (tanh),
 // GELU_QUICK, GELU_ERF, SIN, COS, LOG, SOFTPLUS, CLAMP, TANH, FILL; CPY between F32, F16 and BF16; the row norms RMS_NORM, NORM and
-// L2_NORM; SUM_ROWS, MEAN and CUMSUM (proto/htp-kparams.h). Each thread streams its rows DDR -> DMA
+// L2_NORM; SUM_ROWS, MEAN and CUMSUM (proto/htp-unary.h). Each thread streams its rows DDR -> DMA
 // -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per stream.
 #include "eltwise-rows.h"
 #include "htp-tensor.h"
@@ -15,7 +15,7 @@
 #include "ops.h"
 #include "row-norm.h"
 #include "stream-rows.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-unary.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
 #include "vnpu/hvx/hvx.h"

@@ -12,7 +12,7 @@
 #include "ops/ops.h"
 #include "ops/row-walk.h"
 #include "ops/stream-pipeline.h"
-#include "proto/htp-kparams.h"
+#include "proto/htp-test-stream.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
 #include "vnpu/hvx/hvx.h"
@@ -240,25 +240,21 @@ bool guard_test_dma_only_breach(const htp_op_context * octx) {
     return octx->src[0]->size >= 128 && octx->dst[0]->size >= 128 && (octx->dst[0]->flags & proto::HTP_TENSOR_COMPUTE) != 0;
 }
 
-constexpr op_entry TEST_STREAM = {op_test_stream, guard_test_stream, 1, 1};
-constexpr op_entry TEST_FAULT  = {op_test_fault, no_guard, 0, 0};
-constexpr op_entry TEST_HANG   = {op_test_hang, no_guard, 0, 0};
-constexpr op_entry TEST_CRASH  = {op_test_crash, no_guard, 0, 0};
-constexpr op_entry TEST_HMX_MISUSE = {op_test_hmx_misuse, guard_test_hmx_misuse, 0, 0};
-constexpr op_entry TEST_MDEV_FAULT = {op_test_mdev_fault, guard_test_mdev_fault, 0, 0};
-constexpr op_entry TEST_DMA_ONLY_BREACH = {op_test_dma_only_breach, guard_test_dma_only_breach, 1, 1};
+// The guards the registry names for the test ops that take no operands.
+constexpr bool (*guard_test_fault)(const htp_op_context *) = no_guard;
+constexpr bool (*guard_test_hang)(const htp_op_context *)  = no_guard;
+constexpr bool (*guard_test_crash)(const htp_op_context *) = no_guard;
 
 } // namespace
 
 const op_entry * find_test_op(uint32_t opcode) {
     switch (opcode) {
-        case proto::HTP_OP_TEST_STREAM: return &TEST_STREAM;
-        case proto::HTP_OP_TEST_FAULT: return &TEST_FAULT;
-        case proto::HTP_OP_TEST_HANG: return &TEST_HANG;
-        case proto::HTP_OP_TEST_CRASH: return &TEST_CRASH;
-        case proto::HTP_OP_TEST_HMX_MISUSE: return &TEST_HMX_MISUSE;
-        case proto::HTP_OP_TEST_MDEV_FAULT: return &TEST_MDEV_FAULT;
-        case proto::HTP_OP_TEST_DMA_ONLY_BREACH: return &TEST_DMA_ONLY_BREACH;
+#define HTP_TEST_OP(name, kernel, n_src, n_dst, dma_only)                                       \
+    case proto::HTP_OP_TEST_##name: {                                                           \
+        static constexpr op_entry entry = {op_##kernel, guard_##kernel, n_src, n_dst};          \
+        return &entry;                                                                          \
+    }
+#include "proto/htp-op-list.inc"
         default: return nullptr;
     }
 }
