@@ -96,6 +96,9 @@ class backend_device {
     // Decided from static tensor properties only (types, shapes, strides, op params): the spec's
     // supports_op rule. Buffers are not yet allocated when the scheduler asks.
     virtual bool                               supports_op(const ggml_tensor * op) const = 0;
+    // Why supports_op says no to op, in words a user can act on; "" when it says yes (or the
+    // device gives no reasons).
+    virtual std::string                        refusal_reason(const ggml_tensor *) const { return {}; }
     // Whether backends of this device can read tensors stored in buffers of this type.
     virtual bool                               supports_buft(const backend_buffer_type * buft) const = 0;
 };

@@ -74,13 +74,21 @@ void htp_device::memory(size_t & free, size_t & total) const {
 
 std::unique_ptr<backend> htp_device::init_backend() { return std::make_unique<htp_backend>(*this); }
 
+std::string htp_device::refusal_reason(const ggml_tensor * op) const {
+    if (htp_supports_op(*options_, static_target_, op)) {
+        return "";
+    }
+    std::string why = htp_option_refusal(*options_, op);
+    if (why.empty()) {
+        prepare_htp_op(op, static_target_, &why);
+    }
+    return why;
+}
+
 bool htp_device::supports_op(const ggml_tensor * op) const {
     const bool yes = htp_supports_op(*options_, static_target_, op);
     if (options_->verbose > 0 && !is_layout_op(op->op)) {
-        std::string why = yes ? "" : htp_option_refusal(*options_, op);
-        if (!yes && why.empty()) {
-            why = htp_refusal_reason(op, static_target_);
-        }
+        const std::string why = yes ? "" : refusal_reason(op);
         std::fprintf(stderr, "%s: supports_op %s '%s': %s%s%s\n", name(), ggml_op_desc(op), op->name,
                      yes ? "yes" : "no", why.empty() ? "" : ": ", why.c_str());
     }

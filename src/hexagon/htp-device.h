@@ -35,6 +35,7 @@ class htp_device final : public backend_device {
     }
     std::unique_ptr<backend>           init_backend() override;
     bool                               supports_op(const ggml_tensor * op) const override;
+    std::string                        refusal_reason(const ggml_tensor * op) const override;
     // Its own buffer types, and the compute buffers of other HTP devices (shared DDR by fd).
     bool                               supports_buft(const backend_buffer_type * buft) const override;
 

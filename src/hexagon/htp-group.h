@@ -31,6 +31,7 @@ class htp_group_device final : public backend_device {
     std::vector<backend_buffer_type *> extra_buffer_types() override { return members_[0]->extra_buffer_types(); }
     std::unique_ptr<backend>           init_backend() override;
     bool supports_op(const ggml_tensor * op) const override { return members_[0]->supports_op(op); }
+    std::string refusal_reason(const ggml_tensor * op) const override { return members_[0]->refusal_reason(op); }
     bool supports_buft(const backend_buffer_type * buft) const override { return members_[0]->supports_buft(buft); }
 
     const std::vector<htp_device *> & members() const { return members_; }

@@ -1,5 +1,6 @@
-// Host-side op preparation: which NPU op a graph node becomes, and its kernel_params, computed by
-// the shared prepare functions (proto/htp-kparams.h) that the kernels check against. The same code
+// Host-side op preparation: which NPU op a graph node becomes (the table in htp-op-prep.cpp), and
+// its kernel_params, computed by the prepare function the registry names for the opcode
+// (proto/htp-op-list.inc) in the family header the kernel checks them against. The same code
 // answers supports_op (from static tensor properties, before any buffer exists) and prepares the
 // ops graph_compute sends, so a claimed node always has its kernel_params.
 #pragma once
@@ -30,17 +31,15 @@ struct htp_op_target {
 };
 
 // The NPU op for the node (operands, params, kernel_params), or nullopt when the node has no NPU
-// kernel or its shapes, strides or VTCM needs rule it out.
-std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_target & target);
+// kernel or its shapes, strides or VTCM needs rule it out; then *why (when given) says which, in
+// words a user can act on ("the weight type has no NPU matmul kernel ...").
+std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_target & target,
+                                     std::string * why = nullptr);
 
 // The fused RMS_NORM_MUL for a MUL of `norm`'s result (src0) by a weight (src1), or nullopt when
 // the pair does not make one (types, shapes, VTCM). Whether the norm has other readers is the
 // caller's to know.
 std::optional<htp_op> prepare_htp_rms_norm_mul(const ggml_tensor * norm, const ggml_tensor * mul,
                                                const htp_op_target & target);
-
-// Why prepare_htp_op refuses the node, in words a user can act on ("weight type q5_0 has no NPU
-// matmul kernel"), for GGML_HEXAGON_VERBOSE; "" when it does not refuse it.
-std::string htp_refusal_reason(const ggml_tensor * node, const htp_op_target & target);
 
 } // namespace hexnpu::hexagon

@@ -87,11 +87,17 @@ constexpr uint32_t htp_cpy_elem_size(uint32_t type) { return type == HTP_TYPE_F3
 
 // The pipeline for total_rows rows of row_size bytes with n_streams streams on at most n_threads
 // threads: blocks of about HTP_ELTWISE_BLOCK_BYTES, three deep, shrunk (rows first, then depth)
-// until the layout fits vtcm_size. false when even one row, double buffered, does not fit.
-constexpr bool htp_eltwise_plan(uint64_t total_rows, uint32_t row_size, uint32_t n_streams, uint32_t n_threads,
+// until the layout fits vtcm_size. Refused when even one row, double buffered, does not fit.
+constexpr htp_verdict htp_eltwise_plan(uint64_t total_rows, uint32_t row_size, uint32_t n_streams, uint32_t n_threads,
                                 uint32_t vtcm_size, htp_eltwise_pipeline * out) {
-    if (total_rows == 0 || total_rows > UINT32_MAX || n_threads == 0 || n_threads > HTP_MAX_NTHREADS) {
-        return false;
+    if (total_rows == 0) {
+        return htp_refuse("the tensor has no rows");
+    }
+    if (total_rows > UINT32_MAX) {
+        return htp_refuse("more than 2^32 rows");
+    }
+    if (n_threads == 0 || n_threads > HTP_MAX_NTHREADS) {
+        return htp_refuse("the session's thread count is out of range");
     }
     htp_eltwise_pipeline p{};
     p.n_threads              = total_rows < n_threads ? uint32_t(total_rows) : n_threads;
@@ -108,27 +114,27 @@ constexpr bool htp_eltwise_plan(uint64_t total_rows, uint32_t row_size, uint32_t
         } else if (p.n_slots > 2) {
             --p.n_slots;
         } else {
-            return false;
+            return htp_refuse(HTP_REFUSED_VTCM);
         }
     }
     p.vtcm_size = uint32_t(htp_eltwise_vtcm_size(p, n_streams));
     *out        = p;
-    return true;
+    return HTP_TAKEN;
 }
 
 // The pipeline of the ops that move one F32 dst row per block (GET_ROWS, PAD): two streams (the
 // fetched row, the result), and the walk over dst's rows.
-inline bool htp_dst_row_plan(const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size, htp_eltwise_pipeline * pipe,
-                             fastdiv_values * div_ne1, fastdiv_values * div_ne2) {
+inline htp_verdict htp_dst_row_plan(const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
+                                    htp_eltwise_pipeline * pipe, fastdiv_values * div_ne1, fastdiv_values * div_ne2) {
     const uint64_t total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, pipe)) {
-        return false;
+    if (const htp_verdict v = htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, pipe); !v) {
+        return v;
     }
     pipe->block_rows = 1;
     pipe->vtcm_size  = uint32_t(htp_eltwise_vtcm_size(*pipe, 2));
     *div_ne1         = init_fastdiv(dst.ne[1]);
     *div_ne2         = init_fastdiv(dst.ne[2]);
-    return true;
+    return HTP_TAKEN;
 }
 
 } // namespace hexnpu::proto

@@ -106,23 +106,30 @@ constexpr uint64_t htp_fa_hmx_vtcm_size(uint32_t items, uint32_t d) {
     return uint64_t(htp_fa_hmx_item_offset(items - 1, d)) + htp_fa_hmx_item(d).bytes;
 }
 
-// params: GGML's op_params (scale 0, max_bias 1, logit_softcap 2). False where the HVX path has to
+// params: GGML's op_params (scale 0, max_bias 1, logit_softcap 2). Refused where the HVX path has to
 // do it (ALiBi, softcap, a head size it does not take) or the VTCM cannot hold one item.
-inline bool prepare_flash_attn_hmx_kparams(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
+inline htp_verdict prepare_flash_attn_hmx_kparams(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
                                            const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst,
                                            const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads,
                                            uint32_t vtcm_size, htp_fa_hmx_kparams * out) {
     const float max_bias = __builtin_bit_cast(float, params[1]);
     const float softcap  = __builtin_bit_cast(float, params[2]);
-    if (!htp_fa_layout_valid(q, k, v, mask, sinks, dst) || max_bias != 0.0f || softcap != 0.0f ||
-        q.ne[0] > HTP_FA_HMX_MAX_D || fastmodulo(q.ne[2], init_fastdiv(k.ne[2])) != 0 ||
-        (mask != nullptr && fastmodulo(q.ne[2], init_fastdiv(mask->ne[2])) != 0) || n_threads == 0) {
-        return false;
+    if (!htp_fa_layout_valid(q, k, v, mask, sinks, dst) || q.ne[0] > HTP_FA_HMX_MAX_D) {
+        return htp_fa_refusal(q, k, v, dst, false, HTP_FA_HMX_MAX_D);
+    }
+    if (max_bias != 0.0f || softcap != 0.0f) {
+        return htp_refuse("the HMX attention has no ALiBi or softcap");
+    }
+    if (q.ne[2] % k.ne[2] != 0 || (mask != nullptr && q.ne[2] % mask->ne[2] != 0)) {
+        return htp_refuse("the heads are not a whole number of K/V heads (or of mask slices)");
+    }
+    if (n_threads == 0) {
+        return htp_refuse("the session's thread count is out of range");
     }
     htp_fa_hmx_kparams kp{};
     const uint64_t     qblocks = (uint64_t(q.ne[1]) + HTP_FA_HMX_ROWS - 1) / HTP_FA_HMX_ROWS;
     if (qblocks * q.ne[2] > UINT32_MAX) {
-        return false;
+        return htp_refuse("more than 2^32 query blocks");
     }
     kp.d           = q.ne[0];
     kp.n_kv        = k.ne[1];
@@ -134,7 +141,7 @@ inline bool prepare_flash_attn_hmx_kparams(const htp_tensor & q, const htp_tenso
         --kp.group_items;
     }
     if (htp_fa_hmx_vtcm_size(kp.group_items, kp.d) > vtcm_size) {
-        return false;
+        return htp_refuse(HTP_REFUSED_VTCM);
     }
     kp.n_threads   = kp.group_items < n_threads ? kp.group_items : n_threads;
     kp.vtcm_size   = uint32_t(htp_fa_hmx_vtcm_size(kp.group_items, kp.d));
@@ -145,7 +152,14 @@ inline bool prepare_flash_attn_hmx_kparams(const htp_tensor & q, const htp_tenso
     kp.div_group   = init_fastdiv(q.ne[2] / k.ne[2]);
     kp.div_mask2   = init_fastdiv(mask != nullptr ? mask->ne[2] : 1);
     *out           = kp;
-    return true;
+    return HTP_TAKEN;
+}
+
+inline htp_verdict prepare_flash_attn_hmx_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_fa_hmx_kparams kp{};
+    return htp_store_kparams(prepare_flash_attn_hmx_kparams(*a.src[0], *a.src[1], *a.src[2], a.src[3], a.src[4],
+                                                            *a.dst, a.params, a.n_threads, a.vtcm_size, &kp),
+                             kp, kparams);
 }
 
 } // namespace hexnpu::proto

@@ -97,22 +97,50 @@ constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, c
                                 uint64_t(sinks->ne[0]) * 4 <= sinks->size);
 }
 
+// The reason a FLASH_ATTN_EXT the layout check refuses is refused, for the common cases (host only).
+constexpr htp_verdict htp_fa_refusal(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
+                                     const htp_tensor & dst, bool f32_kv, uint32_t max_d) {
+    if (q.type != HTP_TYPE_F32 || dst.type != HTP_TYPE_F32) {
+        return htp_refuse("the NPU attention takes F32 Q and gives F32 results");
+    }
+    if (!(k.type == HTP_TYPE_F16 && v.type == HTP_TYPE_F16) &&
+        !(f32_kv && k.type == HTP_TYPE_F32 && v.type == HTP_TYPE_F32)) {
+        return htp_refuse(f32_kv ? "the NPU attention takes K and V both F16 or both F32 (no quantized cache)"
+                                 : "the HMX attention takes F16 K and V");
+    }
+    if (q.ne[0] == 0 || q.ne[0] % 64 != 0 || q.ne[0] > max_d || k.ne[0] != q.ne[0] || v.ne[0] != q.ne[0]) {
+        return htp_refuse(max_d == HTP_FA_MAX_D ? "the NPU attention takes one head size, a multiple of 64 up to 512"
+                                                : "the HMX attention takes one head size, a multiple of 64 up to 256");
+    }
+    if (q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1) {
+        return htp_refuse("the NPU attention takes dims 3 of 1");
+    }
+    return htp_refuse("the NPU attention takes Q, K, V and the mask as rows in order, the mask F16/F32 covering "
+                      "the keys and query rows, one F32 sink per head");
+}
+
 // params: GGML's op_params (scale 0, max_bias 1, logit_softcap 2).
-inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
+inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
                                        const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst,
                                        const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads,
                                        uint32_t vtcm_size, htp_flash_attn_kparams * out) {
     const float max_bias = __builtin_bit_cast(float, params[1]);
     const float softcap  = __builtin_bit_cast(float, params[2]);
-    if (!htp_fa_layout_valid(q, k, v, mask, sinks, dst, true) || !(max_bias >= 0.0f) || !(softcap >= 0.0f) ||
-        (max_bias > 0.0f && mask == nullptr) ||
-        fastmodulo(q.ne[2], init_fastdiv(k.ne[2])) != 0 ||
-        (mask != nullptr && fastmodulo(q.ne[2], init_fastdiv(mask->ne[2])) != 0) || n_threads == 0) {
-        return false;
+    if (!htp_fa_layout_valid(q, k, v, mask, sinks, dst, true)) {
+        return htp_fa_refusal(q, k, v, dst, true, HTP_FA_MAX_D);
+    }
+    if (!(max_bias >= 0.0f) || !(softcap >= 0.0f) || (max_bias > 0.0f && mask == nullptr)) {
+        return htp_refuse("max_bias or logit_softcap is negative or NaN, or ALiBi has no mask");
+    }
+    if (q.ne[2] % k.ne[2] != 0 || (mask != nullptr && q.ne[2] % mask->ne[2] != 0)) {
+        return htp_refuse("the heads are not a whole number of K/V heads (or of mask slices)");
+    }
+    if (n_threads == 0) {
+        return htp_refuse("the session's thread count is out of range");
     }
     htp_flash_attn_kparams kp{};
     if (uint64_t(q.ne[1]) * q.ne[2] > UINT32_MAX) {
-        return false;
+        return htp_refuse("more than 2^32 query rows");
     }
     // The most heads of a GQA group per item that divide the group, fit, and leave an item for
     // every thread (decode has one query row: its heads are the only parallelism).
@@ -144,7 +172,7 @@ inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & 
         } else if (threads > 1) {
             --threads;
         } else {
-            return false;
+            return htp_refuse(HTP_REFUSED_VTCM);
         }
     }
     kp.slot_bytes = htp_fa_slot_bytes(kp.d, kp.heads, kp.kv_elem);
@@ -166,7 +194,15 @@ inline bool prepare_flash_attn_kparams(const htp_tensor & q, const htp_tensor & 
         kp.alibi_c1    = __builtin_bit_cast(uint32_t, -max_bias / 2.0f / float(n_head_log2));
     }
     *out         = kp;
-    return true;
+    return HTP_TAKEN;
+}
+
+// src[3] the mask, src[4] the sinks: either may be absent.
+inline htp_verdict prepare_flash_attn_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_flash_attn_kparams kp{};
+    return htp_store_kparams(prepare_flash_attn_kparams(*a.src[0], *a.src[1], *a.src[2], a.src[3], a.src[4], *a.dst,
+                                                        a.params, a.n_threads, a.vtcm_size, &kp),
+                             kp, kparams);
 }
 
 } // namespace hexnpu::proto

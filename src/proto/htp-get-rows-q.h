@@ -94,15 +94,19 @@ constexpr bool htp_get_rows_q_layout_valid(const htp_tensor & src0, const htp_te
     return end <= src0.size;
 }
 
-inline bool prepare_get_rows_q_kparams(const htp_tensor & src0, const htp_tensor * ids, const htp_tensor & dst,
-                                       uint32_t n_threads, uint32_t vtcm_size, htp_get_rows_q_kparams * out) {
+inline htp_verdict prepare_get_rows_q_kparams(const htp_tensor & src0, const htp_tensor * ids, const htp_tensor & dst,
+                                              uint32_t n_threads, uint32_t vtcm_size, htp_get_rows_q_kparams * out) {
     const bool tiled = (src0.flags & HTP_TENSOR_TILED) != 0;
-    if (!htp_get_rows_q_type(src0.type, tiled) || n_threads == 0) {
-        return false;
+    if (!htp_get_rows_q_type(src0.type, tiled)) {
+        return htp_refuse(tiled ? "no NPU kernel reads rows of this tiled type"
+                                : "no NPU kernel reads rows of this quantized type");
+    }
+    if (n_threads == 0) {
+        return htp_refuse("the session's thread count is out of range");
     }
     const uint32_t cols = htp_get_rows_q_unit_cols(src0.type, tiled);
     if (!htp_get_rows_q_layout_valid(src0, ids, dst, dst.ne[0] / cols)) {
-        return false;
+        return htp_refuse("the NPU kernel takes whole blocks of rows into F32 rows, I32/I64 ids in order");
     }
     htp_get_rows_q_kparams kp{};
     const uint64_t rows  = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
@@ -148,12 +152,22 @@ inline bool prepare_get_rows_q_kparams(const htp_tensor & src0, const htp_tensor
         }
     }
     const uint64_t need = uint64_t(kp.n_threads) * kp.n_slots * (kp.in_slot + kp.out_slot);
-    if (need > vtcm_size || kp.n_slots * (kp.n_inputs + 1) > HTP_DMA_QUEUE_CAPACITY) {
-        return false;
+    if (need > vtcm_size) {
+        return htp_refuse(HTP_REFUSED_VTCM);
+    }
+    if (kp.n_slots * (kp.n_inputs + 1) > HTP_DMA_QUEUE_CAPACITY) {
+        return htp_refuse("a row's transfers do not fit the DMA queue");
     }
     kp.vtcm_size = uint32_t(need);
     *out         = kp;
-    return true;
+    return HTP_TAKEN;
+}
+
+// GET_ROWS_Q with src[1] the ids; CPY_DQ without (every row its own).
+inline htp_verdict prepare_get_rows_q_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_get_rows_q_kparams kp{};
+    return htp_store_kparams(
+        prepare_get_rows_q_kparams(*a.src[0], a.src[1], *a.dst, a.n_threads, a.vtcm_size, &kp), kp, kparams);
 }
 
 } // namespace hexnpu::proto

@@ -68,7 +68,7 @@ constexpr bool htp_concat_layout_valid(const htp_tensor & a, const htp_tensor & 
     return htp_rows_inside(a, elem) && htp_rows_inside(b, elem) && htp_rows_apart(dst, elem);
 }
 
-// The layout REPEAT runs on: each dst dim a multiple of a's (host only: fastmodulo needs the magic).
+// The layout REPEAT runs on: each dst dim a multiple of a's (host only).
 constexpr bool htp_repeat_layout_valid(const htp_tensor & a, const htp_tensor & dst) {
     const uint32_t elem = htp_layout_elem_size(dst.type);
     if (elem == 0 || a.type != dst.type || dst.ne[0] > UINT32_MAX / 4 || !htp_elems_inside(a, elem) ||
@@ -76,7 +76,7 @@ constexpr bool htp_repeat_layout_valid(const htp_tensor & a, const htp_tensor & 
         return false;
     }
     for (int d = 0; d < 4; ++d) {
-        if (fastmodulo(dst.ne[d], init_fastdiv(a.ne[d])) != 0) {
+        if (dst.ne[d] % a.ne[d] != 0) {
             return false;
         }
     }
@@ -84,41 +84,50 @@ constexpr bool htp_repeat_layout_valid(const htp_tensor & a, const htp_tensor & 
 }
 
 // b null: REPEAT. params: GGML's op_params (CONCAT's dim in 0).
-inline bool prepare_layout_kparams(uint32_t opcode, const htp_tensor & a, const htp_tensor * b, const htp_tensor & dst,
-                                   const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
-                                   htp_layout_kparams * out) {
+inline htp_verdict prepare_layout_kparams(uint32_t opcode, const htp_tensor & a, const htp_tensor * b,
+                                          const htp_tensor & dst, const int32_t params[HTP_OP_MAX_PARAMS],
+                                          uint32_t n_threads, uint32_t vtcm_size, htp_layout_kparams * out) {
     htp_layout_kparams kp{};
     kp.elem = htp_layout_elem_size(dst.type);
     if (opcode == HTP_OP_CONCAT) {
         if (b == nullptr || params[0] < 0 || !htp_concat_layout_valid(a, *b, dst, uint32_t(params[0]))) {
-            return false;
+            return htp_refuse("the NPU CONCAT takes F32, F16, BF16 or I32 rows in order, all of one type");
         }
         kp.dim      = uint32_t(params[0]);
         kp.n_inputs = kp.dim == 0 ? 2 : 1;
     } else {
         if (opcode != HTP_OP_REPEAT || !htp_repeat_layout_valid(a, dst)) {
-            return false;
+            return htp_refuse("the NPU REPEAT takes F32, F16, BF16 or I32 elements repeated a whole number of times");
         }
         kp.gather   = a.nb[0] != kp.elem;
         kp.repeats  = dst.ne[0] / a.ne[0];
         kp.n_inputs = kp.gather ? kp.repeats : 1;
         if (kp.n_inputs > HTP_LAYOUT_MAX_INPUTS) {
-            return false;
+            return htp_refuse("a transposed source repeated too many times along dim 0");
         }
         kp.div_src1 = init_fastdiv(a.ne[1]);
         kp.div_src2 = init_fastdiv(a.ne[2]);
         kp.div_src3 = init_fastdiv(a.ne[3]);
     }
     const uint64_t total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (!htp_eltwise_plan(total_rows, dst.ne[0] * kp.elem, 2, n_threads, vtcm_size, &kp.pipe)) {
-        return false;
+    if (const htp_verdict v = htp_eltwise_plan(total_rows, dst.ne[0] * kp.elem, 2, n_threads, vtcm_size, &kp.pipe);
+        !v) {
+        return v;
     }
     kp.pipe.block_rows = 1;
     kp.pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
     kp.div_ne1         = init_fastdiv(dst.ne[1]);
     kp.div_ne2         = init_fastdiv(dst.ne[2]);
     *out               = kp;
-    return true;
+    return HTP_TAKEN;
+}
+
+// CONCAT with src[1]; REPEAT without.
+inline htp_verdict prepare_layout_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_layout_kparams kp{};
+    return htp_store_kparams(
+        prepare_layout_kparams(a.opcode, *a.src[0], a.src[1], *a.dst, a.params, a.n_threads, a.vtcm_size, &kp), kp,
+        kparams);
 }
 
 } // namespace hexnpu::proto

@@ -143,13 +143,19 @@ constexpr bool htp_matmul_hmx_shapes_supported(const htp_tensor & src0, const ht
            src1.ne[2] % src0.ne[2] == 0 && src1.ne[3] % src0.ne[3] == 0;
 }
 
-// The plan on at most n_threads threads within vtcm_size bytes; false when the shapes are not
+// The plan on at most n_threads threads within vtcm_size bytes; refused when the shapes are not
 // taken or even the smallest plan (one row tile, one strip per step, one tile per DMA block) does
 // not fit. Row tiles per chunk come first (each expanded weight tile is multiplied by all of them).
-constexpr bool prepare_matmul_hmx_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
-                                          uint32_t n_threads, uint32_t vtcm_size, htp_matmul_hmx_kparams * out) {
-    if (!htp_matmul_hmx_shapes_supported(src0, src1, dst) || n_threads == 0 || n_threads > HTP_MAX_NTHREADS) {
-        return false;
+constexpr htp_verdict prepare_matmul_hmx_kparams(const htp_tensor & src0, const htp_tensor & src1,
+                                                 const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
+                                                 htp_matmul_hmx_kparams * out) {
+    if (!htp_matmul_hmx_shapes_supported(src0, src1, dst)) {
+        return (src0.flags & HTP_TENSOR_TILED) != 0 && !is_tiled_type_id(int32_t(src0.type))
+                   ? htp_refuse("the HMX matmul has no kernel for this tiled type")
+                   : htp_matmul_refusal(src0, src1, dst);
+    }
+    if (n_threads == 0 || n_threads > HTP_MAX_NTHREADS) {
+        return htp_refuse("the session's thread count is out of range");
     }
     const tiled_type       t = tiled_type(int32_t(src0.type));
     const bool             flat = (src0.flags & HTP_TENSOR_TILED) == 0;
@@ -181,7 +187,7 @@ constexpr bool prepare_matmul_hmx_kparams(const htp_tensor & src0, const htp_ten
     const uint64_t w_tiles = p.k_tiles >> p.tile_shift;  // weight tiles per strip
     const uint64_t wslice  = flat ? 0 : uint64_t(p.n_strips) * w_tiles * p.tile_size;
     if (wslice > UINT32_MAX) {
-        return false;
+        return htp_refuse("a weight matrix of 4 GiB or more");
     }
     p.w_slice_bytes   = uint32_t(wslice);
     p.n_threads       = n_threads;
@@ -208,25 +214,39 @@ constexpr bool prepare_matmul_hmx_kparams(const htp_tensor & src0, const htp_ten
         } else if (p.tiles_per_block > unit) {
             p.tiles_per_block = p.tiles_per_block / 2 / unit * unit < unit ? unit : p.tiles_per_block / 2 / unit * unit;
         } else {
-            return false;
+            return htp_refuse(HTP_REFUSED_VTCM);
         }
     }
     *out = p;
-    return true;
+    return HTP_TAKEN;
+}
+
+inline htp_verdict prepare_matmul_hmx_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_matmul_hmx_kparams kp{};
+    return htp_store_kparams(
+        prepare_matmul_hmx_kparams(*a.src[0], *a.src[1], *a.dst, a.n_threads, a.vtcm_size, &kp), kp, kparams);
 }
 
 // MUL_MAT_ID on HMX (proto/htp-matmul.h's shapes: src0 the experts' weights [K, N, n_expert], ids
 // I32 [n_used, n_tokens]): per expert, the (slot, token) rows routed to it in chunks, as a MUL_MAT of
 // that expert's matrix, activation rows gathered and output rows scattered one DMA transfer each.
 // The plan is MUL_MAT's for one expert's matrix and all n_used * n_tokens rows.
-constexpr bool prepare_matmul_id_hmx_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & ids,
-                                             const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
-                                             htp_matmul_hmx_kparams * out) {
+constexpr htp_verdict prepare_matmul_id_hmx_kparams(const htp_tensor & src0, const htp_tensor & src1,
+                                                    const htp_tensor & ids, const htp_tensor & dst, uint32_t n_threads,
+                                                    uint32_t vtcm_size, htp_matmul_hmx_kparams * out) {
     if (!htp_matmul_id_shapes_supported(src0, src1, ids, dst) || uint64_t(ids.ne[0]) * ids.ne[1] > UINT32_MAX) {
-        return false;
+        return htp_refuse("the NPU takes I32 expert ids [n_used, n_tokens] in order, activations of one row or "
+                          "n_used rows per token");
     }
     const htp_matmul_id_view v = htp_matmul_id_as_2d(src0, src1, ids, dst);
     return prepare_matmul_hmx_kparams(v.w, v.a, v.d, n_threads, vtcm_size, out);
+}
+
+inline htp_verdict prepare_matmul_id_hmx_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_matmul_hmx_kparams kp{};
+    return htp_store_kparams(
+        prepare_matmul_id_hmx_kparams(*a.src[0], *a.src[1], *a.src[2], *a.dst, a.n_threads, a.vtcm_size, &kp), kp,
+        kparams);
 }
 
 } // namespace hexnpu::proto

@@ -200,6 +200,25 @@ constexpr bool htp_matmul_shapes_supported(const htp_tensor & src0, const htp_te
            dst.nb[1] >= uint64_t(dst.ne[0]) * 4;
 }
 
+// Why htp_matmul_shapes_supported refuses the op (host only).
+constexpr htp_verdict htp_matmul_refusal(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst) {
+    if (!htp_matmul_weight_type(src0.type)) {
+        return htp_refuse("the weight type has no NPU matmul kernel (the tiled types q4_0 q4_1 q8_0 iq4_nl mxfp4 "
+                          "q1_0 q2_0 q2_K..q6_K, q5_0 q5_1 flat, and f32 f16 bf16)");
+    }
+    if ((src1.type != HTP_TYPE_F32 && src1.type != HTP_TYPE_F16) || dst.type != HTP_TYPE_F32) {
+        return htp_refuse("the NPU matmul takes F32 or F16 activations and gives F32");
+    }
+    const uint32_t k = src0.ne[0];
+    if (k == 0 || k % htp_matmul_block_elems(src0.type) != 0 || k > UINT32_MAX / 4 || src1.ne[0] != k) {
+        return htp_refuse("k is not a multiple of the weight type's block");
+    }
+    if (src1.ne[2] % src0.ne[2] != 0 || src1.ne[3] % src0.ne[3] != 0) {
+        return htp_refuse("the activations do not broadcast over the weight matrices");
+    }
+    return htp_refuse("weight, activation or output elements are not consecutive (a transposed view)");
+}
+
 // MUL_MAT_ID's writebacks are scattered, a transfer per row: every slot's inputs and outputs in
 // flight must fit the DMA ring.
 constexpr bool htp_matmul_id_ring_fits(const htp_matmul_kparams & p) {
@@ -207,11 +226,15 @@ constexpr bool htp_matmul_id_ring_fits(const htp_matmul_kparams & p) {
 }
 
 // The plan for the op on at most n_threads threads within vtcm_size bytes of VTCM (scatter: for
-// MUL_MAT_ID); false when the shapes are not taken or even the smallest plan does not fit.
-constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
-                                   uint32_t n_threads, uint32_t vtcm_size, bool scatter, htp_matmul_kparams * out) {
-    if (!htp_matmul_shapes_supported(src0, src1, dst) || n_threads == 0 || n_threads > HTP_MAX_NTHREADS) {
-        return false;
+// MUL_MAT_ID); refused when the shapes are not taken or even the smallest plan does not fit.
+constexpr htp_verdict prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
+                                          uint32_t n_threads, uint32_t vtcm_size, bool scatter,
+                                          htp_matmul_kparams * out) {
+    if (!htp_matmul_shapes_supported(src0, src1, dst)) {
+        return htp_matmul_refusal(src0, src1, dst);
+    }
+    if (n_threads == 0 || n_threads > HTP_MAX_NTHREADS) {
+        return htp_refuse("the session's thread count is out of range");
     }
     const tiled_type   t  = tiled_type(int32_t(src0.type));
     const bool         fw = htp_matmul_float_weight(src0.type);
@@ -241,7 +264,7 @@ constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & s
     p.r3                = src1.ne[3] / src0.ne[3];
     const uint64_t wslice = fw ? 0 : uint64_t(p.n_strips) * w_tiles * p.tile_size;
     if (wslice > UINT32_MAX) {
-        return false;
+        return htp_refuse("a weight matrix of 4 GiB or more");
     }
     p.w_slice_bytes = uint32_t(wslice);
     p.act_row_bytes     = p.n_k_blocks * (fw ? 128 : HTP_MM_ACT_BLOCK_BYTES);
@@ -280,18 +303,24 @@ constexpr bool prepare_matmul_plan(const htp_tensor & src0, const htp_tensor & s
         } else if (p.n_slots > 2) {
             --p.n_slots;
         } else {
-            return false;
+            return htp_refuse(HTP_REFUSED_VTCM);
         }
     }
     p.vtcm_size   = uint32_t(htp_matmul_vtcm_size(p));
     p.div_threads = init_fastdiv(p.n_threads);
     *out          = p;
-    return true;
+    return HTP_TAKEN;
 }
 
-constexpr bool prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
-                                      uint32_t n_threads, uint32_t vtcm_size, htp_matmul_kparams * out) {
+constexpr htp_verdict prepare_matmul_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
+                                             uint32_t n_threads, uint32_t vtcm_size, htp_matmul_kparams * out) {
     return prepare_matmul_plan(src0, src1, dst, n_threads, vtcm_size, false, out);
+}
+
+inline htp_verdict prepare_matmul_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_matmul_kparams kp{};
+    return htp_store_kparams(
+        prepare_matmul_kparams(*a.src[0], *a.src[1], *a.dst, a.n_threads, a.vtcm_size, &kp), kp, kparams);
 }
 
 // MUL_MAT_ID (GGML's mul_mat_id): src0 the experts' weights [K, N, n_expert], src1 [K, n_b1,
@@ -321,14 +350,22 @@ constexpr htp_matmul_id_view htp_matmul_id_as_2d(const htp_tensor & src0, const 
     return v;
 }
 
-constexpr bool prepare_matmul_id_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & ids,
-                                         const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
-                                         htp_matmul_kparams * out) {
+constexpr htp_verdict prepare_matmul_id_kparams(const htp_tensor & src0, const htp_tensor & src1,
+                                                const htp_tensor & ids, const htp_tensor & dst, uint32_t n_threads,
+                                                uint32_t vtcm_size, htp_matmul_kparams * out) {
     if (!htp_matmul_id_shapes_supported(src0, src1, ids, dst) || uint64_t(ids.ne[0]) * ids.ne[1] > UINT32_MAX) {
-        return false;
+        return htp_refuse("the NPU takes I32 expert ids [n_used, n_tokens] in order, activations of one row or "
+                          "n_used rows per token");
     }
     const htp_matmul_id_view v = htp_matmul_id_as_2d(src0, src1, ids, dst);
     return prepare_matmul_plan(v.w, v.a, v.d, n_threads, vtcm_size, true, out);
+}
+
+inline htp_verdict prepare_matmul_id_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_matmul_kparams kp{};
+    return htp_store_kparams(
+        prepare_matmul_id_kparams(*a.src[0], *a.src[1], *a.src[2], *a.dst, a.n_threads, a.vtcm_size, &kp), kp,
+        kparams);
 }
 
 } // namespace hexnpu::proto

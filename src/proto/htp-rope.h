@@ -36,33 +36,44 @@ static_assert(sizeof(htp_rope_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_
 constexpr uint32_t htp_rope_table_bytes(uint32_t n_dims) { return (n_dims + 63) / 64 * 256; }
 
 // params: GGML's ROPE op_params (n_dims 1, mode 2, freq_base 5, freq_scale 6, ext_factor 7,
-// attn_factor 8); pos: I32, one per src0 ne2. No YaRN (ext_factor 0) and no frequency factors
-// (the host checks that there is no src2).
-// ff: the frequency factors, or null.
-inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos, const htp_tensor * ff,
-                                 const htp_tensor & dst, const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads,
-                                 uint32_t vtcm_size, htp_rope_kparams * out) {
+// attn_factor 8, YaRN's beta_fast 9 and beta_slow 10); pos: I32, one per src0 ne2; ff: the
+// frequency factors, or null.
+inline htp_verdict prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos, const htp_tensor * ff,
+                                        const htp_tensor & dst, const int32_t params[HTP_OP_MAX_PARAMS],
+                                        uint32_t n_threads, uint32_t vtcm_size, htp_rope_kparams * out) {
     const uint32_t n_dims = uint32_t(params[1]);
     const int32_t  mode   = params[2];
     const bool rows_ok = src0.type == HTP_TYPE_F32 ? htp_unary_shapes_supported(HTP_OP_ROPE, src0, dst)
                                         : src0.type == dst.type && htp_cpy_shapes_supported(src0, dst) &&
                                               htp_rows_apart(src0, htp_cpy_elem_size(src0.type));
-    if ((mode != 0 && mode != 2) || n_dims == 0 || n_dims % 2 != 0 || n_dims > dst.ne[0] || !rows_ok ||
-        pos.type != HTP_TYPE_I32 || pos.nb[0] != 4 || pos.ne[0] != dst.ne[2] || uint64_t(pos.ne[0]) * 4 > pos.size ||
-        (ff != nullptr && (ff->type != HTP_TYPE_F32 || ff->nb[0] != 4 || ff->ne[0] < n_dims / 2 || ff->size < n_dims * 2))) {
-        return false;
+    if (mode != 0 && mode != 2) {
+        return htp_refuse("the NPU ROPE takes the NORMAL and NEOX modes (no MROPE, IMROPE or VISION)");
+    }
+    if (n_dims == 0 || n_dims % 2 != 0 || n_dims > dst.ne[0]) {
+        return htp_refuse("n_dims is not even and at most the row's length");
+    }
+    if (!rows_ok) {
+        return htp_refuse("the NPU ROPE takes F32, F16 or BF16 rows in order, the result of the source's type");
+    }
+    if (pos.type != HTP_TYPE_I32 || pos.nb[0] != 4 || pos.ne[0] != dst.ne[2] || uint64_t(pos.ne[0]) * 4 > pos.size) {
+        return htp_refuse("the positions are not one I32 per row slice (dim 2)");
+    }
+    if (ff != nullptr && (ff->type != HTP_TYPE_F32 || ff->nb[0] != 4 || ff->ne[0] < n_dims / 2 || ff->size < n_dims * 2)) {
+        return htp_refuse("the frequency factors are not n_dims / 2 F32 values");
+    }
+    const float freq_base = __builtin_bit_cast(float, params[5]);
+    if (!(freq_base > 0.0f)) {
+        return htp_refuse("freq_base is not positive");
     }
     htp_rope_kparams kp{};
     const uint64_t   total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
     const uint32_t   table      = htp_rope_table_bytes(n_dims);  // a block's slots hold at least the table
-    if (!htp_eltwise_plan(total_rows, dst.ne[0] * 4 > table ? dst.ne[0] * 4 : table, 3, n_threads, vtcm_size, &kp.pipe)) {
-        return false;
+    if (const htp_verdict v =
+            htp_eltwise_plan(total_rows, dst.ne[0] * 4 > table ? dst.ne[0] * 4 : table, 3, n_threads, vtcm_size, &kp.pipe);
+        !v) {
+        return v;
     }
     kp.pipe.row_size = dst.ne[0] * 4;
-    const float freq_base = __builtin_bit_cast(float, params[5]);
-    if (!(freq_base > 0.0f)) {
-        return false;
-    }
     // GGML's theta_scale = powf(freq_base, -2.0f / n_dims), its logarithm for the NPU's exp.
     const float theta_scale = __builtin_powf(freq_base, -2.0f / float(n_dims));
     kp.div_ne1        = init_fastdiv(dst.ne[1]);
@@ -92,7 +103,15 @@ inline bool prepare_rope_kparams(const htp_tensor & src0, const htp_tensor & pos
                                                           (1.0f + 0.1f * __builtin_logf(1.0f / freq_scale)));
     }
     *out = kp;
-    return true;
+    return HTP_TAKEN;
+}
+
+// src[1] the positions, src[2] the frequency factors (optional).
+inline htp_verdict prepare_rope_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_rope_kparams kp{};
+    return htp_store_kparams(
+        prepare_rope_kparams(*a.src[0], *a.src[1], a.src[2], *a.dst, a.params, a.n_threads, a.vtcm_size, &kp), kp,
+        kparams);
 }
 
 } // namespace hexnpu::proto

@@ -112,24 +112,28 @@ constexpr bool htp_cpy_q_layout_valid(const htp_tensor & src0, const htp_tensor 
            htp_rows_inside(src0, 4) && htp_set_rows_dst_valid(dst);
 }
 
-// ... and the ids repeat evenly over src0's dims 2 and 3 (host only: fastmodulo needs the magic).
+// ... and the ids repeat evenly over src0's dims 2 and 3 (host only).
 constexpr bool htp_set_rows_shapes_supported(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst) {
-    return htp_set_rows_layout_valid(src0, ids, dst) && fastmodulo(src0.ne[2], init_fastdiv(ids.ne[1])) == 0 &&
-           fastmodulo(src0.ne[3], init_fastdiv(ids.ne[2])) == 0;
+    return htp_set_rows_layout_valid(src0, ids, dst) && src0.ne[2] % ids.ne[1] == 0 &&
+           src0.ne[3] % ids.ne[2] == 0;
 }
 
 // ids null: CPY_Q (src0 and dst of one shape).
-inline bool prepare_set_rows_kparams(const htp_tensor & src0, const htp_tensor * ids, const htp_tensor & dst,
-                                     uint32_t n_threads, uint32_t vtcm_size, htp_set_rows_kparams * out) {
-    if (ids != nullptr ? !htp_set_rows_shapes_supported(src0, *ids, dst) : !htp_cpy_q_layout_valid(src0, dst)) {
-        return false;
+inline htp_verdict prepare_set_rows_kparams(const htp_tensor & src0, const htp_tensor * ids, const htp_tensor & dst,
+                                            uint32_t n_threads, uint32_t vtcm_size, htp_set_rows_kparams * out) {
+    if (ids != nullptr && !htp_set_rows_shapes_supported(src0, *ids, dst)) {
+        return htp_refuse("the NPU kernel takes F32 rows in order into F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 "
+                          "rows, I32/I64 ids in order repeating evenly over dims 2 and 3");
+    }
+    if (ids == nullptr && !htp_cpy_q_layout_valid(src0, dst)) {
+        return htp_refuse("the NPU kernel copies F32 rows into Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 rows of one shape");
     }
     htp_set_rows_kparams kp{};
     const uint64_t       total_rows = uint64_t(src0.ne[1]) * src0.ne[2] * src0.ne[3];
     const bool           blocks     = htp_qblock_codes(dst.type) != 0;
     const uint32_t       slot_row   = blocks ? htp_qblock_slot_stride(src0.ne[0]) : src0.ne[0] * 4;
-    if (!htp_eltwise_plan(total_rows, slot_row, 2, n_threads, vtcm_size, &kp.pipe)) {
-        return false;
+    if (const htp_verdict v = htp_eltwise_plan(total_rows, slot_row, 2, n_threads, vtcm_size, &kp.pipe); !v) {
+        return v;
     }
     kp.pipe.row_size             = src0.ne[0] * 4;  // block types: the slots keep their wider stride
     const uint32_t max_block_rows = HTP_SET_ROWS_MAX_BLOCK_ROWS / htp_set_rows_writebacks(dst.type);
@@ -146,7 +150,14 @@ inline bool prepare_set_rows_kparams(const htp_tensor & src0, const htp_tensor *
     kp.ids_i64      = ids != nullptr && ids->type == HTP_TYPE_I64;
     kp.identity     = ids == nullptr;
     *out            = kp;
-    return true;
+    return HTP_TAKEN;
+}
+
+// SET_ROWS with src[1] the ids; CPY_Q without.
+inline htp_verdict prepare_set_rows_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_set_rows_kparams kp{};
+    return htp_store_kparams(
+        prepare_set_rows_kparams(*a.src[0], a.src[1], *a.dst, a.n_threads, a.vtcm_size, &kp), kp, kparams);
 }
 
 // GET_ROWS from activations (F32 or F16 rows, e.g. the output rows a prompt's last tokens pick):
@@ -178,20 +189,27 @@ constexpr bool htp_get_rows_layout_valid(const htp_tensor & src0, const htp_tens
     return htp_rows_inside(ids, id_bytes) && htp_rows_inside(src0, elem) && htp_rows_apart(dst, 4);
 }
 
-inline bool prepare_get_rows_kparams(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst,
-                                     uint32_t n_threads, uint32_t vtcm_size, htp_get_rows_kparams * out) {
+inline htp_verdict prepare_get_rows_kparams(const htp_tensor & src0, const htp_tensor & ids, const htp_tensor & dst,
+                                            uint32_t n_threads, uint32_t vtcm_size, htp_get_rows_kparams * out) {
     if (!htp_get_rows_layout_valid(src0, ids, dst)) {
-        return false;
+        return htp_refuse("the NPU kernel takes F32, F16 or BF16 rows into F32 (or I32 rows), each row's elements "
+                          "in order, I32/I64 ids");
     }
     htp_get_rows_kparams kp{};
-    if (!htp_dst_row_plan(dst, n_threads, vtcm_size, &kp.pipe, &kp.div_ne1, &kp.div_ne2)) {
-        return false;
+    if (const htp_verdict v = htp_dst_row_plan(dst, n_threads, vtcm_size, &kp.pipe, &kp.div_ne1, &kp.div_ne2); !v) {
+        return v;
     }
     kp.src_type          = src0.type;
     kp.src_row_size      = dst.ne[0] * (src0.type == HTP_TYPE_I32 ? 4 : htp_cpy_elem_size(src0.type));
     kp.ids_i64           = ids.type == HTP_TYPE_I64;
     *out                 = kp;
-    return true;
+    return HTP_TAKEN;
+}
+
+inline htp_verdict prepare_get_rows_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_get_rows_kparams kp{};
+    return htp_store_kparams(
+        prepare_get_rows_kparams(*a.src[0], *a.src[1], *a.dst, a.n_threads, a.vtcm_size, &kp), kp, kparams);
 }
 
 // PAD (GGML's, zeros after the end of each dimension: op_params (lp, rp) per dim with every lp 0):
@@ -217,26 +235,33 @@ constexpr bool htp_pad_layout_valid(const htp_tensor & src0, const htp_tensor & 
            htp_rows_apart(dst, 4);
 }
 
-inline bool prepare_pad_kparams(const htp_tensor & src0, const htp_tensor & dst, const int32_t params[HTP_OP_MAX_PARAMS],
-                                uint32_t n_threads, uint32_t vtcm_size, htp_pad_kparams * out) {
+inline htp_verdict prepare_pad_kparams(const htp_tensor & src0, const htp_tensor & dst,
+                                       const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
+                                       htp_pad_kparams * out) {
     for (int d = 0; d < 4; ++d) {
         if (params[2 * d] != 0 || uint64_t(src0.ne[d]) + uint32_t(params[2 * d + 1]) != dst.ne[d]) {
-            return false;  // left padding (or a shape that does not add up): the CPU's
+            return htp_refuse("the NPU PAD pads after each dimension only (no left padding)");
         }
     }
     if (!htp_pad_layout_valid(src0, dst)) {
-        return false;
+        return htp_refuse("the NPU PAD takes F32 rows in order");
     }
     htp_pad_kparams kp{};
-    if (!htp_dst_row_plan(dst, n_threads, vtcm_size, &kp.pipe, &kp.div_ne1, &kp.div_ne2)) {
-        return false;
+    if (const htp_verdict v = htp_dst_row_plan(dst, n_threads, vtcm_size, &kp.pipe, &kp.div_ne1, &kp.div_ne2); !v) {
+        return v;
     }
     kp.src_ne1         = src0.ne[1];
     kp.src_ne2         = src0.ne[2];
     kp.src_ne3         = src0.ne[3];
     kp.src_row_size    = src0.ne[0] * 4;
     *out               = kp;
-    return true;
+    return HTP_TAKEN;
+}
+
+inline htp_verdict prepare_pad_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_pad_kparams kp{};
+    return htp_store_kparams(prepare_pad_kparams(*a.src[0], *a.dst, a.params, a.n_threads, a.vtcm_size, &kp), kp,
+                             kparams);
 }
 
 } // namespace hexnpu::proto

@@ -53,11 +53,14 @@ constexpr bool htp_sort_layout_valid(uint32_t opcode, const htp_tensor & src0, c
 
 // params: GGML's op_params (ARGSORT's order in 0). The most threads whose slots fit vtcm_size
 // (a long row takes megabytes per thread).
-inline bool prepare_sort_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst,
-                                 const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
-                                 htp_sort_kparams * out) {
-    if (!htp_sort_layout_valid(opcode, src0, dst) || (opcode == HTP_OP_ARGSORT && params[0] != 0 && params[0] != 1)) {
-        return false;
+inline htp_verdict prepare_sort_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst,
+                                        const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads,
+                                        uint32_t vtcm_size, htp_sort_kparams * out) {
+    if (!htp_sort_layout_valid(opcode, src0, dst)) {
+        return htp_refuse("the NPU sort takes F32 rows of at most 2^22 keys, I32 indices out");
+    }
+    if (opcode == HTP_OP_ARGSORT && params[0] != 0 && params[0] != 1) {
+        return htp_refuse("an ARGSORT order other than ascending or descending");
     }
     htp_sort_kparams kp{};
     kp.log2_n_sort            = htp_sort_log2(src0.ne[0]);
@@ -67,7 +70,7 @@ inline bool prepare_sort_kparams(uint32_t opcode, const htp_tensor & src0, const
         --threads;
     }
     if (threads == 0) {
-        return false;
+        return htp_refuse(HTP_REFUSED_VTCM);
     }
     kp.pipe.row_size = src0.ne[0] * 4;  // the slots keep their power-of-two stride
     kp.div_ne1       = init_fastdiv(dst.ne[1]);
@@ -75,7 +78,13 @@ inline bool prepare_sort_kparams(uint32_t opcode, const htp_tensor & src0, const
     kp.descending    = opcode == HTP_OP_TOP_K || params[0] == 1;
     kp.dst_row_size  = dst.ne[0] * 4;
     *out             = kp;
-    return true;
+    return HTP_TAKEN;
+}
+
+inline htp_verdict prepare_sort_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_sort_kparams kp{};
+    return htp_store_kparams(
+        prepare_sort_kparams(a.opcode, *a.src[0], *a.dst, a.params, a.n_threads, a.vtcm_size, &kp), kp, kparams);
 }
 
 } // namespace hexnpu::proto

@@ -89,16 +89,24 @@ constexpr bool htp_unary_shapes_supported(uint32_t opcode, const htp_tensor & sr
 }
 
 // params: the op's GGML op_params (SCALE reads its factor and bias from words 0 and 1).
-inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst,
+inline htp_verdict prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst,
                                   const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads, uint32_t vtcm_size,
                                   htp_unary_kparams * out) {
-    if (!htp_is_unary_op(opcode) || !htp_unary_shapes_supported(opcode, src0, dst)) {
-        return false;
+    if (!htp_is_unary_op(opcode)) {
+        return htp_refuse("not an element-wise unary op");
+    }
+    if (!htp_unary_shapes_supported(opcode, src0, dst)) {
+        return htp_refuse(opcode == HTP_OP_CPY ? "the NPU copy takes F32, F16 or BF16 (one side F32, or one type) rows "
+                                                 "in order or a transposed source, the destination's rows apart"
+                          : htp_unary_takes_16bit(opcode)
+                              ? "the NPU kernel takes F32, F16 or BF16 rows (the result of the source's type), each "
+                                "row's elements in order"
+                              : "the NPU kernel takes F32 rows of one shape, each row's elements in order");
     }
     htp_unary_kparams kp{};
     const uint64_t    total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (!htp_eltwise_plan(total_rows, src0.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe)) {
-        return false;
+    if (const htp_verdict v = htp_eltwise_plan(total_rows, src0.ne[0] * 4, 2, n_threads, vtcm_size, &kp.pipe); !v) {
+        return v;
     }
     if (opcode == HTP_OP_SCALE || opcode == HTP_OP_CLAMP || opcode == HTP_OP_FILL) {
         kp.scale = uint32_t(params[0]);
@@ -122,7 +130,13 @@ inline bool prepare_unary_kparams(uint32_t opcode, const htp_tensor & src0, cons
         kp.pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
     }
     *out            = kp;
-    return true;
+    return HTP_TAKEN;
+}
+
+inline htp_verdict prepare_unary_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_unary_kparams kp{};
+    return htp_store_kparams(
+        prepare_unary_kparams(a.opcode, *a.src[0], *a.dst, a.params, a.n_threads, a.vtcm_size, &kp), kp, kparams);
 }
 
 } // namespace hexnpu::proto

@@ -246,10 +246,7 @@ model::context_params context_params_for(const devices & d) {
     for (backend * b : d.layer_npu) {
         cp.kv_layer_bufts.push_back(b->device()->buffer_type());
     }
-    cp.refusal_reason = [](const backend_device * dev, const ggml_tensor * node) -> std::string {
-        const auto * htp = dynamic_cast<const hexagon::htp_device *>(dev);
-        return htp ? hexagon::htp_refusal_reason(node, htp->static_target()) : std::string();
-    };
+    cp.refusal_reason = [](const backend_device * dev, const ggml_tensor * node) { return dev->refusal_reason(node); };
     return cp;
 }
 
