@@ -66,7 +66,8 @@ struct ggml_row {
     int32_t  sub;  // -1: any
     uint32_t opcode;
     bool (*when)(const ggml_tensor * node, const htp_op_target & target) = nullptr;
-    bool or_next                                                         = false;
+    const char * when_text                                               = nullptr;  // for docs/ops.md
+    bool         or_next                                                 = false;
 };
 
 constexpr ggml_row GGML_ROWS[] = {
@@ -106,17 +107,17 @@ constexpr ggml_row GGML_ROWS[] = {
     {GGML_OP_CUMSUM, -1, proto::HTP_OP_CUMSUM},
     // Copies: F32 into a block type (SET_ROWS's kernel), a quantized type into F32 (GET_ROWS_Q's),
     // else between F32, F16 and BF16 (CPY nodes: src[1] is the destination's view, not a source).
-    {GGML_OP_CPY, -1, proto::HTP_OP_CPY_Q, into_block_type},
-    {GGML_OP_CPY, -1, proto::HTP_OP_CPY_DQ, from_quantized},
+    {GGML_OP_CPY, -1, proto::HTP_OP_CPY_Q, into_block_type, "into a block type"},
+    {GGML_OP_CPY, -1, proto::HTP_OP_CPY_DQ, from_quantized, "from a quantized type"},
     {GGML_OP_CPY, -1, proto::HTP_OP_CPY},
-    {GGML_OP_CONT, -1, proto::HTP_OP_CPY_Q, into_block_type},
-    {GGML_OP_CONT, -1, proto::HTP_OP_CPY_DQ, from_quantized},
+    {GGML_OP_CONT, -1, proto::HTP_OP_CPY_Q, into_block_type, "into a block type"},
+    {GGML_OP_CONT, -1, proto::HTP_OP_CPY_DQ, from_quantized, "from a quantized type"},
     {GGML_OP_CONT, -1, proto::HTP_OP_CPY},
-    {GGML_OP_DUP, -1, proto::HTP_OP_CPY_Q, into_block_type},
-    {GGML_OP_DUP, -1, proto::HTP_OP_CPY_DQ, from_quantized},
+    {GGML_OP_DUP, -1, proto::HTP_OP_CPY_Q, into_block_type, "into a block type"},
+    {GGML_OP_DUP, -1, proto::HTP_OP_CPY_DQ, from_quantized, "from a quantized type"},
     {GGML_OP_DUP, -1, proto::HTP_OP_CPY},
     {GGML_OP_ROPE, -1, proto::HTP_OP_ROPE},
-    {GGML_OP_GET_ROWS, -1, proto::HTP_OP_GET_ROWS, from_rows},
+    {GGML_OP_GET_ROWS, -1, proto::HTP_OP_GET_ROWS, from_rows, "from F32, F16, BF16 or I32 rows"},
     {GGML_OP_GET_ROWS, -1, proto::HTP_OP_GET_ROWS_Q},  // a quantized table (the token embedding)
     {GGML_OP_SET_ROWS, -1, proto::HTP_OP_SET_ROWS},
     {GGML_OP_PAD, -1, proto::HTP_OP_PAD},
@@ -124,11 +125,11 @@ constexpr ggml_row GGML_ROWS[] = {
     {GGML_OP_REPEAT, -1, proto::HTP_OP_REPEAT},
     {GGML_OP_ARGSORT, -1, proto::HTP_OP_ARGSORT},
     {GGML_OP_TOP_K, -1, proto::HTP_OP_TOP_K},
-    {GGML_OP_FLASH_ATTN_EXT, -1, proto::HTP_OP_FLASH_ATTN_EXT_HMX, attention_on_hmx, true},
+    {GGML_OP_FLASH_ATTN_EXT, -1, proto::HTP_OP_FLASH_ATTN_EXT_HMX, attention_on_hmx, "prompts (GGML_HEXAGON_FA_SELECT)", true},
     {GGML_OP_FLASH_ATTN_EXT, -1, proto::HTP_OP_FLASH_ATTN_EXT},
-    {GGML_OP_MUL_MAT, -1, proto::HTP_OP_MUL_MAT_HMX, matmul_on_hmx, true},
+    {GGML_OP_MUL_MAT, -1, proto::HTP_OP_MUL_MAT_HMX, matmul_on_hmx, "prompts (GGML_HEXAGON_MM_SELECT)", true},
     {GGML_OP_MUL_MAT, -1, proto::HTP_OP_MUL_MAT},
-    {GGML_OP_MUL_MAT_ID, -1, proto::HTP_OP_MUL_MAT_ID_HMX, matmul_id_on_hmx, true},
+    {GGML_OP_MUL_MAT_ID, -1, proto::HTP_OP_MUL_MAT_ID_HMX, matmul_id_on_hmx, "prompts (GGML_HEXAGON_MM_SELECT)", true},
     {GGML_OP_MUL_MAT_ID, -1, proto::HTP_OP_MUL_MAT_ID},
 };
 
@@ -274,6 +275,24 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         }
     }
     return std::nullopt;
+}
+
+std::vector<htp_op_route> htp_op_routes() {
+    std::vector<htp_op_route> routes;
+    for (const ggml_row & row : GGML_ROWS) {
+        std::string op = ggml_op_name(row.op);
+        if (row.sub != -1) {
+            op = row.op == GGML_OP_UNARY ? ggml_unary_op_name(ggml_unary_op(row.sub)) : ggml_glu_op_name(ggml_glu_op(row.sub));
+        }
+        std::string when = row.when_text ? row.when_text : "";
+        if (row.or_next) {
+            when += when.empty() ? "else the next row" : "; else the next row";
+        }
+        routes.push_back({op, proto::htp_op_name(row.opcode), when});
+    }
+    routes.push_back({"RMS_NORM + MUL", proto::htp_op_name(proto::HTP_OP_RMS_NORM_MUL),
+                      "the MUL of the norm by its weight, nothing else reading the norm (GGML_HEXAGON_OPFUSION)"});
+    return routes;
 }
 
 std::optional<htp_op> prepare_htp_rms_norm_mul(const ggml_tensor * norm, const ggml_tensor * mul,

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hexnpu::hexagon {
 
@@ -41,5 +42,12 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
 // caller's to know.
 std::optional<htp_op> prepare_htp_rms_norm_mul(const ggml_tensor * norm, const ggml_tensor * mul,
                                                const htp_op_target & target);
+
+// The table above as words, for docs/ops.md: per row, the GGML op (or unary/GLU op), the NPU op
+// it becomes and when.
+struct htp_op_route {
+    std::string ggml_op, npu_op, when;
+};
+std::vector<htp_op_route> htp_op_routes();
 
 } // namespace hexnpu::hexagon

@@ -50,6 +50,21 @@ std::vector<std::vector<uint8_t>> input_bytes(const built_case & b, const std::s
     return bytes;
 }
 
+} // namespace
+
+std::string support_of(const backend_device & dev, const op_case & c) {
+    const built_case b(c);
+    for (const ggml_tensor * node : b.graph.nodes) {
+        if (!dev.supports_op(node)) {
+            const std::string why = dev.refusal_reason(node);
+            return std::string(ggml_op_desc(node)) + (why.empty() ? "" : ": " + why);
+        }
+    }
+    return "";
+}
+
+namespace {
+
 // The first node the device cannot run, or nullptr.
 const ggml_tensor * first_unsupported(const backend_device & dev, const ggml_cgraph & graph) {
     for (const ggml_tensor * node : graph.nodes) {

@@ -46,6 +46,10 @@ struct perf_result {
     int    runs;
 };
 
+// Whether dev runs every op of the case's graph: "" when it does, else the first op it refuses
+// and the device's reason ("MUL_MAT: the weight type has no NPU matmul kernel ...").
+std::string support_of(const backend_device & dev, const op_case & c);
+
 class case_runner {
   public:
     // Judges `target` against `reference`, or against the float64 evaluator when it is null.

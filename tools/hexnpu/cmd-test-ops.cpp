@@ -1,8 +1,10 @@
-// hexnpu test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf] [--trace FILE]: runs the op case catalog on a backend and
-// compares every result with the CPU backend's (or, for -b CPU, with a float64 evaluation).
+// hexnpu test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf | --support [--md]] [--trace FILE]: runs the op case
+// catalog on a backend and compares every result with the CPU backend's (or, for -b CPU, with a float64
+// evaluation); or times it; or says which cases the backend takes.
 #include "cli-util.h"
 #include "commands.h"
 #include "device-select.h"
+#include "op-support.h"
 
 #include "hexnpu/hexagon.h"
 #include "hexnpu/output-file.h"
@@ -16,13 +18,15 @@ namespace hexnpu::cli {
 namespace {
 
 const char * kUsage =
-    "usage: hexnpu test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf] [--trace FILE]\n"
+    "usage: hexnpu test-ops [-o OP] [-b BACKEND] [-t TYPE] [--perf | --support [--md]] [--trace FILE]\n"
     "  Runs every op case of the catalog on BACKEND (default CPU) and compares it with the CPU backend;\n"
     "  -b CPU compares the CPU backend with an independent float64 evaluation. One line per case, then\n"
     "  'N passed, M failed' (', K skipped' for cases the backend does not support).\n"
     "  -o OP     only cases of this op (MUL_MAT, SOFT_MAX, UNARY or a unary/GLU name such as SILU)\n"
     "  -t TYPE   only cases with a tensor of this type (q4_0, f16, ...)\n"
     "  --perf    time each supported case on BACKEND instead (us per run, GB/s, GFLOP/s)\n"
+    "  --support say which cases BACKEND takes and why not the others, without running any;\n"
+    "            --md: as docs/ops.md (with the NPU op registry and the GGML op table)\n"
     "  --trace FILE  write the HTP devices' NPU trace (Perfetto UI / Chrome trace JSON) to FILE\n";
 
 
@@ -92,6 +96,8 @@ int cmd_test_ops(args a) {
     optest::case_filter filter;
     std::string_view    backend_name = "CPU";
     bool                perf         = false;
+    bool                support      = false;
+    bool                markdown     = false;
     std::string         trace_path;
     for (size_t i = 0; i < a.size(); ++i) {
         const bool has_value = i + 1 < a.size();
@@ -100,6 +106,10 @@ int cmd_test_ops(args a) {
             return 0;
         } else if (a[i] == "--perf") {
             perf = true;
+        } else if (a[i] == "--support") {
+            support = true;
+        } else if (a[i] == "--md") {
+            markdown = true;
         } else if ((a[i] == "-o" || a[i] == "-b" || a[i] == "-t" || a[i] == "--trace") && !has_value) {
             return fail("%.*s needs a value", int(a[i].size()), a[i].data());
         } else if (a[i] == "-o") {
@@ -140,6 +150,15 @@ int cmd_test_ops(args a) {
         return fail("no op case matches%s%s%s%s (run 'hexnpu test-ops -b CPU' to list every case)",
                     filter.op.empty() ? "" : " -o ", printable(filter.op).c_str(), filter.type ? " -t " : "",
                     filter.type ? ggml_type_name(*filter.type) : "");
+    }
+    if (perf && support) {
+        return fail("--perf and --support exclude each other");
+    }
+    if (markdown && !support) {
+        return fail("--md goes with --support");
+    }
+    if (support) {
+        return print_support(*target, selected, markdown);
     }
     optest::case_runner runner(*target, target == &cpu ? nullptr : &cpu);
     const int           status = perf ? time_cases(runner, selected) : check_cases(runner, selected);
