@@ -2,15 +2,24 @@
 // GGML_HEXAGON_* environment variables) and the trace they collect.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace hexnpu {
+
+class backend_device;
 
 // Adds one HTP device per configured session to backend_registry, once per process; register them
 // before the CPU so the scheduler prefers them. Sessions start when first used. collect_trace
 // records the NPU's trace events as GGML_HEXAGON_PROFILE=3 does (without the per-op lines).
 // Throws std::invalid_argument naming a bad variable or list item.
 void register_htp_devices(bool collect_trace = false);
+
+// A device group of registered HTP devices (-sm row: each op's output rows divided among them, a
+// fence between ops). Throws std::invalid_argument when a member is not an HTP device, is listed
+// twice, or there are fewer than two or more than 64.
+std::unique_ptr<backend_device> make_htp_group_device(const std::vector<backend_device *> & members);
 
 class output_file;
 

@@ -2,6 +2,7 @@
 #include "hexnpu/hexagon.h"
 
 #include "htp-device.h"
+#include "htp-group.h"
 #include "htp-trace-json.h"
 
 #include "hexnpu/backend.h"
@@ -26,6 +27,18 @@ void register_htp_devices(bool collect_trace) {
         backend_registry::get().add(std::move(dev));
     }
     done = true;
+}
+
+std::unique_ptr<backend_device> make_htp_group_device(const std::vector<backend_device *> & members) {
+    std::vector<hexagon::htp_device *> htp;
+    for (backend_device * dev : members) {
+        auto * m = dynamic_cast<hexagon::htp_device *>(dev);
+        if (m == nullptr) {
+            throw std::invalid_argument(std::string("'") + (dev ? dev->name() : "(none)") + "' is not an HTP device");
+        }
+        htp.push_back(m);
+    }
+    return std::make_unique<hexagon::htp_group_device>(std::move(htp));
 }
 
 void write_htp_trace(output_file & out) {

@@ -2,7 +2,7 @@
 
 #include "core/strings.h"
 #include "cpu/cpu-backend.h"
-#include "hexagon/htp-group.h"
+#include "hexnpu/hexagon.h"
 
 #include <algorithm>
 #include <memory>
@@ -28,18 +28,18 @@ backend_device * find_device(std::string_view name) {
         return nullptr;
     }
     // "HTP0:0+HTP0:1": a device group of those HTP devices (row split), made once per process.
-    static std::vector<std::unique_ptr<hexagon::htp_group_device>> groups;
-    std::vector<hexagon::htp_device *>                             members;
+    static std::vector<std::unique_ptr<backend_device>> groups;
+    std::vector<backend_device *>                       members;
     for (size_t pos = 0; pos <= name.size();) {
-        const size_t plus = std::min(name.find('+', pos), name.size());
-        auto *       m    = dynamic_cast<hexagon::htp_device *>(find_device(name.substr(pos, plus - pos)));
+        const size_t     plus = std::min(name.find('+', pos), name.size());
+        backend_device * m    = find_device(name.substr(pos, plus - pos));
         if (m == nullptr) {
             return nullptr;
         }
         members.push_back(m);
         pos = plus + 1;
     }
-    groups.push_back(std::make_unique<hexagon::htp_group_device>(members));
+    groups.push_back(make_htp_group_device(members));
     return groups.back().get();
 }
 

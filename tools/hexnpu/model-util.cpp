@@ -184,15 +184,11 @@ devices open_devices(const device_choice & choice, int n_threads, bool collect_t
                                  " (e.g. --device HTP0:0,HTP0:1 with GGML_HEXAGON_DEVICES=2)");
     }
     if (choice.mode == split_mode::row && npu_devices.size() > 1) {
-        std::vector<hexagon::htp_device *> members;
-        for (backend_device * dev : npu_devices) {
-            auto * htp = dynamic_cast<hexagon::htp_device *>(dev);
-            if (!htp) {
-                throw std::runtime_error(std::string("--split-mode row: '") + dev->name() + "' is not an HTP device");
-            }
-            members.push_back(htp);
+        try {
+            d.group = make_htp_group_device(npu_devices);
+        } catch (const std::invalid_argument & e) {
+            throw std::runtime_error(std::string("--split-mode row: ") + e.what());
         }
-        d.group     = std::make_unique<hexagon::htp_group_device>(members);
         npu_devices = {d.group.get()};
     }
     for (backend_device * dev : npu_devices) {
