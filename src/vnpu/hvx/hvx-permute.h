@@ -6,7 +6,7 @@
 
 #include "vnpu/hvx/hvx-types.h"
 
-#if (defined(__AVX512F__) || defined(__AVX512BW__)) && !defined(__hexagon__)
+#if (defined(__AVX512F__) || defined(__AVX512BW__) || defined(__AVX2__)) && !defined(__hexagon__)
 #include <immintrin.h>
 #endif
 
@@ -170,6 +170,44 @@ inline HVX_VectorPair transpose_fast(HVX_Vector u, HVX_Vector v, int32_t rt, boo
     const __m512i                src[4] = {_mm512_load_si512(&v), _mm512_load_si512(reinterpret_cast<const __m512i *>(&v) + 1),
                                            _mm512_load_si512(&u), _mm512_load_si512(reinterpret_cast<const __m512i *>(&u) + 1)};
     return detail::pair_of(permute_bytes(src, p.lo), permute_bytes(src, p.hi));
+}
+#elif defined(__AVX2__) && !defined(__hexagon__)
+// x86 with AVX2 only: vshuff with Rt & 127 = 128 - e (e = 1, 2, 4, 8: every stage from e up) is a
+// plain interleave of e-byte elements, lo from the vectors' first halves and hi from their second
+// (Vv's at even positions), the way the kernels use it (V and K weight tiles, fp16 pairs): unpacks
+// within 128-bit lanes, then the lanes put in order. Every other Rt, and vdeal: the stages.
+template <int E> inline __m256i unpack_lo(__m256i a, __m256i b) {
+    return E == 1 ? _mm256_unpacklo_epi8(a, b) : E == 2 ? _mm256_unpacklo_epi16(a, b)
+                                               : E == 4 ? _mm256_unpacklo_epi32(a, b) : _mm256_unpacklo_epi64(a, b);
+}
+template <int E> inline __m256i unpack_hi(__m256i a, __m256i b) {
+    return E == 1 ? _mm256_unpackhi_epi8(a, b) : E == 2 ? _mm256_unpackhi_epi16(a, b)
+                                               : E == 4 ? _mm256_unpackhi_epi32(a, b) : _mm256_unpackhi_epi64(a, b);
+}
+template <int E> inline HVX_VectorPair interleave(HVX_Vector u, HVX_Vector v) {
+    const __m256i * pu = reinterpret_cast<const __m256i *>(&u);
+    const __m256i * pv = reinterpret_cast<const __m256i *>(&v);
+    HVX_Vector      out[2];
+    __m256i *       po = reinterpret_cast<__m256i *>(out);
+    for (int k = 0; k < 4; ++k) {  // 32 bytes of each source make 64 of the result
+        const __m256i a = _mm256_loadu_si256(pv + k), b = _mm256_loadu_si256(pu + k);
+        const __m256i lo = unpack_lo<E>(a, b), hi = unpack_hi<E>(a, b);
+        _mm256_storeu_si256(po + 2 * k, _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256(po + 2 * k + 1, _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+    return detail::pair_of(out[0], out[1]);
+}
+inline HVX_VectorPair transpose_fast(HVX_Vector u, HVX_Vector v, int32_t rt, bool ascending) {
+    if (ascending) {
+        switch (rt & 127) {
+            case 127: return interleave<1>(u, v);
+            case 126: return interleave<2>(u, v);
+            case 124: return interleave<4>(u, v);
+            case 120: return interleave<8>(u, v);
+            default: break;
+        }
+    }
+    return transpose_stages(u, v, rt, ascending);
 }
 #else
 inline HVX_VectorPair transpose_fast(HVX_Vector u, HVX_Vector v, int32_t rt, bool ascending) {
