@@ -2,8 +2,9 @@
 // that are multiples of 64 up to HTP_FA_HMX_MAX_D, no ALiBi and no softcap (those stay on the HVX
 // path). A work item is 32 query rows of one head; the op runs its items in groups of
 // group_items, and for each group walks the key blocks of 32 keys in lock step:
-//   HVX  K block landed by DMA as HMX weight tiles (4 bytes of each key row per transfer), V rows
-//        by DMA and shuffled into weight tiles, the mask block by DMA;
+//   HVX  K rows (already landed by DMA, one transfer) transposed into HMX weight tiles, V rows
+//        shuffled into weight tiles; then the next block's K rows, V rows and mask pushed, to land
+//        while this block computes (staging and mask double buffered);
 //   HMX  S = Q Kᵀ (Q as activation tiles, every row scaled by a power of two into [0.5, 1)),
 //        stored fp16 with the scale 2^-8 (|S| then stays below fp16's range for d <= 256);
 //   HVX  the online softmax per row in fp32 (scale, mask, running max, e^(s - max), denominator),
@@ -57,12 +58,15 @@ static_assert(sizeof(htp_fa_hmx_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int3
 
 // One item's VTCM, in this order (tiles first, all 2048-aligned): Q activation tiles, K weight
 // tiles, V weight tiles, P·V output tiles (d / 32 each), the S tile, the P tile, then the fp32
-// accumulators (32 rows of d), the Q / V staging rows (32 rows of d fp32 / fp16), the mask block
-// (32 rows of 128 bytes) and the row state (per row a splat of its factor, running max,
-// denominator and rescale: 4 x 32 vectors).
+// accumulators (32 rows of d), the Q staging rows (32 rows of d fp32), two K and two V staging
+// areas (32 rows of d fp16 each: block b lands in area b % 2), two mask blocks (32 rows of 128
+// bytes) and the row state (per row a splat of its factor, running max, denominator and rescale:
+// 4 x 32 vectors).
 struct htp_fa_hmx_item_layout {
-    uint32_t q_tiles, k_tiles, v_tiles, o_tiles, s_tile, p_tile, acc, q_stage, v_stage, mask, state, bytes;
+    uint32_t q_tiles, k_tiles, v_tiles, o_tiles, s_tile, p_tile, acc, q_stage, k_stage, v_stage, kv_stage_bytes, mask,
+        state, bytes;
 };
+inline constexpr uint32_t HTP_FA_HMX_MASK_BYTES = 32 * 128;  // one mask block
 constexpr htp_fa_hmx_item_layout htp_fa_hmx_item(uint32_t d) {
     const uint32_t         t = d / 32 * HTP_FA_HMX_TILE_BYTES;
     htp_fa_hmx_item_layout l{};
@@ -74,9 +78,11 @@ constexpr htp_fa_hmx_item_layout htp_fa_hmx_item(uint32_t d) {
     l.p_tile  = l.s_tile + HTP_FA_HMX_TILE_BYTES;
     l.acc     = l.p_tile + HTP_FA_HMX_TILE_BYTES;
     l.q_stage = l.acc + HTP_FA_HMX_ROWS * d * 4;
-    l.v_stage = l.q_stage + HTP_FA_HMX_ROWS * d * 4;
-    l.mask    = l.v_stage + HTP_FA_HMX_ROWS * d * 2;
-    l.state   = l.mask + HTP_FA_HMX_ROWS * 128;
+    l.kv_stage_bytes = HTP_FA_HMX_ROWS * d * 2;
+    l.k_stage = l.q_stage + HTP_FA_HMX_ROWS * d * 4;
+    l.v_stage = l.k_stage + 2 * l.kv_stage_bytes;
+    l.mask    = l.v_stage + 2 * l.kv_stage_bytes;
+    l.state   = l.mask + 2 * HTP_FA_HMX_MASK_BYTES;
     // Rounded up so the next item's tiles start on a tile boundary.
     l.bytes   = (l.state + 4 * HTP_FA_HMX_ROWS * 128 + HTP_FA_HMX_TILE_BYTES - 1) / HTP_FA_HMX_TILE_BYTES *
               HTP_FA_HMX_TILE_BYTES;

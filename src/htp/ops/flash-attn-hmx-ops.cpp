@@ -1,6 +1,7 @@
 // FLASH_ATTN_EXT on the HMX unit (proto/htp-flash-attn-hmx.h): items of 32 query rows of one head,
-// in groups; per key block the HVX threads land K and V as HMX weight tiles and the mask block, the
-// HMX queue thread computes every item's S = Q Kᵀ, the HVX threads run the online softmax per row
+// in groups; per key block the HVX threads turn the K and V rows the DMA landed into HMX weight
+// tiles and push the next block's rows and mask (double buffered: they land while this block
+// computes), the HMX queue thread computes every item's S = Q Kᵀ, the HVX threads run the online softmax per row
 // and write P as an activation tile, the HMX thread computes P V, and the HVX threads fold it into
 // the fp32 accumulators. Every phase is one work_queue_run or one HMX job for the whole group, so
 // the hand-overs are per group and block, not per item. VTCM is touched by vector loads and
@@ -56,7 +57,8 @@ struct fa_hmx_job {
     fa_item                        items[proto::HTP_FA_HMX_MAX_GROUP];
     uint32_t                       n_group;
     uint32_t                       items_per_thread;
-    uint32_t                       blk;  // the key block of the phases below
+    uint32_t                       n_blocks;  // the group's: the most any item needs
+    uint32_t                       blk;       // the key block of the phases below
     uint32_t                       hmx_status;
 };
 
@@ -163,17 +165,54 @@ void begin_thread(uint32_t, uint32_t i, void * data) {
         it.n_blocks = item_blocks(job, it);
     }
     drain(q);
+    trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_PREP, trace_info(i0));
     for (uint32_t n = i0; n < i1; ++n) {
         q_to_tiles(job, job.items[n]);
         clear_state(job, job.items[n]);
+    }
+    trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_PREP, trace_info(i0));
+}
+
+// One round of the 32 x 32 word transpose: rows r and r + 16 interleaved word by word into rows 2r
+// and 2r + 1. Element (row, column) moves to the 10-bit index rotated left by one; five rounds
+// make (column, row). `in` rows are `stride` vectors apart, `out` rows consecutive.
+__attribute__((noinline)) void transpose_round(const HVX_Vector * in, uint32_t stride, HVX_Vector * out) {
+    for (uint32_t r = 0; r < 16; ++r) {
+        const HVX_VectorPair w = Q6_W_vshuff_VVR(in[(r + 16) * stride], in[r * stride], -4);
+        out[2 * r]             = Q6_V_lo_W(w);
+        out[2 * r + 1]         = Q6_V_hi_W(w);
+    }
+}
+
+// K rows (staged, fp16) into weight tiles W[d][key]: vector w of tile t holds every key's pair of
+// elements 2 (16 t + w), +1, i.e. word 16 t + w of each row, so each 32 words of the rows (64
+// columns) transposed are two whole tiles. The o_tiles (free until the block's P V) hold the
+// rounds between. Rows past the block's keys are zeros (their scores are masked; zeros keep the
+// unit's inputs finite).
+__attribute__((noinline)) void k_to_tiles(const fa_hmx_job & job, const fa_item & it, uint32_t nk, uint32_t parity) {
+    const uint32_t d     = job.kp.d;
+    uint8_t *      stage = it.mem + job.L.k_stage + parity * job.L.kv_stage_bytes;
+    for (uint32_t r = nk; r < 32; ++r) {
+        for (uint32_t c = 0; c < d / 64; ++c) {
+            vec(stage + r * d * 2)[c] = Q6_V_vzero();
+        }
+    }
+    HVX_Vector * tmp = vec(it.mem + job.L.o_tiles);
+    for (uint32_t c = 0; c < d / 64; ++c) {
+        HVX_Vector * tiles = vec(it.mem + job.L.k_tiles + 2 * c * HTP_FA_HMX_TILE_BYTES);
+        transpose_round(vec(stage) + c, d / 64, tiles);
+        transpose_round(tiles, 1, tmp);
+        transpose_round(tmp, 1, tiles);
+        transpose_round(tiles, 1, tmp);
+        transpose_round(tmp, 1, tiles);
     }
 }
 
 // V rows (staged, fp16) into weight tiles W[key][d]: one halfword shuffle per key pair and 64
 // columns. Rows past the block's keys are zeros (a zero probability times stale memory could be NaN).
-__attribute__((noinline)) void v_to_tiles(const fa_hmx_job & job, const fa_item & it, uint32_t nk) {
+__attribute__((noinline)) void v_to_tiles(const fa_hmx_job & job, const fa_item & it, uint32_t nk, uint32_t parity) {
     const uint32_t d     = job.kp.d;
-    uint8_t *      stage = it.mem + job.L.v_stage;
+    uint8_t *      stage = it.mem + job.L.v_stage + parity * job.L.kv_stage_bytes;
     for (uint32_t r = nk; r < 32; ++r) {
         for (uint32_t c = 0; c < d / 64; ++c) {
             vec(stage + r * d * 2)[c] = Q6_V_vzero();
@@ -190,46 +229,58 @@ __attribute__((noinline)) void v_to_tiles(const fa_hmx_job & job, const fa_item 
     }
 }
 
-// Phase 1 (per block): K as weight tiles W[d][key] (4 bytes of every key row per transfer), V rows
-// and the mask block by DMA, then V shuffled into tiles.
+// Block blk's K rows and V rows (for the items whose K/V tiles serve others) and its mask block
+// (for the items still active) by DMA into the buffers of the block's parity.
+void push_block(const fa_hmx_job & job, dma_queue * q, uint32_t n, uint32_t blk) {
+    const htp_fa_hmx_kparams & kp     = job.kp;
+    const fa_item &            it     = job.items[n];
+    const uint32_t             nk     = keys_in(kp, blk);
+    const uint32_t             j0     = blk * 32;
+    const uint32_t             parity = blk & 1;
+    const uint16_t             tag    = trace_info(n);
+    if (it.kv_owner == n && blk < it.kv_blocks) {
+        const dma_addr_t kb = htp_tensor_dma_addr(job.octx->plat, job.k);
+        const dma_addr_t vb = htp_tensor_dma_addr(job.octx->plat, job.v);
+        push_in(q, it.mem + job.L.k_stage + parity * job.L.kv_stage_bytes,
+                dma_addr_at(kb, j0 * job.k->nb[1] + it.kv_head * job.k->nb[2]), kp.d * 2, job.k->nb[1], kp.d * 2, nk, tag);
+        push_in(q, it.mem + job.L.v_stage + parity * job.L.kv_stage_bytes,
+                dma_addr_at(vb, j0 * job.v->nb[1] + it.kv_head * job.v->nb[2]), kp.d * 2, job.v->nb[1], kp.d * 2, nk, tag);
+    }
+    if (job.mask && blk < it.n_blocks) {
+        const uint32_t   elem = kp.mask == proto::HTP_FA_MASK_F16 ? 2 : 4;
+        const dma_addr_t mb   = htp_tensor_dma_addr(job.octx->plat, job.mask);
+        push_in(q, it.mem + job.L.mask + parity * proto::HTP_FA_HMX_MASK_BYTES,
+                dma_addr_at(mb, it.row0 * job.mask->nb[1] + it.mask_head * job.mask->nb[2] + j0 * elem), 128,
+                job.mask->nb[1], nk * elem, it.n_rows, tag);
+    }
+}
+
+// Phase 1 (per block): block blk's rows, landed (the first block's pushed here, the others by
+// the phase before), into K and V weight tiles; then block blk + 1's pushed, to land while this
+// block computes.
 void load_thread(uint32_t, uint32_t i, void * data) {
-    fa_hmx_job &               job = *static_cast<fa_hmx_job *>(data);
-    const htp_fa_hmx_kparams & kp  = job.kp;
-    dma_queue *                q   = &job.octx->dma[i];
-    const dma_addr_t           kb  = htp_tensor_dma_addr(job.octx->plat, job.k);
-    const dma_addr_t           vb  = htp_tensor_dma_addr(job.octx->plat, job.v);
-    const dma_addr_t           mb  = job.mask ? htp_tensor_dma_addr(job.octx->plat, job.mask) : dma_addr_t(0);
-    const uint32_t             elem = kp.mask == proto::HTP_FA_MASK_F16 ? 2 : 4;
-    const uint32_t             nk   = keys_in(kp, job.blk);
-    const uint32_t             j0   = job.blk * 32;
-    const uint32_t             i0   = i * job.items_per_thread;
-    const uint32_t             i1   = i0 + job.items_per_thread < job.n_group ? i0 + job.items_per_thread : job.n_group;
-    for (uint32_t n = i0; n < i1; ++n) {
-        const fa_item & it  = job.items[n];
-        const uint16_t  tag = trace_info(n);
-        if (it.kv_owner == n && job.blk < it.kv_blocks) {
-            const uint32_t krow = j0 * job.k->nb[1] + it.kv_head * job.k->nb[2];
-            for (uint32_t t = 0; t < kp.d / 32; ++t) {
-                for (uint32_t w = 0; w < 16; ++w) {
-                    push_in(q, it.mem + job.L.k_tiles + t * HTP_FA_HMX_TILE_BYTES + w * 128,
-                            dma_addr_at(kb, krow + (t * 32 + 2 * w) * 2), 4, job.k->nb[1], 4, nk, tag);
-                }
-            }
-            push_in(q, it.mem + job.L.v_stage, dma_addr_at(vb, j0 * job.v->nb[1] + it.kv_head * job.v->nb[2]),
-                    kp.d * 2, job.v->nb[1], kp.d * 2, nk, tag);
-        }
-        if (job.blk >= it.n_blocks) {
-            continue;
-        }
-        if (job.mask) {
-            push_in(q, it.mem + job.L.mask, dma_addr_at(mb, it.row0 * job.mask->nb[1] + it.mask_head * job.mask->nb[2] + j0 * elem),
-                    128, job.mask->nb[1], nk * elem, it.n_rows, tag);
+    fa_hmx_job &   job = *static_cast<fa_hmx_job *>(data);
+    dma_queue *    q   = &job.octx->dma[i];
+    const uint32_t nk  = keys_in(job.kp, job.blk);
+    const uint32_t i0  = i * job.items_per_thread;
+    const uint32_t i1  = i0 + job.items_per_thread < job.n_group ? i0 + job.items_per_thread : job.n_group;
+    if (job.blk == 0) {
+        for (uint32_t n = i0; n < i1; ++n) {
+            push_block(job, q, n, 0);
         }
     }
     drain(q);
+    trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_W_PREP, trace_info(job.blk));
     for (uint32_t n = i0; n < i1; ++n) {
         if (job.items[n].kv_owner == n && job.blk < job.items[n].kv_blocks) {
-            v_to_tiles(job, job.items[n], nk);
+            k_to_tiles(job, job.items[n], nk, job.blk & 1);
+            v_to_tiles(job, job.items[n], nk, job.blk & 1);
+        }
+    }
+    trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_W_PREP, trace_info(job.blk));
+    if (job.blk + 1 < job.n_blocks) {
+        for (uint32_t n = i0; n < i1; ++n) {
+            push_block(job, q, n, job.blk + 1);
         }
     }
 }
@@ -287,7 +338,7 @@ __attribute__((noinline)) void softmax_item(const fa_hmx_job & job, const fa_ite
     HVX_Vector *    rows = vec(it.mem + job.L.q_stage);
     HVX_Vector *    p    = rows + HTP_FA_HMX_ROWS;
     HVX_Vector *    st   = vec(it.mem + job.L.state);
-    const uint8_t * mask = it.mem + job.L.mask;
+    const uint8_t * mask = it.mem + job.L.mask + (job.blk & 1) * proto::HTP_FA_HMX_MASK_BYTES;
     s_tile_to_rows(vec(it.mem + job.L.s_tile), rows);
     for (uint32_t r = 0; r < it.n_rows; ++r) {
         softmax_row(rows + r, p + r, st, r, mask + r * 128, job.kp.mask, nk);
@@ -516,16 +567,16 @@ uint32_t op_flash_attn_hmx(htp_op_context * octx) {
             }
         }
         work_queue_run(octx->work, begin_thread, &job, threads);
-        uint32_t n_blocks = 0;
+        job.n_blocks = 0;
         for (uint32_t n = 0; n < job.n_group; ++n) {
             job.items[n].kv_blocks = 0;
         }
         for (uint32_t n = 0; n < job.n_group; ++n) {
             fa_item & owner = job.items[job.items[n].kv_owner];
             owner.kv_blocks = job.items[n].n_blocks > owner.kv_blocks ? job.items[n].n_blocks : owner.kv_blocks;
-            n_blocks        = job.items[n].n_blocks > n_blocks ? job.items[n].n_blocks : n_blocks;
+            job.n_blocks    = job.items[n].n_blocks > job.n_blocks ? job.items[n].n_blocks : job.n_blocks;
         }
-        for (job.blk = 0; job.blk < n_blocks; ++job.blk) {
+        for (job.blk = 0; job.blk < job.n_blocks; ++job.blk) {
             work_queue_run(octx->work, load_thread, &job, threads);
             run_hmx(job, hmx_scores);
             if (job.hmx_status != HMX_OK) {
