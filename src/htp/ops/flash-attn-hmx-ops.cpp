@@ -257,7 +257,9 @@ void push_block(const fa_hmx_job & job, dma_queue * q, uint32_t n, uint32_t blk)
 
 // Phase 1 (per block): block blk's rows, landed (the first block's pushed here, the others by
 // the phase before), into K and V weight tiles; then block blk + 1's pushed, to land while this
-// block computes.
+// block computes. This is ops/stream-pipeline.h's two-slot form spread over the phases: the
+// threads hand over to the HMX queue between phases, so no thread owns a loop over the blocks;
+// the queue holds only the next block's transfers when the wait (drain) comes.
 void load_thread(uint32_t, uint32_t i, void * data) {
     fa_hmx_job &   job = *static_cast<fa_hmx_job *>(data);
     dma_queue *    q   = &job.octx->dma[i];
