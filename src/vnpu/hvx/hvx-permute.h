@@ -175,7 +175,8 @@ inline HVX_VectorPair transpose_fast(HVX_Vector u, HVX_Vector v, int32_t rt, boo
 // x86 with AVX2 only: vshuff with Rt & 127 = 128 - e (e = 1, 2, 4, 8: every stage from e up) is a
 // plain interleave of e-byte elements, lo from the vectors' first halves and hi from their second
 // (Vv's at even positions), the way the kernels use it (V and K weight tiles, fp16 pairs): unpacks
-// within 128-bit lanes, then the lanes put in order. Every other Rt, and vdeal: the stages.
+// within 128-bit lanes, then the lanes put in order; vdeal with Rt = -4 its inverse (the words of
+// Vv then Vu: evens to lo, odds to hi). Every other Rt: the stages.
 template <int E> inline __m256i unpack_lo(__m256i a, __m256i b) {
     return E == 1 ? _mm256_unpacklo_epi8(a, b) : E == 2 ? _mm256_unpacklo_epi16(a, b)
                                                : E == 4 ? _mm256_unpacklo_epi32(a, b) : _mm256_unpacklo_epi64(a, b);
@@ -197,6 +198,19 @@ template <int E> inline HVX_VectorPair interleave(HVX_Vector u, HVX_Vector v) {
     }
     return detail::pair_of(out[0], out[1]);
 }
+inline HVX_VectorPair deal_words(HVX_Vector u, HVX_Vector v) {
+    const __m256i   split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);  // a chunk's evens low, odds high
+    const __m256i * src[2] = {reinterpret_cast<const __m256i *>(&v), reinterpret_cast<const __m256i *>(&u)};
+    HVX_Vector      out[2];
+    __m256i *       po = reinterpret_cast<__m256i *>(out);
+    for (int k = 0; k < 4; ++k) {  // chunks 2k, 2k + 1 of (Vv, Vu): 8 evens, 8 odds
+        const __m256i a = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(src[k / 2] + 2 * (k % 2)), split);
+        const __m256i b = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(src[k / 2] + 2 * (k % 2) + 1), split);
+        _mm256_storeu_si256(po + k, _mm256_permute2x128_si256(a, b, 0x20));
+        _mm256_storeu_si256(po + 4 + k, _mm256_permute2x128_si256(a, b, 0x31));
+    }
+    return detail::pair_of(out[0], out[1]);
+}
 inline HVX_VectorPair transpose_fast(HVX_Vector u, HVX_Vector v, int32_t rt, bool ascending) {
     if (ascending) {
         switch (rt & 127) {
@@ -206,6 +220,8 @@ inline HVX_VectorPair transpose_fast(HVX_Vector u, HVX_Vector v, int32_t rt, boo
             case 120: return interleave<8>(u, v);
             default: break;
         }
+    } else if ((rt & 127) == 124) {
+        return deal_words(u, v);
     }
     return transpose_stages(u, v, rt, ascending);
 }
