@@ -67,6 +67,8 @@ struct htp_matmul_hmx_kparams {
     uint32_t r2, r3;           // ne12 / ne02, ne13 / ne03
     uint32_t w_slice_bytes;    // bytes of one tiled weight matrix
     uint32_t vtcm_size;        // the whole layout
+    uint32_t act_buffers;      // activation row pairs a thread stages: 2 (the next lands while one is
+                               // prepared) or 1 (a VTCM too small for two)
 };
 static_assert(sizeof(htp_matmul_hmx_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -109,7 +111,7 @@ constexpr htp_mm_hmx_layout htp_mm_hmx_layout_of(const htp_matmul_hmx_kparams & 
 // (k floats each, and a vector more for an F16 row landing past its half), or two F32 output tiles.
 constexpr uint64_t htp_mm_hmx_thread_bytes(const htp_matmul_hmx_kparams & p) {
     const uint64_t slots = 2 * uint64_t(p.tiles_per_block) * p.slot_size;
-    const uint64_t rows  = 2 * (uint64_t(p.k_tiles) + 1) * 128;
+    const uint64_t rows  = 2 * uint64_t(p.act_buffers) * (uint64_t(p.k_tiles) + 1) * 128;
     const uint64_t out   = 2 * 32 * 128;
     const uint64_t most  = slots > rows ? (slots > out ? slots : out) : (rows > out ? rows : out);
     return (most + 127) / 128 * 128;
@@ -200,6 +202,7 @@ constexpr htp_verdict prepare_matmul_hmx_kparams(const htp_tensor & src0, const 
     // Enough steps for the pipeline to overlap: a quarter of the strips per step at most.
     const uint32_t quarter = (p.n_strips + 3) / 4;
     p.n_chunk              = quarter < HTP_MM_HMX_MAX_N_CHUNK ? (quarter == 0 ? 1 : quarter) : HTP_MM_HMX_MAX_N_CHUNK;
+    p.act_buffers          = 2;
     for (;;) {
         p.thread_bytes = uint32_t(htp_mm_hmx_thread_bytes(p));
         const uint64_t end = htp_mm_hmx_layout_of(p).end;
@@ -207,7 +210,9 @@ constexpr htp_verdict prepare_matmul_hmx_kparams(const htp_tensor & src0, const 
             p.vtcm_size = uint32_t(end);
             break;
         }
-        if (p.n_chunk > 1) {
+        if (p.act_buffers > 1) {
+            p.act_buffers = 1;  // no overlap of the row landing: cheaper than fewer rows or strips per step
+        } else if (p.n_chunk > 1) {
             --p.n_chunk;
         } else if (p.m_tiles > 1) {
             --p.m_tiles;

@@ -172,7 +172,8 @@ constexpr uint64_t htp_matmul_wide_bytes(const htp_matmul_kparams & p) {
     return p.wtype == HTP_TYPE_F16 || p.wtype == HTP_TYPE_BF16 ? uint64_t(TILE_N_ROWS) * p.tiles_per_block * 128 : 0;
 }
 
-// An activation row staged as fp32 vectors, one more for F16 rows landing past their half.
+// An activation row staged as fp32 vectors, one more for F16 rows landing past their half. A thread
+// stages two (the next row lands while one is prepared).
 constexpr uint64_t htp_matmul_staging_bytes(const htp_matmul_kparams & p) { return uint64_t(p.n_k_blocks + 1) * 128; }
 
 constexpr uint64_t htp_matmul_vtcm_size(const htp_matmul_kparams & p) {
@@ -288,7 +289,7 @@ constexpr htp_verdict prepare_matmul_plan(const htp_tensor & src0, const htp_ten
         p.slot_stride        = uint32_t((tiles > flat ? tiles : flat) + 127) / 128 * 128;
         // The slots double as the staging of one activation row (k floats) while it is quantized.
         uint64_t slots = uint64_t(p.n_slots) * p.slot_stride;
-        slots          = slots < htp_matmul_staging_bytes(p) ? htp_matmul_staging_bytes(p) : slots;
+        slots          = slots < 2 * htp_matmul_staging_bytes(p) ? 2 * htp_matmul_staging_bytes(p) : slots;
         slots          = (slots + 127) / 128 * 128;
         const uint64_t thread = slots + uint64_t(p.act_rows) * 128 * (1 + p.n_slots) + htp_matmul_wide_bytes(p);
         p.slots_bytes         = uint32_t(slots);

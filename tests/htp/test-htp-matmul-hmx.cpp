@@ -48,6 +48,7 @@ struct hmx_case {
     float     w_mag   = 1.0f;   // weights scaled by this
     uint32_t  act_pad = 0, dst_pad = 0;
     bool      flat    = false;  // flat weights (a plain buffer) instead of tiled
+    bool      one_act_buffer = false;  // the plan a VTCM too small for two row-pair stagings gets
 };
 
 struct hmx_run {
@@ -123,6 +124,9 @@ hmx_run run_case(in_process_session & s, const hmx_case & c, uint32_t n_threads,
 
     proto::htp_matmul_hmx_kparams kp{};
     EXPECT_TRUE(proto::prepare_matmul_hmx_kparams(w, a, d, n_threads, s.platform().table().vtcm_size, &kp));
+    if (c.one_act_buffer) {
+        kp.act_buffers = 1;
+    }
     batch_builder b;
     const shared_buffer * bufs[] = {&wbuf, &abuf, &dbuf};
     proto::htp_tensor *   ts[]   = {&w, &a, &d};
@@ -217,6 +221,7 @@ TEST(HtpMatmulHmx, ShapesThatExerciseThePipeline) {
         {GGML_TYPE_Q4_0, 2048, 300, 40},                       // runs of 32 K tiles, 10 strips, padding rows
         {GGML_TYPE_Q6_K, 1280, 200, 77, 1, 1, 1, 1, true},     // F16 activations, 7 strips
         {GGML_TYPE_Q8_0, 128, 70, 600},                        // two row chunks (512 + 88)
+        {GGML_TYPE_Q8_0, 128, 70, 600, 1, 1, 1, 1, false, 1.0f, 1.0f, 0, 0, false, true},  // one row-pair staging
         {GGML_TYPE_Q4_K, 256, 64, 9, 2, 3, 1, 1, false, 1.0f, 1.0f, 12, 8},  // slices, padded rows
         {GGML_TYPE_Q2_K, 512, 40, 6, 4, 3, 2, 3},              // weights broadcast over dims 2 and 3
         {GGML_TYPE_Q1_0, 1024, 96, 20, 2, 1, 2, 1, true},
@@ -287,9 +292,11 @@ TEST(HtpMatmulHmx, ThePlanShrinksToTheVtcmAndIsRefusedWhenNothingFits) {
     proto::htp_matmul_hmx_kparams big{}, small{};
     ASSERT_TRUE(proto::prepare_matmul_hmx_kparams(w, a, d, 4, 8u << 20, &big));
     EXPECT_EQ(big.m_tiles, 16u);
+    EXPECT_EQ(big.act_buffers, 2u) << "the next row pair lands while one is prepared";
     EXPECT_LE(big.vtcm_size, 8u << 20);
     ASSERT_TRUE(proto::prepare_matmul_hmx_kparams(w, a, d, 4, 1u << 20, &small));
     EXPECT_LE(small.vtcm_size, 1u << 20);
+    EXPECT_EQ(small.act_buffers, 1u) << "the row staging is the first to shrink";
     EXPECT_LT(small.m_tiles * small.n_chunk, big.m_tiles * big.n_chunk);
     EXPECT_FALSE(proto::prepare_matmul_hmx_kparams(w, a, d, 4, 256u << 10, &small)) << "not even one tile row";
     w.flags = 0, w.nb[1] = 4096 / 32 * 18;

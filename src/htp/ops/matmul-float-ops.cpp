@@ -22,9 +22,8 @@ void prepare_thread(uint32_t n, uint32_t i, void * data) {
     const mm_job & job   = *static_cast<const mm_job *>(data);
     const uint32_t nv    = job.kp.n_k_blocks;
     const bool     pairs = job.kp.wtype != HTP_TYPE_F32;
-    for (uint32_t j = i; j < job.nrows; j += n) {
-        const HVX_Vector * x   = stage_act_row(job, i, j, nv);
-        HVX_Vector *       out = reinterpret_cast<HVX_Vector *>(act_row(job, j));
+    for_each_act_row(job, n, i, nv, [&](uint32_t j, const HVX_Vector * x) {
+        HVX_Vector * out = reinterpret_cast<HVX_Vector *>(act_row(job, j));
         if (pairs) {
             for (uint32_t v = 0; v < nv; v += 2) {
                 const HVX_VectorPair d = Q6_W_vdeal_VVR(x[v + 1], x[v], -4);  // evens, odds
@@ -37,7 +36,7 @@ void prepare_thread(uint32_t n, uint32_t i, void * data) {
             }
         }
         trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
-    }
+    });
 }
 
 // Bytes per weight element.

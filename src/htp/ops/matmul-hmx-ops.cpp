@@ -94,15 +94,27 @@ uint32_t step_count(const hmx_mm_job & job, uint32_t step) {
 
 // ---- activations
 
-// Row r of the chunk (local) as k_tiles fp32 vectors in staging, or nullptr past the chunk's rows.
-const HVX_Vector * stage_row(const hmx_mm_job & job, uint32_t i, uint32_t r, uint8_t * staging) {
+// Rows 2p and 2p + 1 of the chunk (local; those past its rows: none) by DMA into the staging of
+// parity `parity`: act_buffers areas of two rows, one pair landing while the other is prepared
+// (with one area, the parity is always 0 and a pair is pushed only once the one before is done).
+uint8_t * pair_staging(const hmx_mm_job & job, uint32_t i, uint32_t parity, uint32_t r) {
+    return thread_area(job, i) + (2 * parity + (r & 1)) * size_t(job.kp.k_tiles + 1) * 128;
+}
+void push_pair(const hmx_mm_job & job, uint32_t i, uint32_t p, uint32_t parity) {
+    for (uint32_t r = 2 * p; r < 2 * p + 2 && r < job.mrows; ++r) {
+        const uint32_t offset = job.scatter ? job.a_row[r] : job.a_slice + (job.m0 + r) * job.src1->nb[1];
+        push_act_row(&job.octx->dma[i], pair_staging(job, i, parity, r), job.src1,
+                     htp_tensor_dma_addr(job.octx->plat, job.src1), offset, job.kp.k, job.kp.k_tiles, trace_info(job.m0 + r));
+    }
+}
+// Row r of the chunk as k_tiles fp32 vectors, its transfer popped; nullptr past the chunk's rows.
+// K is whole tiles: no tail to clear.
+const HVX_Vector * stage_row(const hmx_mm_job & job, uint32_t i, uint32_t r, uint32_t parity) {
     if (r >= job.mrows) {
         return nullptr;
     }
-    // K is whole tiles: no tail to clear.
-    const uint32_t offset = job.scatter ? job.a_row[r] : job.a_slice + (job.m0 + r) * job.src1->nb[1];
-    return land_act_row(&job.octx->dma[i], staging, job.src1, htp_tensor_dma_addr(job.octx->plat, job.src1), offset,
-                        job.kp.k, job.kp.k_tiles, trace_info(job.m0 + r));
+    dma_queue_pop(&job.octx->dma[i]);
+    return landed_act_row(pair_staging(job, i, parity, r), job.src1, job.kp.k_tiles);
 }
 
 // The row's factor 2^e in every lane of *factor, its scale 2^-e returned (x nullptr: zero rows).
@@ -139,14 +151,20 @@ void rows_to_act_tiles(act_order order, const HVX_Vector * x0, const HVX_Vector 
 
 void prepare_rows_thread(uint32_t n, uint32_t i, void * data) {
     const hmx_mm_job & job     = *static_cast<const hmx_mm_job *>(data);
-    uint8_t *          area    = thread_area(job, i);
-    const uint32_t     half    = (job.kp.k_tiles + 1) * 128;
     HVX_Vector *       factors = row_factors(job);
-    // Row pair p = rows 2p, 2p + 1 = vector p % 16 of row tile p / 16.
-    for (uint32_t p = i, pairs = job.m_tiles * 16; p < pairs; p += n) {
+    const uint32_t     pairs   = job.m_tiles * 16;
+    const bool         ahead   = job.kp.act_buffers == 2;
+    // Row pair p = rows 2p, 2p + 1 = vector p % 16 of row tile p / 16; pair p + n lands meanwhile.
+    for (uint32_t p = i, parity = 0; p < pairs; p += n, parity = ahead ? parity ^ 1 : 0) {
+        if (p == i || !ahead) {
+            push_pair(job, i, p, parity);
+        }
+        if (ahead && p + n < pairs) {
+            push_pair(job, i, p + n, parity ^ 1);
+        }
         trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_PREP, trace_info(job.m0 + 2 * p));
-        const HVX_Vector * x0 = stage_row(job, i, 2 * p, area);
-        const HVX_Vector * x1 = stage_row(job, i, 2 * p + 1, area + half);
+        const HVX_Vector * x0 = stage_row(job, i, 2 * p, parity);
+        const HVX_Vector * x1 = stage_row(job, i, 2 * p + 1, parity);
         rows_to_act_tiles(job.order, x0, x1, &factors[2 * p], act_tile(job, p >> 4, 0) + (p & 15) * 128, job.kp.k_tiles);
         trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_PREP, trace_info(job.m0 + 2 * p));
     }
@@ -527,6 +545,7 @@ bool plan_ok(const htp_op_context * octx, const htp_matmul_hmx_kparams & kp) {
            kp.n_strips * proto::TILE_N_ROWS < kp.n + proto::TILE_N_ROWS && kp.m_tiles >= 1 &&
            kp.m_tiles <= proto::HTP_MM_HMX_MAX_M_TILES && kp.n_chunk >= 1 && kp.n_chunk <= proto::HTP_MM_HMX_MAX_N_CHUNK &&
            kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.thread_bytes % 128 == 0 &&
+           (kp.act_buffers == 1 || kp.act_buffers == 2) &&
            kp.thread_bytes >= proto::htp_mm_hmx_thread_bytes(kp) && kp.vtcm_size == proto::htp_mm_hmx_layout_of(kp).end &&
            uintptr_t(octx->vtcm_base) % HMX_TILE_ALIGN == 0;
 }

@@ -25,7 +25,7 @@ bool plan_ok(const htp_op_context * octx, const htp_matmul_kparams & kp) {
            kp.k == src0->ne[0] && kp.k == src1->ne[0] && kp.n == src0->ne[1] && kp.n == dst->ne[0] &&
            kp.n_strips * proto::TILE_N_ROWS >= kp.n && kp.strips_per_thread * kp.n_threads >= kp.n_strips &&
            kp.slot_stride % 128 == 0 && kp.slots_bytes >= uint64_t(kp.n_slots) * kp.slot_stride &&
-           kp.slots_bytes >= proto::htp_matmul_staging_bytes(kp) &&
+           kp.slots_bytes >= 2 * proto::htp_matmul_staging_bytes(kp) &&
            kp.thread_bytes >= kp.slots_bytes + uint64_t(kp.act_rows) * 128 * (1 + kp.n_slots) &&
            kp.vtcm_size == proto::htp_matmul_vtcm_size(kp) && kp.r2 >= 1 && kp.r3 >= 1 &&
            kp.div_threads.d == kp.n_threads;

@@ -73,30 +73,41 @@ inline uint8_t * weight_slot(const mm_job & job, uint32_t i, uint32_t k) {
 inline uint8_t * act_row(const mm_job & job, uint32_t j) { return job.act + size_t(j) * job.kp.act_row_bytes; }
 
 // An activation row of k elements (src1 F32 or F16, at byte offset `offset` of base) by DMA into
-// staging, as fp32 in order from its start: F16 rows land on the first vector boundary past half
-// the staging (which holds n_vectors + 1 vectors) and widen into its start. The vectors past k are
-// the caller's.
-inline HVX_Vector * land_act_row(dma_queue * q, uint8_t * staging, const proto::htp_tensor * src1, dma_addr_t base,
-                                 uint32_t offset, uint32_t k, uint32_t n_vectors, uint16_t info) {
+// staging (n_vectors + 1 vectors): F32 rows from its start, F16 rows on the first vector boundary
+// past its half, to be widened into its start once landed (landed_act_row).
+inline void push_act_row(dma_queue * q, uint8_t * staging, const proto::htp_tensor * src1, dma_addr_t base,
+                         uint32_t offset, uint32_t k, uint32_t n_vectors, uint16_t info) {
     const bool     f16     = src1->type == HTP_TYPE_F16;
     const uint32_t bytes   = k * (f16 ? 2 : 4);
     uint8_t *      landing = f16 ? staging + (n_vectors + 1) / 2 * 128 : staging;
     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(landing), dma_addr_at(base, offset), bytes, bytes, bytes, 1, info);
-    dma_queue_pop(q);
+}
+
+// The row push_act_row sent to staging, after its transfer was popped, as fp32 in order from the
+// staging's start. The vectors past k are the caller's.
+inline HVX_Vector * landed_act_row(uint8_t * staging, const proto::htp_tensor * src1, uint32_t n_vectors) {
     HVX_Vector * x = reinterpret_cast<HVX_Vector *>(staging);
-    if (f16) {
-        hvx_hf_row_to_sf(reinterpret_cast<const HVX_Vector *>(landing), x, n_vectors);
+    if (src1->type == HTP_TYPE_F16) {
+        hvx_hf_row_to_sf(reinterpret_cast<const HVX_Vector *>(staging + (n_vectors + 1) / 2 * 128), x, n_vectors);
     }
     return x;
 }
 
-// Activation row j of the group as n_vectors fp32 vectors (32 elements each, in order) in thread
-// i's staging (its slots), elements from k on zero: DMA in, F16 widened, HVX_A_QUANT traced.
-inline const HVX_Vector * stage_act_row(const mm_job & job, uint32_t i, uint32_t j, uint32_t n_vectors) {
-    dma_queue *      q       = &job.octx->dma[i];
-    uint8_t *        staging = thread_area(job, i);
-    HVX_Vector * x = land_act_row(q, staging, job.src1, htp_tensor_dma_addr(job.octx->plat, job.src1), job.a_off[j],
-                                  job.kp.k, n_vectors, trace_info(job.row0 + j));
+// Thread i's staging of parity `parity` (two: one lands while the other is prepared).
+inline uint8_t * act_staging(const mm_job & job, uint32_t i, uint32_t parity) {
+    return thread_area(job, i) + size_t(parity) * proto::htp_matmul_staging_bytes(job.kp);
+}
+
+inline void push_group_row(const mm_job & job, uint32_t i, uint32_t j, uint32_t n_vectors, uint32_t parity) {
+    push_act_row(&job.octx->dma[i], act_staging(job, i, parity), job.src1, htp_tensor_dma_addr(job.octx->plat, job.src1),
+                 job.a_off[j], job.kp.k, n_vectors, trace_info(job.row0 + j));
+}
+
+// Activation row j of the group (pushed into the staging of its parity) as n_vectors fp32 vectors
+// (32 elements each, in order), elements from k on zero: popped, F16 widened, HVX_A_QUANT traced.
+inline const HVX_Vector * stage_act_row(const mm_job & job, uint32_t i, uint32_t j, uint32_t n_vectors, uint32_t parity) {
+    dma_queue_pop(&job.octx->dma[i]);
+    HVX_Vector * x = landed_act_row(act_staging(job, i, parity), job.src1, n_vectors);
     trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
     // The tail past k: what the DMA did not write (or widened from stale halves) becomes zero.
     const uint32_t full = job.kp.k / 32, tail = job.kp.k % 32;
@@ -107,6 +118,21 @@ inline const HVX_Vector * stage_act_row(const mm_job & job, uint32_t i, uint32_t
         x[v] = Q6_V_vzero();
     }
     return x;
+}
+
+// Thread i's rows of the group (j = i, i + n, ...), each landing while the one before is prepared:
+// prepare(j, x) with x the row as stage_act_row gives it.
+template <class Prepare>
+void for_each_act_row(const mm_job & job, uint32_t n, uint32_t i, uint32_t n_vectors, Prepare prepare) {
+    if (i < job.nrows) {
+        push_group_row(job, i, i, n_vectors, 0);
+    }
+    for (uint32_t j = i, parity = 0; j < job.nrows; j += n, parity ^= 1) {
+        if (j + n < job.nrows) {
+            push_group_row(job, i, j + n, n_vectors, parity ^ 1);
+        }
+        prepare(j, stage_act_row(job, i, j, n_vectors, parity));
+    }
 }
 
 // Not inlined: a hoisted zero vector would have to survive the kernel's calls on the stack.

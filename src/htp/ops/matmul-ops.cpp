@@ -61,11 +61,10 @@ void quantize_row(act_order order, const HVX_Vector * x, HVX_Vector * out, uint3
 void quantize_thread(uint32_t n, uint32_t i, void * data) {
     const mm_job &  job   = *static_cast<const mm_job *>(data);
     const act_order order = act_order_of(job.kp.wtype, job.tiled);
-    for (uint32_t j = i; j < job.nrows; j += n) {
-        const HVX_Vector * x = stage_act_row(job, i, j, job.kp.n_k_blocks);
+    for_each_act_row(job, n, i, job.kp.n_k_blocks, [&](uint32_t j, const HVX_Vector * x) {
         quantize_row(order, x, reinterpret_cast<HVX_Vector *>(act_row(job, j)), job.kp.n_k_blocks);
         trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
-    }
+    });
 }
 
 // ---- weights
