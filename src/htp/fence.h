@@ -18,10 +18,7 @@ namespace hexnpu::htp {
 
 using proto::HTP_FENCE_SLOT_BYTES;
 using proto::htp_fence_slot;
-
-inline htp_fence_slot * htp_mdev_fence_slot(uint8_t * fence_base, uint32_t idx) {
-    return reinterpret_cast<htp_fence_slot *>(fence_base + HTP_FENCE_SLOT_BYTES * idx);
-}
+using proto::htp_mdev_fence_slot;
 
 // A member's view of its group for one batch.
 struct htp_fence_group {

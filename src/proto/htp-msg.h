@@ -99,6 +99,10 @@ struct htp_fence_slot {
 };
 static_assert(sizeof(htp_fence_slot) == HTP_FENCE_SLOT_BYTES);
 
+inline htp_fence_slot * htp_mdev_fence_slot(uint8_t * fence_base, uint32_t idx) {
+    return reinterpret_cast<htp_fence_slot *>(fence_base + HTP_FENCE_SLOT_BYTES * idx);
+}
+
 struct htp_opbatch_req {
     uint32_t id;        // block index in the op-queue buffer
     uint32_t n_bufs;

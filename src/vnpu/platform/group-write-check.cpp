@@ -1,6 +1,6 @@
 #include "group-write-check.h"
 
-#include "htp/fence.h"
+#include "proto/htp-msg.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -41,7 +41,7 @@ uint32_t group_write_check::begin(const htp::platform & plat, const htp::mdev_wr
     began_ = false;
     if (c.idx > 0) {
         // My turn comes when the member before me has finished this op.
-        htp::htp_fence_slot * prev     = htp::htp_mdev_fence_slot(c.fence_base, c.idx - 1);
+        proto::htp_fence_slot * prev     = proto::htp_mdev_fence_slot(c.fence_base, c.idx - 1);
         const uint64_t        deadline = plat.usecs(plat.ctx) + c.timeout_us;
         for (;;) {
             const uint32_t turn = prev->turn;
@@ -108,7 +108,7 @@ uint32_t group_write_check::end(const htp::platform & plat, const htp::mdev_writ
     std::memcpy(log + sizeof h, mine_.data(), h.n_runs * sizeof(line_run));
     std::memcpy(log, &h, sizeof h);
     // My turn is over: the next member may run the op.
-    htp::htp_fence_slot * slot = htp::htp_mdev_fence_slot(c.fence_base, c.idx);
+    proto::htp_fence_slot * slot = proto::htp_mdev_fence_slot(c.fence_base, c.idx);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     slot->turn = c.seq;
     plat.fence_wake(plat.ctx, &slot->turn);
