@@ -29,6 +29,7 @@ struct htp_sort_kparams {
     uint32_t             log2_n_sort;   // n_sort = 1 << log2_n_sort, >= 5
     uint32_t             descending;    // 1: largest first (TOP_K always)
     uint32_t             dst_row_size;  // dst.ne0 * 4
+    uint32_t             top_k_cap_log2;  // TOP_K of a long row by its vectors' minima (htp_top_k_cap_log2), 0: sorted whole
 };
 static_assert(sizeof(htp_sort_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -40,6 +41,23 @@ constexpr uint32_t htp_sort_log2(uint32_t ne0) {
         ++l;
     }
     return l <= HTP_SORT_MAX_LOG2 ? l : 0;
+}
+
+// TOP_K of a long row without sorting it whole (htp/ops/sort-ops.cpp, top_k_by_vector_minima):
+// the vectors whose minimum key is at most the k-th smallest minimum, at most twice k of them (a
+// power of two: 2^cap_log2), sorted in scratch after the minima. Rows from 2^15 keys on (shorter
+// ones sort fast enough) whose scratch fits the index slot; 0 otherwise.
+inline constexpr uint32_t HTP_TOP_K_MIN_LOG2 = 15;
+constexpr uint32_t htp_top_k_cap_log2(uint32_t log2_n, uint32_t k) {
+    uint32_t l = 0;
+    while ((uint32_t(1) << l) < 2 * k) {
+        ++l;
+    }
+    if (log2_n < HTP_TOP_K_MIN_LOG2 || l + 5 > HTP_SORT_MAX_LOG2) {
+        return 0;
+    }
+    const uint32_t n_vec = uint32_t(1) << (log2_n - 5);
+    return 3 * (n_vec / 32) + (uint32_t(2) << l) <= n_vec ? l : 0;
 }
 
 // The layout the sorts run on (compares only: the NPU's guard checks it too): F32 source rows
@@ -77,6 +95,7 @@ inline htp_verdict prepare_sort_kparams(uint32_t opcode, const htp_tensor & src0
     kp.div_ne2       = init_fastdiv(dst.ne[2]);
     kp.descending    = opcode == HTP_OP_TOP_K || params[0] == 1;
     kp.dst_row_size  = dst.ne[0] * 4;
+    kp.top_k_cap_log2 = opcode == HTP_OP_TOP_K ? htp_top_k_cap_log2(kp.log2_n_sort, dst.ne[0]) : 0;
     *out             = kp;
     return HTP_TAKEN;
 }

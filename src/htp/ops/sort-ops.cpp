@@ -45,24 +45,8 @@ __attribute__((noinline)) void make_keys(HVX_Vector * keys, uint32_t n_vec, uint
 // most T. So: the vectors' minima (and vector numbers) sorted in scratch, T read off, the vectors
 // with minimum <= T copied whole (keys and indices) and sorted, their first k indices out. Scratch
 // in the index slot: minima (sorted, and a copy in vector order), their vector numbers, then cap
-// vectors of keys and of indices. False (nothing decided) when ties on T select more than cap
-// vectors: the caller sorts the whole row.
-constexpr uint32_t TOP_K_MIN_LOG2 = 15;  // rows of 32768 keys and more (shorter ones sort fast enough)
-
-uint32_t top_k_cap_log2(uint32_t k) {  // room for twice the k vectors (ties on T), as a power of two
-    uint32_t l = 0;
-    while ((uint32_t(1) << l) < 2 * k) {
-        ++l;
-    }
-    return l;
-}
-
-bool top_k_fits(uint32_t log2_n, uint32_t k) {
-    const uint32_t n_vec = uint32_t(1) << (log2_n - 5);
-    const uint32_t cap   = uint32_t(1) << top_k_cap_log2(k);
-    return log2_n >= TOP_K_MIN_LOG2 && cap * 32 <= (uint32_t(1) << proto::HTP_SORT_MAX_LOG2) && 3 * (n_vec / 32) + 2 * cap <= n_vec;
-}
-
+// vectors of keys and of indices (cap: the host's plan, proto::htp_top_k_cap_log2). False (nothing
+// decided) when ties on T select more than cap vectors: the caller sorts the whole row.
 // Each vector's minimum into lane v % 32 of minima (and in_order), its number into which.
 __attribute__((noinline)) void gather_minima(const HVX_Vector * keys, uint32_t n_vec, HVX_Vector * minima,
                                              HVX_Vector * in_order, HVX_Vector * which) {
@@ -121,10 +105,10 @@ uint32_t select_vectors(const HVX_Vector * keys, const HVX_Vector * in_order, ui
     return count;
 }
 
-__attribute__((noinline)) bool top_k_by_vector_minima(const HVX_Vector * keys, HVX_Vector * idx, uint32_t log2_n, uint32_t k) {
+__attribute__((noinline)) bool top_k_by_vector_minima(const HVX_Vector * keys, HVX_Vector * idx, uint32_t log2_n, uint32_t k,
+                                                      uint32_t cap_log2) {
     const uint32_t n_vec    = uint32_t(1) << (log2_n - 5);
     const uint32_t m_vec    = n_vec / 32;  // vectors of minima
-    const uint32_t cap_log2 = top_k_cap_log2(k);
     const uint32_t cap      = uint32_t(1) << cap_log2;
     HVX_Vector *   minima   = idx;
     HVX_Vector *   which    = idx + m_vec;
@@ -152,7 +136,6 @@ __attribute__((noinline)) bool top_k_by_vector_minima(const HVX_Vector * keys, H
 struct sort_job {
     const htp_op_context *    octx;
     htp_sort_kparams          kp;
-    bool                      top_k;
     const proto::htp_tensor * src;
     const proto::htp_tensor * dst;
     eltwise_rows              rows_plan;
@@ -168,10 +151,10 @@ void sort_thread(uint32_t, uint32_t i, void * data) {
                     HVX_Vector * keys = reinterpret_cast<HVX_Vector *>(plan.slot(i, 0, k));
                     HVX_Vector * idx  = reinterpret_cast<HVX_Vector *>(plan.slot(i, 1, k));
                     const uint32_t k_out = job.kp.dst_row_size / 4;
-                    const bool     top_k = job.top_k && top_k_fits(job.kp.log2_n_sort, k_out);
+                    const bool     top_k = job.kp.top_k_cap_log2 != 0;
                     for (uint32_t r = 0; r < b.nrows; ++r, keys += n_vec, idx += n_vec) {
                         make_keys(keys, n_vec, job.kp.pipe.row_size / 4, job.kp.descending != 0);
-                        if (top_k && top_k_by_vector_minima(keys, idx, job.kp.log2_n_sort, k_out)) {
+                        if (top_k && top_k_by_vector_minima(keys, idx, job.kp.log2_n_sort, k_out, job.kp.top_k_cap_log2)) {
                             continue;  // the index slot was its scratch
                         }
                         lane_numbers(idx, n_vec);
@@ -190,14 +173,17 @@ bool guard_sort(const htp_op_context * octx) {
     return eltwise_pipeline_fits(octx, kp.pipe, SORT_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
            eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && proto::htp_sort_layout_valid(octx->op->opcode, *src, *dst) &&
            kp.log2_n_sort == proto::htp_sort_log2(src->ne[0]) && kp.pipe.vtcm_row_stride == uint32_t(4) << kp.log2_n_sort &&
-           kp.pipe.row_size == src->ne[0] * 4 && kp.dst_row_size == dst->ne[0] * 4;
+           kp.pipe.row_size == src->ne[0] * 4 && kp.dst_row_size == dst->ne[0] * 4 &&
+           (kp.top_k_cap_log2 == 0 ||
+            (octx->op->opcode == proto::HTP_OP_TOP_K && kp.log2_n_sort >= proto::HTP_TOP_K_MIN_LOG2 &&
+             kp.top_k_cap_log2 + 5 <= proto::HTP_SORT_MAX_LOG2 && (uint32_t(1) << kp.top_k_cap_log2) >= 2 * dst->ne[0] &&
+             3 * (uint32_t(1) << (kp.log2_n_sort - 10)) + (uint32_t(2) << kp.top_k_cap_log2) <= uint32_t(1) << (kp.log2_n_sort - 5)));
 }
 
 uint32_t op_sort(htp_op_context * octx) {
     sort_job job{};
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
     job.octx  = octx;
-    job.top_k = octx->op->opcode == proto::HTP_OP_TOP_K;
     job.src   = octx->src[0];
     job.dst   = octx->dst[0];
     return run_eltwise_job(octx, job, SORT_STREAMS, sort_thread);
