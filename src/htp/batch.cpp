@@ -185,12 +185,16 @@ uint32_t run_op(htp_session * s, const batch_view & v, uint32_t index, trace_buf
         return status;
     }
     status = entry->run(&octx);
-    // The DMA rules are checked whatever the op returned: its queues must be drained.
+    // The DMA rules are checked whatever the op returned: its queues must be drained. A queue that
+    // was not is drained here, waiting for each transfer, before the next op reuses its VTCM and
+    // outputs: on a device the DMA engine is still running them (the virtual NPU's op_done has
+    // abandoned them, and the waits return at once).
     uint32_t strict = s->plat->op_done(s->plat->ctx);
     for (uint32_t t = 0; t < s->n_threads; ++t) {
         if (!dma_queue_empty(&s->dma[t])) {
             s->plat->log(s->plat->ctx, 0, "htp: an op returned with pushes it never popped");
             strict = proto::HTP_STATUS_STRICT;
+            dma_queue_flush(&s->dma[t]);
         }
         if (s->dma[t].overflows != 0) {
             strict = proto::HTP_STATUS_STRICT;  // logged at the push

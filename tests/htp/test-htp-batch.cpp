@@ -342,10 +342,24 @@ TEST(HtpStrictBatch, UndrainedQueueAtOpReturnIsStrict) {
     p.n_threads = 2;
     p.misuse    = proto::HTP_TEST_STREAM_SKIP_DRAIN;
     stream_case  c({64, 4, 1, 1}, p);
-    packed_batch batch = c.b.pack(1, 1, 0);
+    packed_batch batch = c.b.pack(1, 3, 512);  // traced
     const auto   rsp   = s.process(batch);
     EXPECT_EQ(rsp.status, proto::HTP_STATUS_STRICT);
     EXPECT_NE(s.platform().last_violation().find("not drained"), std::string::npos) << s.platform().last_violation();
+
+    // The batch loop drained the queues (waited for every transfer left) before resetting them:
+    // each traced DMA start has its stop, in FIFO order.
+    for (uint32_t slot = 0; slot < 2; ++slot) {
+        std::vector<uint16_t> dma_starts, dma_stops;
+        for (uint32_t i = 0; i < rsp.n_traces[slot]; ++i) {
+            const proto::htp_trace_desc & ev = batch.traces(slot)[i];
+            if ((ev.id & ~proto::HTP_TRACE_STOP) == proto::HTP_TRACE_EVT_DMA) {
+                ((ev.id & proto::HTP_TRACE_STOP) ? dma_stops : dma_starts).push_back(ev.info);
+            }
+        }
+        EXPECT_FALSE(dma_starts.empty()) << "thread " << slot;
+        EXPECT_EQ(dma_starts, dma_stops) << "thread " << slot;
+    }
 
     // The session is usable afterwards: the abandoned transfers are gone.
     stream_params ok;
