@@ -423,16 +423,16 @@ void finish_thread(uint32_t, uint32_t i, void * data) {
     const fa_hmx_job & job   = *static_cast<const fa_hmx_job *>(data);
     dma_queue *        q     = &job.octx->dma[i];
     const dma_addr_t   ob    = htp_tensor_dma_addr(job.octx->plat, job.dst);
-    const uint8_t *    sinks = job.sinks ? htp_tensor_ptr(job.octx->plat, job.sinks) : nullptr;
+    const uint8_t *    sinks = job.kp.has_sinks ? htp_tensor_ptr(job.octx->plat, job.sinks) : nullptr;
     const uint32_t     i0    = i * job.items_per_thread;
     const uint32_t     i1    = i0 + job.items_per_thread < job.n_group ? i0 + job.items_per_thread : job.n_group;
     for (uint32_t n = i0; n < i1; ++n) {
         const fa_item & it   = job.items[n];
         float           sink = 0.0f;
-        if (sinks) {
+        if (job.kp.has_sinks) {
             __builtin_memcpy(&sink, sinks + it.head * 4, 4);  // a small DDR table: a scalar read
         }
-        finish_item(job, it, sinks != nullptr, sink);
+        finish_item(job, it, job.kp.has_sinks != 0, sink);
         if (dma_queue_depth(q) == DMA_QUEUE_CAPACITY) {
             dma_queue_pop(q);
         }

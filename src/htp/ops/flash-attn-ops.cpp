@@ -229,7 +229,7 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
     const dma_addr_t v_base = htp_tensor_dma_addr(plat, job.v);
     const dma_addr_t o_base = htp_tensor_dma_addr(plat, job.dst);
     const dma_addr_t m_base = job.mask ? htp_tensor_dma_addr(plat, job.mask) : dma_addr_t(0);
-    const uint8_t *  sinks  = job.sinks ? htp_tensor_ptr(plat, job.sinks) : nullptr;
+    const uint8_t *  sinks  = kp.has_sinks ? htp_tensor_ptr(plat, job.sinks) : nullptr;
     const uint32_t   m_elem = kp.mask == proto::HTP_FA_MASK_F16 ? 2 : 4;
 
     // The item's blocks end at the last one with a key its mask lets through: a causal prompt's
@@ -321,10 +321,10 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                 fa_accumulate(mem, s.v, fa_scores(mem, s.k, s.mask + g, b.n, kp, ln_slope), b.n, kp);
                 if (b.last) {
                     float sink = 0.0f;
-                    if (sinks) {
+                    if (kp.has_sinks) {
                         __builtin_memcpy(&sink, sinks + iq2 * 4, 4);  // a small DDR table: a scalar read
                     }
-                    fa_finish(mem, reinterpret_cast<HVX_Vector *>(s.out + g * kp.d * 4), sinks != nullptr, sink, kp.d);
+                    fa_finish(mem, reinterpret_cast<HVX_Vector *>(s.out + g * kp.d * 4), kp.has_sinks != 0, sink, kp.d);
                 }
             }
         },
