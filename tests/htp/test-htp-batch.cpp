@@ -467,6 +467,34 @@ TEST_F(HtpMalformed, BadOpParametersFailTheOp) {
     expect_op_inval([&](packed_batch & p) { p.tensors()[1].nb[1] = 1024; }, "dst rows past its bytes");
 }
 
+// A required operand missing fails the op at admission (the op table's n_src), before its guard:
+// the guards dereference their required operands without checking them.
+TEST_F(HtpMalformed, AMissingRequiredOperandFailsAtAdmission) {
+    const struct {
+        uint32_t opcode;
+        uint32_t missing;  // the src index left out
+    } cases[] = {
+        {proto::HTP_OP_ADD, 1},          {proto::HTP_OP_RMS_NORM_MUL, 1}, {proto::HTP_OP_ADD_ID, 2},
+        {proto::HTP_OP_CONCAT, 1},       {proto::HTP_OP_SET_ROWS, 1},     {proto::HTP_OP_GET_ROWS_Q, 1},
+        {proto::HTP_OP_FLASH_ATTN_EXT, 2}, {proto::HTP_OP_MUL_MAT_ID, 2},
+    };
+    for (const auto & c : cases) {
+        packed_batch batch = b.pack(1, 1, 0);
+        proto::htp_op_desc & op = batch.ops()[0];
+        op.opcode               = c.opcode;
+        std::memset(op.kparams, 0, sizeof op.kparams);
+        for (uint32_t i = 0; i < c.missing; ++i) {
+            op.src[i] = 0;
+        }
+        for (uint32_t i = c.missing; i < proto::HTP_OP_MAX_INPUTS; ++i) {
+            op.src[i] = proto::HTP_NO_TENSOR;
+        }
+        const auto rsp = s.process(batch);
+        EXPECT_EQ(rsp.status, proto::HTP_STATUS_INVAL_PARAMS) << "opcode " << c.opcode;
+        EXPECT_EQ(rsp.failed_op, 0u) << "opcode " << c.opcode;
+    }
+}
+
 // Past the guard the kernel executes its kparams as given: a wrong fastdiv magic sends the walk's
 // rows elsewhere, and when that is outside the buffers the strict DMA engine turns it into a clean
 // STRICT error (no hang, no stray write), after which the session runs the next batch. The slices

@@ -396,7 +396,7 @@ bool guard_binary(const htp_op_context * octx) {
     const htp_tensor * src0 = octx->src[0];
     if (octx->op->opcode == proto::HTP_OP_ADD_ID) {
         const htp_tensor * ids = octx->src[2];
-        return ids != nullptr && proto::htp_add_id_layout_valid(*src0, *src1, *ids, *dst) &&
+        return proto::htp_add_id_layout_valid(*src0, *src1, *ids, *dst) &&
                eltwise_pipeline_fits(octx, kp.pipe, BINARY_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) &&
                kp.pipe.block_rows == 1 && eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) &&
                kp.pipe.row_size == dst->ne[0] * 4 && kp.div_ne11.d == 1 && kp.div_ne12.d == 1 && kp.div_ne13.d == 1 &&
@@ -404,8 +404,8 @@ bool guard_binary(const htp_op_context * octx) {
     }
     // ADD/SUB/MUL/DIV, GEGLU/SWIGLU/SWIGLU_OAI: F32, F16, BF16 rows, dst of src0's type; RMS_NORM_MUL: F32.
     const bool norm_types_ok = octx->op->opcode != proto::HTP_OP_RMS_NORM_MUL ||
-                               (src0->type == HTP_TYPE_F32 && src1 != nullptr && src1->type == HTP_TYPE_F32);
-    src1_ok = norm_types_ok && src1 != nullptr && kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] &&
+                               (src0->type == HTP_TYPE_F32 && src1->type == HTP_TYPE_F32);
+    src1_ok = norm_types_ok && kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] &&
               kp.div_ne13.d == src1->ne[3] &&
               kp.flags == (proto::htp_binary_types(src0->type, src1->type, dst->type) |
                            (proto::htp_binary_src1_scalar(*src1, *dst) ? proto::HTP_BINARY_SRC1_SCALAR : 0)) &&

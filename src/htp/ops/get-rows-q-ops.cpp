@@ -224,7 +224,7 @@ bool guard_get_rows_q(const htp_op_context * octx) {
     // The plan's sizes are the ones the layout implies; the slots' bytes cover what the units need.
     const bool cpy   = octx->op->opcode == proto::HTP_OP_CPY_DQ;
     const bool ids_ok = cpy ? ids == nullptr && kp.identity == 1 && kp.ids_i64 == 0
-                            : ids != nullptr && kp.identity == 0 && kp.ids_i64 == (ids->type == HTP_TYPE_I64);
+                            : kp.identity == 0 && kp.ids_i64 == (ids->type == HTP_TYPE_I64);
     const bool units_ok =
         kp.type == src->type && kp.tiled == (tiled ? 1u : 0u) && ids_ok &&
         kp.unit_vectors * 32 == cols && kp.n_units * cols == dst->ne[0] && kp.units_per_block >= 1 &&

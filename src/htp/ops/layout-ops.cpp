@@ -94,7 +94,7 @@ bool guard_layout(const htp_op_context * octx) {
     const bool         concat = octx->op->opcode == proto::HTP_OP_CONCAT;
     bool               ok;
     if (concat) {
-        ok = b != nullptr && proto::htp_concat_layout_valid(*a, *b, *dst, kp.dim) && kp.n_inputs == (kp.dim == 0 ? 2u : 1u) &&
+        ok = proto::htp_concat_layout_valid(*a, *b, *dst, kp.dim) && kp.n_inputs == (kp.dim == 0 ? 2u : 1u) &&
              kp.gather == 0;
     } else {
         // The repeat factors are the host's (fastmodulo); the divisors and the gather must be a's.

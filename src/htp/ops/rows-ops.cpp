@@ -304,7 +304,7 @@ bool guard_set_rows(const htp_op_context * octx) {
     const bool         cpy = octx->op->opcode == proto::HTP_OP_CPY_Q;
     const bool ids_ok = cpy ? kp.identity == 1 && ids == nullptr && kp.div_ids1.d == 1 && kp.div_ids2.d == 1 &&
                                   proto::htp_cpy_q_layout_valid(*src, *dst)
-                            : kp.identity == 0 && ids != nullptr && kp.div_ids1.d == ids->ne[1] &&
+                            : kp.identity == 0 && kp.div_ids1.d == ids->ne[1] &&
                                   kp.div_ids2.d == ids->ne[2] && kp.ids_i64 == (ids->type == HTP_TYPE_I64) &&
                                   proto::htp_set_rows_layout_valid(*src, *ids, *dst);
     const uint32_t slot_row = proto::htp_qblock_codes(dst->type) != 0 ? proto::htp_qblock_slot_stride(src->ne[0])
