@@ -13,6 +13,7 @@
 #include "proto/htp-matmul.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
+#include "proto/htp-trace.h"
 #include "vnpu/platform/in-process-session.h"
 #include "vnpu/platform/shared-buffer.h"
 
@@ -22,6 +23,7 @@
 #include <initializer_list>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -316,6 +318,82 @@ TEST(HtpMatmul, AWeightSmallerThanItsShapeIsRefusedByTheGuard) {
     ASSERT_TRUE(proto::prepare_matmul_kparams(w, a, d, 2, 8u << 20, &kp));
     shared_buffer wbuf(8192), abuf(1024), dbuf(512);
     EXPECT_EQ(run_matmul(s, kp, {w, wbuf}, {a, abuf}, {d, dbuf}), proto::HTP_STATUS_INVAL_PARAMS);
+}
+
+// The host's split of the strips over the threads is the one that runs: a plan that gives thread 0
+// every strip (strips_per_thread = n_strips, which the guard accepts) leaves thread 1 idle, and the
+// output is the same bits as under the even split (each strip is computed the same way wherever).
+TEST(HtpMatmul, TheHostsStripsPerThreadIsHonoured) {
+    in_process_session s(config(), 2);
+    const uint32_t     k = 64, n = 128, m = 1;  // 4 strips; one row: thread 0 alone lands it
+    const auto *       traits = ggml_get_type_traits(GGML_TYPE_Q8_0);
+    std::mt19937       rng(11);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> wf(size_t(k) * n), act(size_t(k) * m);
+    for (float & v : wf) {
+        v = dist(rng);
+    }
+    for (float & v : act) {
+        v = dist(rng);
+    }
+    const size_t  row_bytes = k / 32 * traits->type_size;
+    shared_buffer wbuf(row_bytes * n), abuf(act.size() * 4), dbuf(size_t(n) * 4 * m);
+    traits->from_float_ref(wf.data(), wbuf.data(), int64_t(wf.size()));
+    std::memcpy(abuf.data(), act.data(), act.size() * 4);
+
+    proto::htp_tensor w{}, a{}, d{};
+    w.type = uint32_t(GGML_TYPE_Q8_0), w.size = wbuf.size();
+    w.ne[0] = k, w.ne[1] = n, w.ne[2] = w.ne[3] = 1;
+    w.nb[0] = uint32_t(traits->type_size), w.nb[1] = uint32_t(row_bytes), w.nb[2] = w.nb[3] = uint32_t(row_bytes * n);
+    a.ne[0] = k, a.ne[1] = m, a.ne[2] = a.ne[3] = 1, a.size = abuf.size();
+    a.nb[0] = 4, a.nb[1] = k * 4, a.nb[2] = a.nb[3] = k * 4 * m;
+    d.ne[0] = n, d.ne[1] = m, d.ne[2] = d.ne[3] = 1, d.size = dbuf.size();
+    d.nb[0] = 4, d.nb[1] = n * 4, d.nb[2] = d.nb[3] = n * 4 * m;
+    a.flags = d.flags = proto::HTP_TENSOR_COMPUTE;
+    proto::htp_matmul_kparams kp{};
+    ASSERT_TRUE(proto::prepare_matmul_kparams(w, a, d, 2, 8u << 20, &kp));
+    ASSERT_EQ(kp.n_threads, 2u);
+    ASSERT_EQ(kp.n_strips, 4u);
+    ASSERT_EQ(kp.strips_per_thread, 2u);
+
+    // The strips (DMA trace info of the weight blocks and writebacks) each thread moved.
+    auto run = [&](const proto::htp_matmul_kparams & plan, std::vector<uint8_t> * out) {
+        batch_builder b;
+        for (auto [t, buf] : {std::pair{&w, &wbuf}, std::pair{&a, &abuf}, std::pair{&d, &dbuf}}) {
+            t->bi = b.add_buffer(*buf, false);
+            b.add_tensor(*t);
+        }
+        proto::htp_op_desc op = batch_builder::op(proto::HTP_OP_MUL_MAT, {0, 1}, {2});
+        std::memcpy(op.kparams, &plan, sizeof plan);
+        b.add_op(op);
+        std::memset(dbuf.data(), 0x5A, dbuf.size());
+        packed_batch batch = b.pack(1, 3, 1024);  // traced
+        const auto   rsp   = s.process(batch);
+        EXPECT_EQ(rsp.status, proto::HTP_STATUS_OK) << s.platform().last_violation();
+        std::vector<std::set<uint16_t>> strips(2);
+        for (uint32_t t = 0; t < 2; ++t) {
+            for (uint32_t e = 0; e < rsp.n_traces[t]; ++e) {
+                const proto::htp_trace_desc & ev = batch.traces(t)[e];
+                if (ev.id == proto::HTP_TRACE_EVT_DMA) {
+                    strips[t].insert(ev.info);
+                }
+            }
+        }
+        for (auto * buf : {&wbuf, &abuf, &dbuf}) {
+            htp_iface_munmap(s.handle(), buf->fd());
+        }
+        out->assign(dbuf.data(), dbuf.data() + dbuf.size());
+        return strips;
+    };
+    std::vector<uint8_t> even, one;
+    const auto           even_strips = run(kp, &even);
+    EXPECT_EQ(even_strips[1], (std::set<uint16_t>{2, 3}));
+    proto::htp_matmul_kparams all_on_one = kp;
+    all_on_one.strips_per_thread         = 4;
+    const auto one_strips                = run(all_on_one, &one);
+    EXPECT_EQ(one_strips[0], (std::set<uint16_t>{0, 1, 2, 3}));
+    EXPECT_TRUE(one_strips[1].empty()) << "thread 1 moved strips the host gave thread 0";
+    EXPECT_EQ(one, even);
 }
 
 // MUL_MAT_ID: 4 Q8_0 experts, 2 slots x 3 tokens; every output row is its expert's product, and an

@@ -56,7 +56,14 @@ bool start_job(htp_op_context * octx, mm_job & job) {
     const htp_tensor_mdev_range strips = device_strips(octx, job.dst, job.kp.n_strips);
     job.strip0                         = strips.start;
     job.strip_end                      = strips.start + strips.count;
-    job.strips_per_thread = proto::fastdiv(job.strip_end - job.strip0 + job.kp.n_threads - 1, job.kp.div_threads);
+    // The host's split wherever this device computes all of N. A member of a device group covering
+    // a slice splits the slice instead: the slice depends on the member's index and the group's
+    // size, which the op's kparams cannot hold (every member runs the same batch, the same kparams),
+    // so it divides here by the host's divisor for that (div_threads).
+    job.strips_per_thread =
+        strips.count == job.kp.n_strips
+            ? job.kp.strips_per_thread
+            : proto::fastdiv(strips.count + job.kp.n_threads - 1, job.kp.div_threads);
     vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
     job.act     = vtcm.take(uint64_t(job.kp.act_rows) * job.kp.act_row_bytes);
     job.threads = vtcm.take(job.kp.thread_bytes, job.kp.n_threads);
