@@ -323,34 +323,65 @@ TEST(HtpGraph, RmsNormMulFusesOnlyWhereNothingElseReadsTheNorm) {
     }
 }
 
+// The answers come from the operands' types, shapes and strides and the op's params alone (spec:
+// never from buffer state): the same with the operands not yet allocated, stored in an HTP0-REPACK
+// buffer (the quantized ones tiled) and stored flat in a plain buffer.
 TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
     htp_options o = test_options();
     auto        small_vtcm = test_session();
     small_vtcm.vtcm_size   = 64 * 1024;
     auto          devices  = make_htp_devices(o, small_vtcm);
     htp_device &  dev      = *devices[0];
-    ggml_context  ctx;
-    ggml_tensor * a   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 8);
-    ggml_tensor * row = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 1);
-    ggml_tensor * h   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F16, 64, 8);
-    EXPECT_TRUE(dev.supports_op(ggml_add(&ctx, a, row))) << "src1 rows broadcast";
-    EXPECT_TRUE(dev.supports_op(ggml_add(&ctx, h, h))) << "F16 rows";
-    ggml_tensor * q = ggml_new_tensor_2d(&ctx, GGML_TYPE_Q8_0, 64, 8);
-    EXPECT_FALSE(dev.supports_op(ggml_add(&ctx, q, q))) << "F32, F16, BF16 only";
-    EXPECT_FALSE(dev.supports_op(ggml_cpy(&ctx, a, ggml_new_tensor_2d(&ctx, GGML_TYPE_IQ4_NL, 64, 8)))) << "no IQ4_NL quantizer";
-    EXPECT_FALSE(dev.supports_op(ggml_repeat(&ctx, a, a))) << "filtered";
-    EXPECT_TRUE(dev.supports_op(ggml_concat(&ctx, a, a, 1)));
-    EXPECT_TRUE(dev.supports_op(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU)));
-    EXPECT_FALSE(dev.supports_op(ggml_sqrt(&ctx, ggml_transpose(&ctx, a)))) << "permuted rows";
-    // A row of 16 Ki floats, double buffered over three streams, needs more than 64 KiB of VTCM.
-    ggml_tensor * wide = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 16384, 2);
-    EXPECT_FALSE(dev.supports_op(ggml_mul(&ctx, wide, wide)));
-    EXPECT_NE(dev.refusal_reason(ggml_mul(&ctx, wide, wide)).find("session's VTCM (64 KiB"), std::string::npos)
-        << "the refusal names the cause";
-    EXPECT_NE(dev.refusal_reason(ggml_add(&ctx, q, q)).find("takes F32, F16 or BF16 rows"), std::string::npos)
-        << "the check that failed says why";
-    EXPECT_EQ(dev.refusal_reason(ggml_mul(&ctx, a, a)), "");
-    EXPECT_TRUE(dev.supports_op(ggml_mul(&ctx, a, a)));
+    const char *  stored[] = {"not allocated", "stored in HTP0-REPACK", "stored flat"};
+    std::vector<bool> answers[3];
+    for (int where = 0; where < 3; ++where) {
+        ggml_context  operands;
+        ggml_tensor * a    = ggml_new_tensor_2d(&operands, GGML_TYPE_F32, 64, 8);
+        ggml_tensor * row  = ggml_new_tensor_2d(&operands, GGML_TYPE_F32, 64, 1);
+        ggml_tensor * h    = ggml_new_tensor_2d(&operands, GGML_TYPE_F16, 64, 8);
+        ggml_tensor * q    = ggml_new_tensor_2d(&operands, GGML_TYPE_Q8_0, 64, 8);
+        ggml_tensor * wide = ggml_new_tensor_2d(&operands, GGML_TYPE_F32, 16384, 2);
+        ggml_tensor * w    = ggml_new_tensor_2d(&operands, GGML_TYPE_Q8_0, 256, 64);  // a tileable weight
+        ggml_tensor * x    = ggml_new_tensor_2d(&operands, GGML_TYPE_F32, 256, 9);
+        ggml_tensor * ids  = ggml_new_tensor_1d(&operands, GGML_TYPE_I32, 5);
+        std::unique_ptr<backend_buffer> buf;
+        if (where > 0) {
+            buf = alloc_ctx_tensors(operands, where == 1 ? dev.extra_buffer_types()[0] : dev.buffer_type());
+            for (ggml_tensor & t : operands.tensors()) {
+                std::vector<uint8_t> zero(ggml_nbytes(&t));
+                tensor_set(&t, zero.data(), 0, zero.size());
+            }
+        }
+        ggml_context ctx;
+        auto         check = [&](ggml_tensor * op, bool want, const char * what) {
+            const bool got = dev.supports_op(op);
+            answers[where].push_back(got);
+            EXPECT_EQ(got, want) << what << ", operands " << stored[where];
+        };
+        check(ggml_add(&ctx, a, row), true, "src1 rows broadcast");
+        check(ggml_add(&ctx, h, h), true, "F16 rows");
+        check(ggml_add(&ctx, q, q), false, "F32, F16, BF16 only");
+        check(ggml_cpy(&ctx, a, ggml_new_tensor_2d(&ctx, GGML_TYPE_IQ4_NL, 64, 8)), false, "no IQ4_NL quantizer");
+        check(ggml_repeat(&ctx, a, a), false, "filtered");
+        check(ggml_concat(&ctx, a, a, 1), true, "CONCAT");
+        check(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU), true, "GELU");
+        check(ggml_sqrt(&ctx, ggml_transpose(&ctx, a)), false, "permuted rows");
+        // A row of 16 Ki floats, double buffered over three streams, needs more than 64 KiB of VTCM.
+        check(ggml_mul(&ctx, wide, wide), false, "a row beyond the VTCM");
+        EXPECT_NE(dev.refusal_reason(ggml_mul(&ctx, wide, wide)).find("session's VTCM (64 KiB"), std::string::npos)
+            << "the refusal names the cause";
+        EXPECT_NE(dev.refusal_reason(ggml_add(&ctx, q, q)).find("takes F32, F16 or BF16 rows"), std::string::npos)
+            << "the check that failed says why";
+        EXPECT_EQ(dev.refusal_reason(ggml_mul(&ctx, a, a)), "");
+        check(ggml_mul(&ctx, a, a), true, "MUL");
+        // The weight's ops: whatever the answer, the same one wherever the weight is.
+        for (ggml_tensor * op : {ggml_mul_mat(&ctx, w, x), ggml_get_rows(&ctx, w, ids),
+                                 ggml_cpy(&ctx, w, ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 256, 64))}) {
+            answers[where].push_back(dev.supports_op(op));
+        }
+    }
+    EXPECT_EQ(answers[1], answers[0]) << "operands stored in HTP0-REPACK";
+    EXPECT_EQ(answers[2], answers[0]) << "operands stored flat";
     EXPECT_EQ(dev.static_target().vtcm_size, 64u * 1024);
 }
 
