@@ -33,10 +33,25 @@ using proto::htp_tensor;
 
 constexpr int32_t NEG_INF = int32_t(0xFF800000u);
 
+// An item's key-block count by (32-row block of queries, mask slice), kept across the op's groups
+// so that a mask shared by the heads (mask ne[2] == 1) is scanned once per row block, not once per
+// head: MASK_MEMO entries, indexed by (qblock * ne2 + slice) modulo MASK_MEMO (a power of two).
+constexpr uint32_t MASK_MEMO = 128;
+static_assert((MASK_MEMO & (MASK_MEMO - 1)) == 0);
+constexpr uint32_t NO_SCAN = UINT32_MAX;
+
+struct mask_memo_entry {
+    uint32_t qblock_1;  // the row block + 1; 0: empty
+    uint32_t slice;
+    uint32_t n_blocks;
+};
+
 struct fa_item {
     uint32_t  head, kv_head, mask_head;
     uint32_t  row0, n_rows;  // query rows [row0, row0 + n_rows)
     uint32_t  n_blocks;      // key blocks up to its last with an unmasked key
+    uint32_t  blocks_from;   // its own index: begin_thread scans its mask rows; an earlier item's:
+                             // the same rows and slice, n_blocks copied; NO_SCAN: known already
     uint32_t  kv_owner;      // the group's first item of the same K/V head: its K/V tiles serve all
     uint32_t  kv_blocks;     // an owner's: the most blocks any item it serves needs
     uint8_t * mem;
@@ -60,6 +75,7 @@ struct fa_hmx_job {
     uint32_t                       n_blocks;  // the group's: the most any item needs
     uint32_t                       blk;       // the key block of the phases below
     uint32_t                       hmx_status;
+    mask_memo_entry                memo[MASK_MEMO];
 };
 
 HVX_Vector * vec(uint8_t * p) { return reinterpret_cast<HVX_Vector *>(p); }
@@ -82,7 +98,7 @@ void drain(dma_queue * q) {
 
 uint32_t keys_in(const htp_fa_hmx_kparams & kp, uint32_t blk) { return blk + 1 < kp.n_blocks ? 32 : kp.n_kv - blk * 32; }
 
-// The last key block with an unmasked key for any of the item's rows (the mask from DDR).
+// The last key block with an unmasked key for any of the item's rows (the mask from DDR), + 1.
 uint32_t item_blocks(const fa_hmx_job & job, const fa_item & it) {
     const htp_fa_hmx_kparams & kp = job.kp;
     if (job.mask == nullptr) {
@@ -162,7 +178,9 @@ void begin_thread(uint32_t, uint32_t i, void * data) {
         fa_item & it = job.items[n];
         push_in(q, it.mem + job.L.q_stage, dma_addr_at(qb, it.row0 * job.q->nb[1] + it.head * job.q->nb[2]), kp.d * 4,
                 job.q->nb[1], kp.d * 4, it.n_rows, trace_info(n));
-        it.n_blocks = item_blocks(job, it);
+        if (it.blocks_from == n) {
+            it.n_blocks = item_blocks(job, it);
+        }
     }
     drain(q);
     trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_PREP, trace_info(i0));
@@ -567,8 +585,35 @@ uint32_t op_flash_attn_hmx(htp_op_context * octx) {
                     break;
                 }
             }
+            // Its mask rows' block count: from an earlier group, an earlier item of this one, or a scan.
+            it.blocks_from = n;
+            if (job.mask) {
+                const uint32_t          qblock = it.row0 / HTP_FA_HMX_ROWS;
+                const mask_memo_entry & m      = job.memo[(qblock * kp.div_mask2.d + it.mask_head) % MASK_MEMO];
+                if (m.qblock_1 == qblock + 1 && m.slice == it.mask_head) {
+                    it.n_blocks    = m.n_blocks;
+                    it.blocks_from = NO_SCAN;
+                } else {
+                    for (uint32_t o = 0; o < n; ++o) {
+                        if (job.items[o].row0 == it.row0 && job.items[o].mask_head == it.mask_head) {
+                            it.blocks_from = o;
+                            break;
+                        }
+                    }
+                }
+            }
         }
         work_queue_run(octx->work, begin_thread, &job, threads);
+        for (uint32_t n = 0; n < job.n_group; ++n) {
+            fa_item & it = job.items[n];
+            if (it.blocks_from == n && job.mask) {
+                const uint32_t    qblock = it.row0 / HTP_FA_HMX_ROWS;
+                mask_memo_entry & m      = job.memo[(qblock * kp.div_mask2.d + it.mask_head) % MASK_MEMO];
+                m                        = mask_memo_entry{qblock + 1, it.mask_head, it.n_blocks};
+            } else if (it.blocks_from < n) {
+                it.n_blocks = job.items[it.blocks_from].n_blocks;
+            }
+        }
         job.n_blocks = 0;
         for (uint32_t n = 0; n < job.n_group; ++n) {
             job.items[n].kv_blocks = 0;

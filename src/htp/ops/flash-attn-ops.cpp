@@ -36,6 +36,11 @@ using proto::htp_tensor;
 // DMA inputs per block: K, V, a mask row (or a token) per head, the heads' query rows.
 constexpr uint32_t fa_inputs(uint32_t heads) { return 3 + heads; }
 
+// Mask slices whose last unmasked block a thread keeps for the current query row (by slice
+// modulo this; a power of two).
+constexpr uint32_t FA_MASK_MEMO = 32;
+static_assert((FA_MASK_MEMO & (FA_MASK_MEMO - 1)) == 0);
+
 // An item's heads stay inside one K/V head's group: heads divides the group (no division here).
 constexpr bool heads_divide_group(uint32_t heads, uint32_t group) {
     uint32_t h = heads;
@@ -235,11 +240,13 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
     // The item's blocks end at the last one with a key its mask lets through: a causal prompt's
     // rows skip the keys after them (half the work), and the result is the same bits (a fully masked
     // block leaves max, denominator and accumulators exactly as they were). The mask row is read
-    // from DDR by scalar loads (a small table, as the sinks), never from VTCM.
-    const uint8_t * m_ddr   = job.mask ? htp_tensor_ptr(plat, job.mask) : nullptr;
-    auto            last_of_head = [&](uint32_t iq1, uint32_t iq2, uint32_t from) {
-        const uint8_t * row = m_ddr + iq1 * job.mask->nb[1] + proto::fastmodulo(iq2, kp.div_mask2) * job.mask->nb[2];
-        for (uint32_t blk = kp.n_blocks - 1; blk > from; --blk) {
+    // from DDR by scalar loads (a small table, as the sinks), never from VTCM: each (query row, mask
+    // slice) once per thread, however many heads and items share it (a mask broadcast over the
+    // heads, mask ne[2] == 1, is scanned once per row), its answer kept in a small table by slice.
+    const uint8_t * m_ddr = job.mask ? htp_tensor_ptr(plat, job.mask) : nullptr;
+    auto last_of_slice    = [&](uint32_t iq1, uint32_t slice) {
+        const uint8_t * row = m_ddr + iq1 * job.mask->nb[1] + slice * job.mask->nb[2];
+        for (uint32_t blk = kp.n_blocks - 1; blk > 0; --blk) {
             const uint32_t j1 = blk + 1 < kp.n_blocks ? (blk + 1) * HTP_FA_BLOCK : kp.n_kv;
             for (uint32_t j = blk * HTP_FA_BLOCK; j < j1; ++j) {
                 uint32_t bits = 0;
@@ -249,15 +256,28 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                 }
             }
         }
-        return from;
+        return 0u;
     };
+    uint32_t memo_row[FA_MASK_MEMO], memo_slice[FA_MASK_MEMO], memo_last[FA_MASK_MEMO];
+    for (uint32_t e = 0; e < FA_MASK_MEMO; ++e) {
+        memo_row[e] = UINT32_MAX;
+    }
     auto last_of = [&](uint32_t iq1, uint32_t iq2) {
         if (m_ddr == nullptr) {
             return kp.n_blocks - 1;
         }
-        uint32_t last = 0;  // the latest over the item's heads
-        for (uint32_t g = 0; g < kp.heads; ++g) {
-            last = last_of_head(iq1, iq2 + g, last);
+        // The item's heads read slices (iq2 + g) % ne2: its first min(heads, ne2) heads cover them.
+        const uint32_t slices = kp.heads < kp.div_mask2.d ? kp.heads : kp.div_mask2.d;
+        uint32_t       last   = 0;  // the latest over the item's heads
+        for (uint32_t g = 0; g < slices; ++g) {
+            const uint32_t slice = proto::fastmodulo(iq2 + g, kp.div_mask2);
+            const uint32_t e     = slice % FA_MASK_MEMO;
+            if (memo_row[e] != iq1 || memo_slice[e] != slice) {
+                memo_row[e]   = iq1;
+                memo_slice[e] = slice;
+                memo_last[e]  = last_of_slice(iq1, slice);
+            }
+            last = memo_last[e] > last ? memo_last[e] : last;
         }
         return last;
     };
