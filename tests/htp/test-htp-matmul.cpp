@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <cstring>
@@ -396,13 +397,14 @@ TEST(HtpMatmul, TheHostsStripsPerThreadIsHonoured) {
     EXPECT_EQ(one, even);
 }
 
-// MUL_MAT_ID: 4 Q8_0 experts, 2 slots x 3 tokens; every output row is its expert's product, and an
-// id outside [0, 4) is refused before any work.
-TEST(HtpMatmul, MulMatIdRoutesEachRowToItsExpertAndRefusesAnOutOfRangeId) {
-    in_process_session s(config(), 2);
-    const uint32_t     k = 64, n = 40, n_expert = 4, n_used = 2, n_tokens = 3;
-    const auto *       traits = ggml_get_type_traits(GGML_TYPE_Q8_0);
-    std::mt19937       rng(31);
+// One MUL_MAT_ID of Q8_0 experts [64, 40, n_expert] over n_used slots x n_tokens tokens routed by
+// ids ([slot, token]); every output row is its expert's product (the float64 model). Returns the
+// op's status; with out_of_range it plants an id outside [0, n_expert) and expects INVAL_PARAMS.
+void expect_mul_mat_id(in_process_session & s, uint32_t n_expert, uint32_t n_used, uint32_t n_tokens,
+                       const std::vector<int32_t> & ids, const std::string & what) {
+    const uint32_t k = 64, n = 40;
+    const auto *   traits = ggml_get_type_traits(GGML_TYPE_Q8_0);
+    std::mt19937   rng(31);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<float> wf(size_t(k) * n * n_expert), act(size_t(k) * n_used * n_tokens);
     for (float & v : wf) {
@@ -416,11 +418,10 @@ TEST(HtpMatmul, MulMatIdRoutesEachRowToItsExpertAndRefusesAnOutOfRangeId) {
     traits->from_float_ref(wf.data(), flat.data(), int64_t(wf.size()));
     traits->to_float_ref(flat.data(), wf.data(), int64_t(wf.size()));
 
-    shared_buffer wbuf(flat.size()), abuf(act.size() * 4), ibuf(n_used * n_tokens * 4), dbuf(size_t(n) * 4 * n_used * n_tokens);
+    shared_buffer wbuf(flat.size()), abuf(act.size() * 4), ibuf(ids.size() * 4), dbuf(size_t(n) * 4 * n_used * n_tokens);
     std::memcpy(wbuf.data(), flat.data(), flat.size());
     std::memcpy(abuf.data(), act.data(), act.size() * 4);
-    const int32_t ids[] = {3, 0, 1, 3, 2, 1};  // [slot, token]
-    std::memcpy(ibuf.data(), ids, sizeof ids);
+    std::memcpy(ibuf.data(), ids.data(), ids.size() * 4);
 
     proto::htp_tensor w{}, a{}, id{}, d{};
     w.type = uint32_t(GGML_TYPE_Q8_0), w.size = flat.size();
@@ -428,13 +429,13 @@ TEST(HtpMatmul, MulMatIdRoutesEachRowToItsExpertAndRefusesAnOutOfRangeId) {
     w.nb[0] = uint32_t(traits->type_size), w.nb[1] = uint32_t(row_bytes), w.nb[2] = w.nb[3] = uint32_t(row_bytes * n);
     a.ne[0] = k, a.ne[1] = n_used, a.ne[2] = n_tokens, a.ne[3] = 1, a.size = abuf.size();
     a.nb[0] = 4, a.nb[1] = k * 4, a.nb[2] = a.nb[3] = k * 4 * n_used;
-    id.type = 26, id.ne[0] = n_used, id.ne[1] = n_tokens, id.ne[2] = id.ne[3] = 1, id.size = sizeof ids;
-    id.nb[0] = 4, id.nb[1] = n_used * 4, id.nb[2] = id.nb[3] = sizeof ids;
+    id.type = 26, id.ne[0] = n_used, id.ne[1] = n_tokens, id.ne[2] = id.ne[3] = 1, id.size = ibuf.size();
+    id.nb[0] = 4, id.nb[1] = n_used * 4, id.nb[2] = id.nb[3] = uint32_t(ibuf.size());
     d.ne[0] = n, d.ne[1] = n_used, d.ne[2] = n_tokens, d.ne[3] = 1, d.size = dbuf.size();
     d.nb[0] = 4, d.nb[1] = n * 4, d.nb[2] = d.nb[3] = n * 4 * n_used;
     a.flags = id.flags = d.flags = proto::HTP_TENSOR_COMPUTE;
     proto::htp_matmul_kparams kp{};
-    ASSERT_TRUE(proto::prepare_matmul_id_kparams(w, a, id, d, 2, 8u << 20, &kp));
+    ASSERT_TRUE(proto::prepare_matmul_id_kparams(w, a, id, d, 2, 8u << 20, &kp)) << what;
 
     auto run = [&] {
         batch_builder b;
@@ -453,8 +454,8 @@ TEST(HtpMatmul, MulMatIdRoutesEachRowToItsExpertAndRefusesAnOutOfRangeId) {
         }
         return status;
     };
-    ASSERT_EQ(run(), proto::HTP_STATUS_OK);
-    EXPECT_EQ(s.platform().last_violation(), "");
+    ASSERT_EQ(run(), proto::HTP_STATUS_OK) << what;
+    EXPECT_EQ(s.platform().last_violation(), "") << what;
     mm_run r{{}, {}, proto::HTP_STATUS_OK};
     for (uint32_t t = 0; t < n_tokens; ++t) {
         for (uint32_t slot = 0; slot < n_used; ++slot) {
@@ -472,12 +473,48 @@ TEST(HtpMatmul, MulMatIdRoutesEachRowToItsExpertAndRefusesAnOutOfRangeId) {
             }
         }
     }
-    expect_close(r, "MUL_MAT_ID");
-    for (const int32_t bad : {4, -1}) {
-        const int32_t bad_ids[] = {3, 0, 1, bad, 2, 1};
-        std::memcpy(ibuf.data(), bad_ids, sizeof bad_ids);
-        EXPECT_EQ(run(), proto::HTP_STATUS_INVAL_PARAMS) << "id " << bad;
+    expect_close(r, what);
+    // An id outside [0, n_expert), late in the table: refused before any work.
+    for (const int32_t bad : {int32_t(n_expert), -1}) {
+        std::vector<int32_t> bad_ids = ids;
+        bad_ids[bad_ids.size() - 2]  = bad;
+        std::memcpy(ibuf.data(), bad_ids.data(), bad_ids.size() * 4);
+        std::memset(dbuf.data(), 0x5A, dbuf.size());
+        EXPECT_EQ(run(), proto::HTP_STATUS_INVAL_PARAMS) << what << ", id " << bad;
+        EXPECT_TRUE(std::all_of(dbuf.data(), dbuf.data() + dbuf.size(), [](uint8_t b) { return b == 0x5A; }))
+            << what << ", id " << bad << ": rows written before the refusal";
     }
+}
+
+// MUL_MAT_ID: every output row is its expert's product, and an id outside [0, n_expert) is refused
+// before any work, over the id table's walks (matmul-job.h walk_routed_rows): a few rows of 4
+// experts; 300 experts (three blocks of counted experts), rows beyond the bucket table, one expert
+// with more rows than it holds (walked alone) and experts without rows; more slots than the table
+// packs (every expert walked alone).
+TEST(HtpMatmul, MulMatIdRoutesEachRowToItsExpertAndRefusesAnOutOfRangeId) {
+    in_process_session s(config(), 2);
+    expect_mul_mat_id(s, 4, 2, 3, {3, 0, 1, 3, 2, 1}, "4 experts, 2 slots x 3 tokens");
+
+    std::mt19937         rng(5);
+    const uint32_t       n_tokens = 1100, n_used = 3;
+    std::vector<int32_t> ids(size_t(n_used) * n_tokens);
+    for (uint32_t t = 0; t < n_tokens; ++t) {
+        ids[t * n_used] = 7;  // 1100 rows: more than the bucket table
+        for (uint32_t slot = 1; slot < n_used; ++slot) {
+            int32_t e;
+            do {
+                e = int32_t(rng() % 300);
+            } while (e == 5 || e == 7 || e == 299 || e == 128);  // 5, 128 and 299 get no rows
+            ids[t * n_used + slot] = e;
+        }
+    }
+    expect_mul_mat_id(s, 300, n_used, n_tokens, ids, "300 experts, 3 slots x 1100 tokens");
+
+    std::vector<int32_t> wide(size_t(260) * 3);
+    for (size_t i = 0; i < wide.size(); ++i) {
+        wide[i] = int32_t(rng() % 4);
+    }
+    expect_mul_mat_id(s, 4, 260, 3, wide, "4 experts, 260 slots x 3 tokens");
 }
 
 // Multi-device (simulated device indices): each of a group's sessions writes only its share of

@@ -661,32 +661,33 @@ uint32_t op_matmul_id_hmx(htp_op_context * octx) {
     }
     job.scatter               = true;
     const expert_ids ids      = expert_ids_of(octx);
-    const uint32_t   n_expert = job.src0->ne[2], n_used = ids.n_used, n_tokens = ids.n_tokens;
     const bool       shared_b = job.src1->ne[1] == 1;  // one activation row for every slot
     const uint32_t   chunk    = job.kp.m_tiles * 32;
-    auto id_at = [&](uint32_t s, uint32_t t) { return ids.at(s, t); };
-    if (!ids.in_range(n_expert)) {
-        return proto::HTP_STATUS_INVAL_PARAMS;
-    }
-    for (uint32_t e = 0; e < n_expert && status == proto::HTP_STATUS_OK; ++e) {
-        job.w_offset = job.flat ? e * job.src0->nb[2] : e * job.kp.w_slice_bytes;
-        uint32_t rows = 0;
-        for (uint32_t t = 0; t < n_tokens && status == proto::HTP_STATUS_OK; ++t) {
-            for (uint32_t s = 0; s < n_used && status == proto::HTP_STATUS_OK; ++s) {
-                if (uint32_t(id_at(s, t)) != e) {
-                    continue;
-                }
-                job.a_row[rows] = (shared_b ? 0 : s) * job.src1->nb[1] + t * job.src1->nb[2];
-                job.d_row[rows] = s * job.dst->nb[1] + t * job.dst->nb[2];
-                if (++rows == chunk) {
-                    status = run_rows(job, rows);
-                    rows   = 0;
-                }
+    uint32_t         expert   = UINT32_MAX, rows = 0;
+    const uint32_t   walked   = walk_routed_rows(
+        ids, job.src0->ne[2],
+        [&](uint32_t e, uint32_t s, uint32_t t) {
+            if (e != expert) {
+                expert       = e;
+                job.w_offset = job.flat ? e * job.src0->nb[2] : e * job.kp.w_slice_bytes;
+                rows         = 0;
             }
-        }
-        if (rows > 0 && status == proto::HTP_STATUS_OK) {
-            status = run_rows(job, rows);
-        }
+            job.a_row[rows] = (shared_b ? 0 : s) * job.src1->nb[1] + t * job.src1->nb[2];
+            job.d_row[rows] = s * job.dst->nb[1] + t * job.dst->nb[2];
+            if (++rows == chunk) {
+                status = run_rows(job, rows);
+                rows   = 0;
+            }
+            return status == proto::HTP_STATUS_OK;
+        },
+        [&](uint32_t) {
+            if (rows > 0) {
+                status = run_rows(job, rows);
+            }
+            return status == proto::HTP_STATUS_OK;
+        });
+    if (walked != proto::HTP_STATUS_OK) {
+        return walked;
     }
     return status != proto::HTP_STATUS_OK ? status : finish_job(job);
 }

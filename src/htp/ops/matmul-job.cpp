@@ -141,35 +141,32 @@ uint32_t run_matmul_id_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_
     }
     job.scatter               = true;
     const expert_ids ids      = expert_ids_of(octx);
-    const uint32_t   n_expert = job.src0->ne[2], n_used = ids.n_used, n_tokens = ids.n_tokens;
     const bool       shared_b = job.src1->ne[1] == 1;  // one activation row for every slot
-    auto id_at = [&](uint32_t s, uint32_t t) { return ids.at(s, t); };
-    if (!ids.in_range(n_expert)) {
-        return proto::HTP_STATUS_INVAL_PARAMS;
-    }
-    for (uint32_t e = 0; e < n_expert; ++e) {
-        job.w_offset = job.tiled ? e * job.kp.w_slice_bytes : e * job.src0->nb[2];
-        job.nrows    = 0;
-        job.row0     = 0;
-        for (uint32_t t = 0; t < n_tokens; ++t) {
-            for (uint32_t s = 0; s < n_used; ++s) {
-                if (uint32_t(id_at(s, t)) != e) {
-                    continue;
-                }
-                job.a_off[job.nrows] = (shared_b ? 0 : s) * job.src1->nb[1] + t * job.src1->nb[2];
-                job.d_off[job.nrows] = s * job.dst->nb[1] + t * job.dst->nb[2];
-                if (++job.nrows == job.kp.act_rows) {
-                    run_group(octx, job, prepare_rows, dot);
-                    job.row0 += job.nrows;
-                    job.nrows = 0;
-                }
+    uint32_t         expert   = UINT32_MAX;            // the expert whose rows are being grouped
+    return walk_routed_rows(
+        ids, job.src0->ne[2],
+        [&](uint32_t e, uint32_t s, uint32_t t) {
+            if (e != expert) {
+                expert       = e;
+                job.w_offset = job.tiled ? e * job.kp.w_slice_bytes : e * job.src0->nb[2];
+                job.nrows    = 0;
+                job.row0     = 0;
             }
-        }
-        if (job.nrows > 0) {
-            run_group(octx, job, prepare_rows, dot);
-        }
-    }
-    return proto::HTP_STATUS_OK;
+            job.a_off[job.nrows] = (shared_b ? 0 : s) * job.src1->nb[1] + t * job.src1->nb[2];
+            job.d_off[job.nrows] = s * job.dst->nb[1] + t * job.dst->nb[2];
+            if (++job.nrows == job.kp.act_rows) {
+                run_group(octx, job, prepare_rows, dot);
+                job.row0 += job.nrows;
+                job.nrows = 0;
+            }
+            return true;
+        },
+        [&](uint32_t) {
+            if (job.nrows > 0) {
+                run_group(octx, job, prepare_rows, dot);
+            }
+            return true;
+        });
 }
 
 } // namespace hexnpu::htp

@@ -15,6 +15,7 @@
 #include "stream-pipeline.h"
 #include "trace.h"
 #include "proto/htp-matmul.h"
+#include "proto/htp-status.h"
 #include "proto/htp-trace.h"
 #include "vnpu/hvx/hvx.h"
 
@@ -240,21 +241,99 @@ struct expert_ids {
         __builtin_memcpy(&id, bytes + t * nb1 + s * 4, 4);
         return id;
     }
-    // Every id names one of n_expert experts.
-    bool in_range(uint32_t n_expert) const {
-        for (uint32_t t = 0; t < n_tokens; ++t) {
-            for (uint32_t s = 0; s < n_used; ++s) {
-                if (at(s, t) < 0 || uint32_t(at(s, t)) >= n_expert) {
-                    return false;
-                }
-            }
-        }
-        return true;
-    }
 };
 inline expert_ids expert_ids_of(const htp_op_context * octx) {
     const proto::htp_tensor * ids = octx->src[2];
     return {htp_tensor_ptr(octx->plat, ids), ids->nb[1], ids->ne[0], ids->ne[1]};
+}
+
+// Experts counted per walk of the id table, and routed rows bucketed per walk (by expert, in a
+// table on the caller's stack: 2.5 KiB with the counts).
+inline constexpr uint32_t MMID_EXPERTS = 128;
+inline constexpr uint32_t MMID_TABLE   = 512;
+
+// MUL_MAT_ID's routed rows expert by expert: row(e, s, t) for every (slot s, token t) whose id is
+// e, tokens in order and a token's slots in order, then done(e) after e's last row; experts without
+// rows are skipped. Either returns false to stop the walk. The id table is walked a few times, not
+// once per expert: per block of MMID_EXPERTS experts one walk counts their rows (the first also
+// checks every id: one outside [0, n_expert) is HTP_STATUS_INVAL_PARAMS before any row), then one
+// walk per run of experts whose rows fit MMID_TABLE buckets them. An expert with more rows than
+// the table (or ids too many to pack: n_used > 256 or n_tokens > 2^24) is walked alone; its
+// rows are the work that walk pays for.
+template <class Row, class Done>
+uint32_t walk_routed_rows(const expert_ids & ids, uint32_t n_expert, Row row, Done done) {
+    const uint32_t n_used = ids.n_used, n_tokens = ids.n_tokens;
+    const bool     packable = n_used <= 256 && n_tokens <= (1u << 24);
+    uint16_t       count[MMID_EXPERTS];  // rows per expert of the block, saturating at MMID_TABLE + 1
+    uint16_t       fill[MMID_EXPERTS];   // an expert's next bucket entry, then its bucket's end
+    uint32_t       table[MMID_TABLE];    // token << 8 | slot
+    for (uint32_t e0 = 0; e0 < n_expert; e0 += MMID_EXPERTS) {
+        const uint32_t e1 = n_expert - e0 < MMID_EXPERTS ? n_expert : e0 + MMID_EXPERTS;
+        for (uint32_t e = e0; e < e1; ++e) {
+            count[e - e0] = 0;
+        }
+        for (uint32_t t = 0; t < n_tokens; ++t) {
+            for (uint32_t s = 0; s < n_used; ++s) {
+                const int32_t id = ids.at(s, t);
+                if (id < 0 || uint32_t(id) >= n_expert) {
+                    return proto::HTP_STATUS_INVAL_PARAMS;
+                }
+                if (uint32_t(id) >= e0 && uint32_t(id) < e1 && count[id - e0] <= MMID_TABLE) {
+                    ++count[id - e0];
+                }
+            }
+        }
+        for (uint32_t e = e0; e < e1;) {
+            if (count[e - e0] == 0) {
+                ++e;
+                continue;
+            }
+            if (!packable || count[e - e0] > MMID_TABLE) {
+                for (uint32_t t = 0; t < n_tokens; ++t) {
+                    for (uint32_t s = 0; s < n_used; ++s) {
+                        if (uint32_t(ids.at(s, t)) == e && !row(e, s, t)) {
+                            return proto::HTP_STATUS_OK;
+                        }
+                    }
+                }
+                if (!done(e)) {
+                    return proto::HTP_STATUS_OK;
+                }
+                ++e;
+                continue;
+            }
+            // The run [e, e_end) of experts whose rows fit the table, bucketed in one walk.
+            uint32_t used = 0, e_end = e;
+            while (e_end < e1 && count[e_end - e0] <= MMID_TABLE - used) {
+                fill[e_end - e0] = uint16_t(used);
+                used += count[e_end - e0];
+                ++e_end;
+            }
+            for (uint32_t t = 0; t < n_tokens; ++t) {
+                for (uint32_t s = 0; s < n_used; ++s) {
+                    const uint32_t id = uint32_t(ids.at(s, t));
+                    if (id >= e && id < e_end) {
+                        table[fill[id - e0]++] = t << 8 | s;
+                    }
+                }
+            }
+            for (; e < e_end; ++e) {
+                const uint32_t end = fill[e - e0], n = count[e - e0];
+                if (n == 0) {
+                    continue;
+                }
+                for (uint32_t k = end - n; k < end; ++k) {
+                    if (!row(e, table[k] & 255, table[k] >> 8)) {
+                        return proto::HTP_STATUS_OK;
+                    }
+                }
+                if (!done(e)) {
+                    return proto::HTP_STATUS_OK;
+                }
+            }
+        }
+    }
+    return proto::HTP_STATUS_OK;
 }
 
 // MUL_MAT_ID (proto/htp-matmul.h): per expert, the (slot, token) rows whose id names it, in groups
