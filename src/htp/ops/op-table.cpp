@@ -7,10 +7,10 @@ namespace hexnpu::htp {
 
 const op_entry * find_op(uint32_t opcode) {
     switch (opcode) {
-#define HTP_OP(name, kernel, n_required, ...)                                                   \
-    case proto::HTP_OP_##name: {                                                                \
-        static constexpr op_entry entry = {op_##kernel, guard_##kernel, n_required, 1};         \
-        return &entry;                                                                          \
+#define HTP_OP(name, kernel, n_required, ...)                                           \
+    case proto::HTP_OP_##name: {                                                        \
+        static constexpr op_entry entry = {op_##kernel, guard_##kernel, n_required, 1}; \
+        return &entry;                                                                  \
     }
 #include "proto/htp-op-list.inc"
         default: return find_test_op(opcode);
