@@ -2,6 +2,7 @@
 
 #include "htp-tensor.h"
 #include "ops/ops.h"
+#include "proto/htp-opcodes.h"
 #include "proto/htp-status.h"
 
 namespace hexnpu::htp {
@@ -204,7 +205,8 @@ uint32_t run_op(htp_session * s, const batch_view & v, uint32_t index, trace_buf
     if (strict != proto::HTP_STATUS_OK && status == proto::HTP_STATUS_OK) {
         status = strict;
     }
-    for (uint32_t i = 0; i < proto::HTP_OP_MAX_OUTPUTS; ++i) {
+    // Results the DMA wrote are in DDR already; those HVX or scalar stores wrote may sit in L2.
+    for (uint32_t i = 0; i < proto::HTP_OP_MAX_OUTPUTS && proto::htp_writes_through_l2(octx.op->opcode); ++i) {
         if (octx.dst[i] != nullptr) {
             dcache_mark_dirty(&s->dirty, octx.dst[i]->data, octx.dst[i]->size, main_trace);
         }

@@ -62,10 +62,22 @@ enum htp_test_hmx_misuse : int32_t {
 // mapped there, outside the window (a kernel that broke this contract would fault).
 constexpr bool htp_reads_by_dma_only(uint32_t op, uint32_t src) {
     switch (op) {
-#define HTP_OP(name, kernel, n_required, n_src, kparams, prepare, dma_only) case HTP_OP_##name: return (dma_only >> src & 1) != 0;
-#define HTP_TEST_OP(name, kernel, n_src, n_dst, dma_only) case HTP_OP_TEST_##name: return (dma_only >> src & 1) != 0;
+#define HTP_OP(name, kernel, n_required, n_src, kparams, prepare, dma_only, written_by) case HTP_OP_##name: return (dma_only >> src & 1) != 0;
+#define HTP_TEST_OP(name, kernel, n_src, n_dst, dma_only, written_by) case HTP_OP_TEST_##name: return (dma_only >> src & 1) != 0;
 #include "proto/htp-op-list.inc"
         default: return false;
+    }
+}
+
+// Whether the op's kernel writes its results with HVX or scalar stores (through L2: the batch marks
+// them dirty and flushes them before a reader and at its end) rather than by DMA alone.
+constexpr bool htp_writes_through_l2(uint32_t op) {
+    constexpr bool dma = false, l2 = true;
+    switch (op) {
+#define HTP_OP(name, kernel, n_required, n_src, kparams, prepare, dma_only, written_by) case HTP_OP_##name: return written_by;
+#define HTP_TEST_OP(name, kernel, n_src, n_dst, dma_only, written_by) case HTP_OP_TEST_##name: return written_by;
+#include "proto/htp-op-list.inc"
+        default: return true;
     }
 }
 

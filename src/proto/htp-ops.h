@@ -21,7 +21,7 @@
 
 namespace hexnpu::proto {
 
-#define HTP_OP(name, kernel, n_required, n_src, kparams, prepare, dma_only)                     \
+#define HTP_OP(name, kernel, n_required, n_src, kparams, prepare, dma_only, written_by)                     \
     static_assert(sizeof(kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t),                 \
                   #name "'s kparams exceed HTP_OP_MAX_KERN_PARAMS words");                     \
     static_assert(n_required <= n_src && n_src <= HTP_OP_MAX_INPUTS, #name "'s source counts");
@@ -35,7 +35,7 @@ struct htp_op_info {
 
 constexpr htp_op_info htp_op_info_of(uint32_t op) {
     switch (op) {
-#define HTP_OP(name, kernel, n_required, n_src, kparams, prepare, dma_only) \
+#define HTP_OP(name, kernel, n_required, n_src, kparams, prepare, dma_only, written_by) \
     case HTP_OP_##name: return {n_required, n_src, prepare};
 #include "proto/htp-op-list.inc"
         default: return {};

@@ -26,11 +26,11 @@ void print_registry() {
     std::printf("## The NPU ops\n\n"
                 "One row each in `src/proto/htp-op-list.inc`; the NPU entry point is `op_<kernel>` "
                 "(`src/htp/ops/ops.h`), the host's `prepare` function sits in the kparams header.\n\n"
-                "| NPU op | kernel | sources (required) | kparams | prepare | read by DMA only |\n"
-                "|---|---|---|---|---|---|\n");
-#define HTP_OP(name, kernel, n_required, n_src, kparams, prepare, dma_only)                                       \
-    std::printf("| %s | `op_%s` | %d (%d) | `%s` | `%s` | %s |\n", #name, #kernel, n_src, n_required, #kparams, \
-                #prepare, (dma_only) ? "src0" : "");
+                "| NPU op | kernel | sources (required) | kparams | prepare | read by DMA only | results written by |\n"
+                "|---|---|---|---|---|---|---|\n");
+#define HTP_OP(name, kernel, n_required, n_src, kparams, prepare, dma_only, written_by)                    \
+    std::printf("| %s | `op_%s` | %d (%d) | `%s` | `%s` | %s | %s |\n", #name, #kernel, n_src, n_required, \
+                #kparams, #prepare, (dma_only) ? "src0" : "", #written_by);
 #include "proto/htp-op-list.inc"
 }
 

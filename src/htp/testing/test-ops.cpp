@@ -249,7 +249,7 @@ constexpr bool (*guard_test_crash)(const htp_op_context *) = no_guard;
 
 const op_entry * find_test_op(uint32_t opcode) {
     switch (opcode) {
-#define HTP_TEST_OP(name, kernel, n_src, n_dst, dma_only)                              \
+#define HTP_TEST_OP(name, kernel, n_src, n_dst, dma_only, written_by)                  \
     case proto::HTP_OP_TEST_##name: {                                                  \
         static constexpr op_entry entry = {op_##kernel, guard_##kernel, n_src, n_dst}; \
         return &entry;                                                                 \
