@@ -45,13 +45,13 @@ struct htp_flash_attn_kparams {
     uint32_t       kv_row_stride;     // VTCM stride of a K or V row: d * kv_elem rounded up to 128
     uint32_t       slot_bytes;        // one slot: K block, V block, per head a mask (128), query row and out row (d * 4 each)
     uint32_t       vtcm_size;         // n_threads * (n_slots * slot_bytes + scratch)
-    uint32_t       scale;             // float bits (GGML op_params 0)
+    uint32_t       scale;             // float bits (GGML op_params 0; with a softcap, divided by it as GGML does)
     uint32_t       mask;              // htp_fa_mask
     uint32_t       has_sinks;
     fastdiv_values div_head;    // item -> (iq1 = item / (n_head / heads), first head (item % that) * heads)
     fastdiv_values div_group;   // ik2 = iq2 / (n_head / n_head_kv)
     fastdiv_values div_mask2;   // the mask's head: iq2 % mask.ne2
-    uint32_t       softcap;      // float bits (GGML op_params 2), 0: none
+    uint32_t       softcap;      // float bits (GGML op_params 2), 0: none: s = softcap * tanh(q·k * scale)
     uint32_t       n_head_log2;  // ALiBi (0: none): head h's slope 2^(c0 (h + 1)) below n_head_log2,
     uint32_t       alibi_c0;     //   else 2^(c1 (2 (h - n_head_log2) + 1)); c0, c1 float bits of
     uint32_t       alibi_c1;     //   -max_bias / n_head_log2 and half of it
@@ -60,8 +60,8 @@ struct htp_flash_attn_kparams {
 static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
 // Per-thread scratch after the slots, per head of an item: the query in the dot's even/odd order,
-// the accumulators (even/odd halves), the running max and denominator.
-constexpr uint32_t htp_fa_head_scratch_bytes(uint32_t d) { return d * 4 + d * 4 + 2 * 128; }
+// the accumulators (even/odd halves), the running max, the denominator and the ALiBi slope.
+constexpr uint32_t htp_fa_head_scratch_bytes(uint32_t d) { return d * 4 + d * 4 + 3 * 128; }
 constexpr uint32_t htp_fa_scratch_bytes(uint32_t d, uint32_t heads) { return heads * htp_fa_head_scratch_bytes(d); }
 constexpr uint32_t htp_fa_kv_row_stride(uint32_t d, uint32_t kv_elem) { return (d * kv_elem + 127) / 128 * 128; }
 constexpr uint32_t htp_fa_slot_bytes(uint32_t d, uint32_t heads, uint32_t kv_elem = 2) {
@@ -177,7 +177,9 @@ inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_te
     }
     kp.slot_bytes = htp_fa_slot_bytes(kp.d, kp.heads, kp.kv_elem);
     kp.vtcm_size  = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kp.kv_elem));
-    kp.scale     = uint32_t(params[0]);
+    // GGML folds the softcap's division into the scale: s = softcap * tanh(q·k * (scale / softcap)).
+    kp.scale     = softcap != 0.0f ? __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, params[0]) / softcap)
+                                   : uint32_t(params[0]);
     kp.mask      = htp_fa_mask_kind(mask);
     kp.has_sinks = sinks != nullptr;
     kp.div_head  = init_fastdiv(q.ne[2] / kp.heads);

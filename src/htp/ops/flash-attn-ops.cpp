@@ -9,7 +9,6 @@
 // never exceeds 1 and a fully masked block or item changes nothing (0 probabilities, 0 output),
 // so long contexts and -inf rows stay finite.
 #include "hvx-arith.h"
-#include "hvx-div.h"
 #include "hvx-exp.h"
 #include "hvx-float-dot.h"
 #include "hvx-frexp.h"
@@ -55,7 +54,7 @@ constexpr bool heads_divide_group(uint32_t heads, uint32_t group) {
 struct fa_memory {
     HVX_Vector * q_eo;   // d / 32 vectors: each 64-element chunk's even elements, then its odd ones
     HVX_Vector * acc;    // d / 32 vectors in the same order
-    HVX_Vector * stats;  // [0] running max, [1] denominator (splats)
+    HVX_Vector * stats;  // [0] running max, [1] denominator, [2] the head's ALiBi slope (splats)
 };
 
 fa_memory head_state(uint8_t * scratch, uint32_t d, uint32_t g) {
@@ -83,7 +82,8 @@ fa_slot slot_at(uint8_t * slots, const htp_flash_attn_kparams & kp, uint32_t k) 
 }
 
 // A new item: the query row in even/odd order, zero accumulators, max -inf, denominator 0.
-__attribute__((noinline)) void fa_begin(const fa_memory & m, const HVX_Vector * q, uint32_t d) {
+// ln_slope: the head's ALiBi slope's logarithm, its power once per item rather than per block.
+__attribute__((noinline)) void fa_begin(const fa_memory & m, const HVX_Vector * q, uint32_t d, float ln_slope) {
     for (uint32_t c = 0; c < d / 64; ++c) {
         const HVX_VectorPair e = Q6_W_vdeal_VVR(q[2 * c + 1], q[2 * c], -4);  // lo: evens, hi: odds
         m.q_eo[2 * c]          = Q6_V_lo_W(e);
@@ -93,6 +93,7 @@ __attribute__((noinline)) void fa_begin(const fa_memory & m, const HVX_Vector * 
     }
     m.stats[0] = hvx_splat_w(int32_t(0xFF800000u));
     m.stats[1] = Q6_V_vzero();
+    m.stats[2] = hvx_sf_exp(hvx_splat_sf(ln_slope));
 }
 
 // An F32 key row (2 vectors per 64-element chunk) against the query in even/odd order: its own
@@ -106,10 +107,11 @@ __attribute__((always_inline)) inline HVX_Vector fa_dot_f32(const HVX_Vector * k
     return acc;
 }
 
-// Lane j: scale * q·k_j (softcapped: softcap * tanh(. / softcap)) + slope * mask_j for the block's n
-// keys, -inf past them; the ALiBi slope is e^ln_slope (ln_slope 0: 1).
+// Lane j: scale * q·k_j (softcapped: softcap * tanh(.), the host's scale divided by the softcap) +
+// slope * mask_j for the block's n keys, -inf past them; slope: the head's ALiBi slope in every lane
+// (without ALiBi: unused).
 __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const HVX_Vector * k, const HVX_Vector * mask,
-                                               uint32_t n, const htp_flash_attn_kparams & kp, float ln_slope) {
+                                               uint32_t n, const htp_flash_attn_kparams & kp, HVX_Vector slope) {
     const uint32_t   per_row = kp.kv_row_stride / 128;
     const uint32_t   chunks  = kp.d / 64;
     const HVX_Vector * q_eo  = m.q_eo;
@@ -119,13 +121,12 @@ __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const HVX_Ve
         [&](uint32_t r) { return hvx_sf_dot_16<false>(k + r * per_row, q_eo, chunks); }, 0);
     sc = hvx_sf_mul(sc, Q6_V_vsplat_R(int32_t(kp.scale)));
     if (kp.softcap != 0) {
-        const HVX_Vector cap = Q6_V_vsplat_R(int32_t(kp.softcap));
-        sc                   = hvx_sf_mul(cap, hvx_sf_tanh(hvx_sf_div(sc, cap)));
+        sc = hvx_sf_mul(Q6_V_vsplat_R(int32_t(kp.softcap)), hvx_sf_tanh(sc));
     }
     if (kp.mask != proto::HTP_FA_MASK_NONE) {
         HVX_Vector mk = kp.mask == proto::HTP_FA_MASK_F16 ? hvx_hf_rows_to_sf(mask[0]) : mask[0];
-        if (ln_slope != 0.0f) {
-            mk = hvx_sf_mul(hvx_sf_exp(hvx_splat_sf(ln_slope)), mk);
+        if (kp.n_head_log2 != 0) {
+            mk = hvx_sf_mul(slope, mk);
         }
         sc = hvx_sf_add(sc, mk);
     }
@@ -330,15 +331,15 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                 const fa_memory mem = head_state(scratch, kp.d, g);
                 const uint32_t  iq2 = b.iq2 + g;
                 if (b.blk == 0) {
-                    fa_begin(mem, reinterpret_cast<const HVX_Vector *>(s.q + g * kp.d * 4), kp.d);
+                    float ln_slope = 0.0f;  // ALiBi: GGML's per-head powers of m0 and m1, as e^(ln 2 * c * power)
+                    if (kp.n_head_log2 != 0) {
+                        const bool  low = iq2 < kp.n_head_log2;
+                        const float c   = __builtin_bit_cast(float, low ? kp.alibi_c0 : kp.alibi_c1);
+                        ln_slope        = c * float(low ? iq2 + 1 : 2 * (iq2 - kp.n_head_log2) + 1) * 0.693147181f;
+                    }
+                    fa_begin(mem, reinterpret_cast<const HVX_Vector *>(s.q + g * kp.d * 4), kp.d, ln_slope);
                 }
-                float ln_slope = 0.0f;  // ALiBi: GGML's per-head powers of m0 and m1, as e^(ln 2 * c * power)
-                if (kp.n_head_log2 != 0) {
-                    const bool  low = iq2 < kp.n_head_log2;
-                    const float c   = __builtin_bit_cast(float, low ? kp.alibi_c0 : kp.alibi_c1);
-                    ln_slope        = c * float(low ? iq2 + 1 : 2 * (iq2 - kp.n_head_log2) + 1) * 0.693147181f;
-                }
-                fa_accumulate(mem, s.v, fa_scores(mem, s.k, s.mask + g, b.n, kp, ln_slope), b.n, kp);
+                fa_accumulate(mem, s.v, fa_scores(mem, s.k, s.mask + g, b.n, kp, mem.stats[2]), b.n, kp);
                 if (b.last) {
                     float sink = 0.0f;
                     if (kp.has_sinks) {
