@@ -450,7 +450,9 @@ void finish_thread(uint32_t, uint32_t i, void * data) {
         if (job.kp.has_sinks) {
             __builtin_memcpy(&sink, sinks + it.head * 4, 4);  // a small DDR table: a scalar read
         }
+        trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_O_PROC, trace_info(n));
         finish_item(job, it, job.kp.has_sinks != 0, sink);
+        trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_O_PROC, trace_info(n));
         if (dma_queue_depth(q) == DMA_QUEUE_CAPACITY) {
             dma_queue_pop(q);
         }
