@@ -256,6 +256,8 @@ TEST(HtpFlashAttn, HvxHeadSizesGqaMasksAndSinks) {
         {256, 3, 6, 2, 40, 0, 1, false, 0.0f, 0.0f, false, false, 1},    // d 256, no mask, 1 thread
         {128, 5, 8, 2, 70, 2, 1, true, 0.0f, 0.0f, false, true, 4},      // llama.cpp's permuted views
         {512, 2, 2, 1, 33, 2, 1, false, 0.0f, 0.0f, false, false, 2},    // the largest head size
+        {64, 1, 32, 2, 5, 2, 1, true, 0.0f, 0.0f, false, false, 4},      // 5 keys, GQA 16 (two items a group)
+        {128, 1, 4, 1, 1, 0, 1, true, 0.0f, 0.0f, false, false, 2},      // one key
     };
     uint32_t seed = 1;
     for (const fa_case & c : cases) {
@@ -278,11 +280,13 @@ TEST(HtpFlashAttn, HvxSoftcapAlibiAndF32KV) {
 }
 
 // More mask slices than the kernel's memo of last unmasked blocks (32): heads 0 and 32 share a memo
-// entry but not their masks (pattern 3's windows differ per head).
+// entry but not their masks (pattern 3's windows differ per head); masks shared by some heads.
 TEST(HtpFlashAttn, HvxManyMaskSlices) {
     in_process_session s(config(), 4);
     run_hvx(s, {64, 2, 40, 40, 100, 2, 40, false, 0.0f, 0.0f, false, false, 4}, 21);
     run_hvx(s, {64, 3, 40, 5, 130, 1, 40, true, 0.0f, 0.0f, false, false, 2}, 22);
+    run_hvx(s, {64, 3, 8, 2, 64, 2, 2, false, 0.0f, 0.0f, false, false, 4}, 23);  // a mask per two heads: h % 2
+    run_hmx(s, {64, 40, 8, 4, 64, 1, 2, true, 0.0f, 0.0f, false, false, 4}, 24);
 }
 
 // A small VTCM: the plan gives up slots, then heads per item, then threads; the result is the same.
@@ -313,6 +317,7 @@ TEST(HtpFlashAttn, HmxHeadSizesGqaMasksAndSinks) {
         {256, 32, 2, 2, 70, 1, 2, false, 0.0f, 0.0f, false, false, 2},   // d 256, F32 per-head mask
         {128, 70, 8, 2, 150, 2, 1, true, 0.0f, 0.0f, false, true, 4},    // permuted views, 3 query blocks
         {64, 9, 3, 3, 40, 2, 3, true, 0.0f, 0.0f, false, false, 3},      // 9 rows
+        {64, 20, 16, 1, 20, 2, 1, false, 0.0f, 0.0f, false, false, 4},   // 20 keys, GQA 16
     };
     uint32_t seed = 41;
     for (const fa_case & c : cases) {

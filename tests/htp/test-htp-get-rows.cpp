@@ -307,6 +307,26 @@ TEST(HtpGetRowsQ, FlatAndTiledTablesBitForBit) {
     }
 }
 
+// The other types the kernel reads, once each, tiled and flat where both exist.
+TEST(HtpGetRowsQ, EveryOtherType) {
+    in_process_session s(config(), 4);
+    uint32_t           seed = 61;
+    for (const ggml_type t : {GGML_TYPE_Q4_1, GGML_TYPE_IQ4_NL, GGML_TYPE_MXFP4, GGML_TYPE_Q1_0, GGML_TYPE_Q2_0,
+                              GGML_TYPE_Q3_K, GGML_TYPE_Q5_K, GGML_TYPE_Q5_1}) {
+        for (const bool tiled : {false, true}) {
+            if (tiled && t == GGML_TYPE_Q5_1) {
+                continue;  // flat only
+            }
+            const q_case c{t, tiled, 512, 37, 6, 2, tiled, 3};
+            SCOPED_TRACE(describe(c));
+            q_setup st = setup_q(c, seed++);
+            ASSERT_EQ(run_q(s, st, c.threads), proto::HTP_STATUS_OK) << s.platform().last_violation();
+            EXPECT_EQ(s.platform().last_violation(), "");
+            EXPECT_TRUE(q_rows_match(c, st));
+        }
+    }
+}
+
 TEST(HtpGetRowsQ, SmallVtcmAndTheCheckCanFail) {
     const q_case c{GGML_TYPE_Q8_0, true, 4096, 40, 12, 1, false, 4};
     q_setup      st = setup_q(c, 41);

@@ -89,13 +89,14 @@ struct repeat_case {
     dims     a, dst;
     bool     transposed;  // a is the transpose of a packed [ne1, ne0] matrix: elements ne1 apart
     uint32_t threads;
+    bool     permuted = false;  // a's dims 1 and 2 swapped in memory, rows padded
 };
 
 ::testing::AssertionResult run_repeat(in_process_session & s, const repeat_case & c, uint32_t seed, bool wrong = false) {
     std::mt19937   rng(seed);
     const uint32_t e = elem_size(c.type);
     operand        a = c.transposed ? make(c.type, c.a, {e * c.a[1], e, e * c.a[0] * c.a[1], e * c.a[0] * c.a[1] * c.a[2]})
-                                    : make(c.type, c.a, {}, 3 * e);
+                                    : c.permuted ? permuted(c.type, c.a) : make(c.type, c.a, {}, 3 * e);
     operand dst = make(c.type, c.dst, {}, e);
     fill_bytes(a, rng);
     int32_t params[proto::HTP_OP_MAX_PARAMS] = {};
@@ -164,6 +165,7 @@ TEST(HtpRepeat, OverEveryDimAndFromATransposedSource) {
         {30, {1, 3, 1, 1}, {64, 3, 2, 1}, false, 2},      // one element made a row
         {0, {5, 3, 1, 1}, {20, 6, 2, 1}, true, 4},        // transposed source: gathered, 4 repeats
         {1, {7, 4, 2, 1}, {112, 4, 2, 2}, true, 2},       // transposed F16, 16 repeats (the most)
+        {0, {24, 3, 4, 1}, {48, 6, 8, 2}, false, 4, true}, // permuted source
     };
     uint32_t seed = 21;
     for (const repeat_case & c : cases) {

@@ -5,7 +5,8 @@
 // high - low), 0, 1)) with YaRN's correction dims, cos and sin times mscale = attn_factor (times 1 +
 // 0.1 ln(1 / freq_scale) with YaRN); NEOX pairs (j, j + n_dims / 2), NORMAL (2j, 2j + 1); elements
 // from n_dims on are copied bit for bit. NEOX and NORMAL, partial n_dims, YaRN, frequency factors,
-// F32/F16/BF16 rows, padded (strided) source and destination rows, 1-4 threads, a small VTCM.
+// F32/F16/BF16 rows, padded source rows and slices (a fused QKV view) and destination rows, 1-4
+// threads, v73 (qf32) and v79, a small VTCM.
 //
 // Error bound (per rotated element, derived from the kernel's fp32 arithmetic, not measured): the
 // angle carries a relative error eps_theta <= (j (|ln theta_scale| + 1/2) + 10) 2^-23 (GGML's own
@@ -47,7 +48,9 @@ void run_and_check(in_process_session & s, const rope_case & c, uint32_t seed, b
     SCOPED_TRACE(describe(c));
     std::mt19937                          rng(seed);
     std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
-    operand src = make(c.type, {c.ne0, c.ne1, c.ne2, c.ne3}, {}, c.src_pad);
+    // The source's slices a few rows apart, as a view of a fused QKV tensor holds them.
+    const uint32_t e = elem_size(c.type), nb1 = c.ne0 * e + c.src_pad, nb2 = nb1 * (c.ne1 + 3);
+    operand        src = make(c.type, {c.ne0, c.ne1, c.ne2, c.ne3}, {e, nb1, nb2, nb2 * c.ne2});
     operand dst = make(c.type, {c.ne0, c.ne1, c.ne2, c.ne3}, {}, c.dst_pad);
     operand pos = make(26, {c.ne2, 1, 1, 1});
     operand ffo = make(0, {std::max(1u, c.n_dims / 2), 1, 1, 1});

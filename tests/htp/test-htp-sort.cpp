@@ -172,6 +172,7 @@ TEST(HtpSort, TopKOfDistinctValues) {
         {HTP_OP_TOP_K, 50, 3, 1, 50, true, false, 2, 0},        // k = n
         {HTP_OP_TOP_K, 40000, 2, 1, 8, true, false, 2, 0},      // long rows: by the vectors' minima
         {HTP_OP_TOP_K, 33000, 1, 2, 100, true, true, 2, 0},
+        {HTP_OP_TOP_K, 40000, 3, 1, 1, true, false, 4, 0},      // k = 1
     };
     uint32_t seed = 11;
     for (const sort_case & c : cases) {
