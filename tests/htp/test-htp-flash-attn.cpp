@@ -318,6 +318,7 @@ TEST(HtpFlashAttn, HmxHeadSizesGqaMasksAndSinks) {
         {128, 70, 8, 2, 150, 2, 1, true, 0.0f, 0.0f, false, true, 4},    // permuted views, 3 query blocks
         {64, 9, 3, 3, 40, 2, 3, true, 0.0f, 0.0f, false, false, 3},      // 9 rows
         {64, 20, 16, 1, 20, 2, 1, false, 0.0f, 0.0f, false, false, 4},   // 20 keys, GQA 16
+        {256, 64, 4, 1, 600, 2, 1, true, 0.0f, 0.0f, false, true, 4},    // 19 key blocks, d 256
     };
     uint32_t seed = 41;
     for (const fa_case & c : cases) {

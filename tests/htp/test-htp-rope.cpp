@@ -163,6 +163,9 @@ TEST(HtpRope, NeoxAndNormalFullAndPartialDimsOverThreads) {
         {80, 32, 4, 5, 1, 2, 0, 8, 0, false, 0.0f, 0.5f, 1.0f, 2},       // ne0 not a multiple of 32, freq_scale
         {10, 6, 33, 3, 1, 2, 0, 0, 4, false, 0.0f, 1.0f, 1.0f, 4},       // tiny rows: n_dims 6 of 10
         {256, 256, 1, 1, 1, 2, 0, 0, 0, false, 0.0f, 1.0f, 1.0f, 4},     // one decode row
+        {200, 66, 3, 4, 1, 2, 0, 0, 0, true, 1.0f, 0.5f, 1.0f, 3},       // 33 pairs: a partial pair vector
+        {200, 98, 3, 4, 1, 0, 1, 4, 2, false, 0.0f, 1.0f, 1.0f, 2},      // F16, 49 pairs, NORMAL
+        {34, 34, 5, 3, 1, 2, 1, 2, 6, false, 0.0f, 1.0f, 1.0f, 4},       // F16 rows of 68 bytes
     };
     uint32_t seed = 1;
     for (const rope_case & c : cases) {
