@@ -49,6 +49,9 @@ inline htp_verdict prepare_rope_kparams(const htp_tensor & src0, const htp_tenso
     if (mode != 0 && mode != 2) {
         return htp_refuse("the NPU ROPE takes the NORMAL and NEOX modes (no MROPE, IMROPE or VISION)");
     }
+    if (params[15] != 0) {
+        return htp_refuse("the NPU ROPE rotates from element 0 (no rotation offset, op_params 15)");
+    }
     if (n_dims == 0 || n_dims % 2 != 0 || n_dims > dst.ne[0]) {
         return htp_refuse("n_dims is not even and at most the row's length");
     }

@@ -219,6 +219,22 @@ TEST(HtpRope, SmallVtcmAndQf32Arch) {
     run_and_check(s73, {96, 64, 3, 9, 2, 0, 1, 36, 20, true, 0.0f, 1.0f, 0.75f, 3}, 33);
 }
 
+// The ops the kernel cannot compute are refused, with the reason: a rotation offset (op_params 15,
+// DeepSeek's MLA), MROPE's mode.
+TEST(HtpRope, TheHostRefusesWhatTheKernelDoesNotCompute) {
+    operand so = make(0, {64, 4, 3, 1}), po = make(26, {3, 1, 1, 1});
+    int32_t params[proto::HTP_OP_MAX_PARAMS] = {0, 32, 2, 0, 4096, fbits(10000.0f), fbits(1.0f), 0, fbits(1.0f)};
+    proto::htp_rope_kparams kp{};
+    ASSERT_TRUE(proto::prepare_rope_kparams(so.t, po.t, nullptr, so.t, params, 2, 8u << 20, &kp));
+    params[15] = 16;
+    const proto::htp_verdict offset = proto::prepare_rope_kparams(so.t, po.t, nullptr, so.t, params, 2, 8u << 20, &kp);
+    ASSERT_FALSE(offset);
+    EXPECT_NE(std::string(offset.why).find("op_params 15"), std::string::npos);
+    params[15] = 0;
+    params[2]  = 8;  // GGML_ROPE_TYPE_MROPE
+    EXPECT_FALSE(proto::prepare_rope_kparams(so.t, po.t, nullptr, so.t, params, 2, 8u << 20, &kp));
+}
+
 // The reference can fail: the kernel prepared for NORMAL, checked as NEOX (and the other way round),
 // gives elements outside the bounds.
 TEST(HtpRope, TheReferenceCatchesAWrongMode) {
