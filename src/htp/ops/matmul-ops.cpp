@@ -42,11 +42,16 @@ const HVX_Vector * act_block(const mm_job & job, uint32_t j, uint32_t kt) {
 
 // ---- activations
 
-// A row's n blocks (fp32 in x) into the act area at out. Its own function per order: its loop
-// keeps the permutation's constants in registers.
+// One block (fp32 at x) in Order into the act area at out. Not inlined into the row loop: the
+// permutation's constants (q2_0_codes: a predicate) would live across the quantizer's call, which
+// clobbers every vector register, and be spilled and reloaded once per block.
+template <act_order Order> __attribute__((noinline)) void quantize_block(const HVX_Vector * x, HVX_Vector * out) {
+    hvx_quantize_act_block(in_order<Order>(*x), out);
+}
+// A row's n blocks (fp32 in x) into the act area at out.
 template <act_order Order> __attribute__((noinline)) void quantize_row(const HVX_Vector * x, HVX_Vector * out, uint32_t n) {
     for (uint32_t kt = 0; kt < n; ++kt) {
-        hvx_quantize_act_block(in_order<Order>(x[kt]), out + kt * proto::HTP_MM_ACT_VECTORS);
+        quantize_block<Order>(x + kt, out + kt * proto::HTP_MM_ACT_VECTORS);
     }
 }
 void quantize_row(act_order order, const HVX_Vector * x, HVX_Vector * out, uint32_t n) {
