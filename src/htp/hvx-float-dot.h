@@ -19,15 +19,30 @@ inline HVX_Vector hvx_sf_pair_sums(HVX_Vector a, HVX_Vector b) {
     return hvx_sf_add(Q6_V_lo_W(d), Q6_V_hi_W(d));
 }
 
+// An empty instruction that takes x in a vector register where it stands: the value must be
+// computed before the code that follows (on Hexagon; nothing elsewhere).
+__attribute__((always_inline)) inline void hvx_pin(HVX_Vector & x) {
+#if defined(__hexagon__)
+    __asm__ volatile("" : "+v"(x));
+#else
+    (void) x;
+#endif
+}
+
 // Lane r of the result = the sum of the lanes of row(r0 + r), for the N row vectors row(r0 ..).
 // Recursion on halves: after the last fold lane r holds row r0 + r. Always inlined: a call would
-// clobber the partial sums held in vector registers (Hexagon saves none across calls).
+// clobber the partial sums held in vector registers (Hexagon saves none across calls). Each fold
+// is pinned where it stands: when row() is a loop, the compiler would otherwise sink every fold
+// past the last row's loop, with all N row vectors live at once (spilled); folded depth-first at
+// most log2(N) + 1 partial sums are live.
 template <uint32_t N, class Row>
 __attribute__((always_inline)) inline HVX_Vector hvx_sf_row_sums(const Row & row, uint32_t r0) {
     if constexpr (N == 1) {
         return row(r0);
     } else {
-        return hvx_sf_pair_sums(hvx_sf_row_sums<N / 2>(row, r0), hvx_sf_row_sums<N / 2>(row, r0 + N / 2));
+        HVX_Vector sum = hvx_sf_pair_sums(hvx_sf_row_sums<N / 2>(row, r0), hvx_sf_row_sums<N / 2>(row, r0 + N / 2));
+        hvx_pin(sum);
+        return sum;
     }
 }
 
