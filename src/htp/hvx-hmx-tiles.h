@@ -47,19 +47,32 @@ inline void hvx_row_stats_add(hmx_row_stats & st, HVX_Vector x) {
     st.max_bits        = Q6_Vw_vmax_VwVw(st.max_bits, a);
 }
 
-// Unpacked codes w (8 vectors) with scales sc into one HMX weight tile out (16 vectors).
-template <class Tile>
-__attribute__((always_inline)) inline void hvx_expand_codes(const HVX_Vector * w, const HVX_Vector * sc, HVX_Vector * out, hmx_row_stats & st) {
-#pragma unroll  // w[g] in registers: a rolled loop would index it on the stack
-    for (uint32_t g = 0; g < 8; ++g) {
-        HVX_Vector x[4];
+// Groups [4 S, 4 S + 4) (16-column half S) of the codes unpacked at out[8..15], with scales sc,
+// into HMX weight vectors out[2g], out[2g + 1]. Group g's outputs overwrite the codes of groups
+// 2g - 8 and 2g - 7, already consumed (g = 7 reads its own codes first). A rolled loop, one group
+// at a time: unrolled, the scheduler interleaves the groups' conversions and runs out of vector
+// registers (spills on every arch); the codes come from VTCM, the half's scales stay in registers.
+template <class Tile, uint32_t S>
+__attribute__((always_inline)) inline void hvx_expand_half(const HVX_Vector * sc, HVX_Vector * out, hmx_row_stats & st) {
+#pragma clang loop unroll(disable)
+    for (uint32_t g = 4 * S; g < 4 * S + 4; ++g) {
+        const HVX_Vector w = out[8 + g];
+        HVX_Vector       x[4];
         for (int i = 0; i < 4; ++i) {
-            x[i] = Tile::dequant(hvx_word_byte_to_sf(w[g], i), sc, g >> 2);
+            x[i] = Tile::dequant(hvx_word_byte_to_sf(w, i), sc, S);
             hvx_row_stats_add(st, x[i]);
         }
         out[2 * g]     = hvx_sf_interleave_to_hf(x[0], x[1]);
         out[2 * g + 1] = hvx_sf_interleave_to_hf(x[2], x[3]);
     }
+}
+
+// One HMX weight tile out (16 vectors) from the 8 code vectors a tile kernel unpacked into
+// out[8..15] (VTCM, not registers: see hvx_expand_half) and scales sc.
+template <class Tile>
+__attribute__((always_inline)) inline void hvx_expand_codes(const HVX_Vector * sc, HVX_Vector * out, hmx_row_stats & st) {
+    hvx_expand_half<Tile, 0>(sc, out, st);
+    hvx_expand_half<Tile, 1>(sc, out, st);
 }
 
 // One weight tile (its slot in VTCM) into 1 << log2(Tile::blocks) HMX tiles at out. Q2_K's rows'
@@ -68,7 +81,6 @@ __attribute__((always_inline)) inline void hvx_expand_codes(const HVX_Vector * w
 template <class Tile>
 __attribute__((always_inline)) inline void hvx_expand_tile(const uint8_t * slot, const HVX_Vector * dd, HVX_Vector * out, hmx_row_stats & st) {
     const HVX_Vector * tile = reinterpret_cast<const HVX_Vector *>(slot);
-    HVX_Vector         w[8];
     HVX_Vector         sc[4] = {};
     if constexpr (Tile::type == tile_q2_k::type) {
         Tile::scales(tile, dd, sc);
@@ -78,12 +90,13 @@ __attribute__((always_inline)) inline void hvx_expand_tile(const uint8_t * slot,
     }
     if constexpr (Tile::blocks > 1) {
         for (uint32_t sub = 0; sub < Tile::blocks; ++sub) {
-            Tile::unpack(tile, sub, w);
-            hvx_expand_codes<Tile>(w, sc, out + sub * HMX_TILE_VECTORS, st);
+            HVX_Vector * o = out + sub * HMX_TILE_VECTORS;
+            Tile::unpack(tile, sub, o + 8);
+            hvx_expand_codes<Tile>(sc, o, st);
         }
     } else {
-        Tile::unpack(tile, w);
-        hvx_expand_codes<Tile>(w, sc, out, st);
+        Tile::unpack(tile, out + 8);
+        hvx_expand_codes<Tile>(sc, out, st);
     }
 }
 

@@ -202,10 +202,11 @@ __attribute__((noinline)) void expand_staged(const uint8_t * slot, uint32_t, uin
     }
     hmx_row_stats st{stats[0], stats[1]};
     for (uint32_t sub = 0; sub < (1u << flat_tiles_log2(Flat::type)); ++sub) {
-        HVX_Vector w[8], sc[4] = {};
-        Flat::unpack(staged, sub, w);
+        HVX_Vector * o     = reinterpret_cast<HVX_Vector *>(out + size_t(sub) * TILE);
+        HVX_Vector   sc[4] = {};
+        Flat::unpack(staged, sub, o + 8);
         Flat::scales(staged, sub, sc);
-        hvx_expand_codes<Flat>(w, sc, reinterpret_cast<HVX_Vector *>(out + size_t(sub) * TILE), st);
+        hvx_expand_codes<Flat>(sc, o, st);
     }
     stats[0] = st.l1;
     stats[1] = st.max_bits;
