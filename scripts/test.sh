@@ -33,16 +33,10 @@ bash scripts/hexagon-build.sh || {
 # instances demangle with their return type first ("void hexnpu::htp::..."): the optional prefix
 # (no parenthesis: not an argument list) takes them in.
 kernel_scope='([^(]* )?hexnpu::htp::(\(anonymous namespace\)::|op_|hvx_|hmx_|dma_queue_(push|pop)|work_queue_run|worker_main|trace_event_)'
-# Known debt, reported but not failed: template kernels whose loops still spill or reload a few
-# vectors (register pressure; the tile expansions mostly on v73/v75, the float matmul's 16-bit
-# weight blocks, the activation quantizer's one order). Until 2026-12 the check missed templates
-# altogether; any other kernel that spills fails.
-known_spills='(compute_block<(0|1|30)u>|expand_block<|expand_staged<|quantize_row<)'
-kernel_functions="^(?!.*::$known_spills)$kernel_scope"
+# No exemptions: a kernel whose loops spill or reload a vector register fails the check.
+kernel_functions="^$kernel_scope"
 for arch in v73 v75 v79 v81; do
     lib="build-hexagon-$arch/lib/libhexnpu-htp-$arch.so"
-    debt=$(python3 scripts/inspect.py --spills --func "^(?=.*::$known_spills)$kernel_scope" "$lib" 2>&1 | grep -cE 'vector (spill|reload)s? .*in loops' || true)
-    echo "test: $arch: $debt known template kernels with in-loop vector spills (scripts/test.sh known_spills)"
     status=0
     report=$(python3 scripts/inspect.py --spills --strict --func "$kernel_functions" "$lib" 2>&1) || status=$?
     if [ "$status" -ne 0 ]; then
