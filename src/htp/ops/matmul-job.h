@@ -104,20 +104,25 @@ inline void push_group_row(const mm_job & job, uint32_t i, uint32_t j, uint32_t 
                  job.a_off[j], job.kp.k, n_vectors, trace_info(job.row0 + j));
 }
 
-// Activation row j of the group (pushed into the staging of its parity) as n_vectors fp32 vectors
-// (32 elements each, in order), elements from k on zero: popped, F16 widened, HVX_A_QUANT traced.
-inline const HVX_Vector * stage_act_row(const mm_job & job, uint32_t i, uint32_t j, uint32_t n_vectors, uint32_t parity) {
-    dma_queue_pop(&job.octx->dma[i]);
-    HVX_Vector * x = landed_act_row(act_staging(job, i, parity), job.src1, n_vectors);
-    trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
-    // The tail past k: what the DMA did not write (or widened from stale halves) becomes zero.
-    const uint32_t full = job.kp.k / 32, tail = job.kp.k % 32;
+// A staged row's elements from k on zeroed: what the DMA did not write (or widened from stale
+// halves). Not inlined: a hoisted zero vector would live across the row loop's calls (a spill).
+__attribute__((noinline)) inline void zero_row_tail(HVX_Vector * x, uint32_t k, uint32_t n_vectors) {
+    const uint32_t full = k / 32, tail = k % 32;
     if (tail != 0) {
         x[full] = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(tail * 4)), x[full], Q6_V_vzero());
     }
     for (uint32_t v = full + (tail != 0); v < n_vectors; ++v) {
         x[v] = Q6_V_vzero();
     }
+}
+
+// Activation row j of the group (pushed into the staging of its parity) as n_vectors fp32 vectors
+// (32 elements each, in order), elements from k on zero: popped, F16 widened, HVX_A_QUANT traced.
+inline const HVX_Vector * stage_act_row(const mm_job & job, uint32_t i, uint32_t j, uint32_t n_vectors, uint32_t parity) {
+    dma_queue_pop(&job.octx->dma[i]);
+    HVX_Vector * x = landed_act_row(act_staging(job, i, parity), job.src1, n_vectors);
+    trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_QUANT, trace_info(job.row0 + j));
+    zero_row_tail(x, job.kp.k, n_vectors);
     return x;
 }
 
