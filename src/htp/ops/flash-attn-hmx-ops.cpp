@@ -202,6 +202,15 @@ __attribute__((noinline)) void transpose_round(const HVX_Vector * in, uint32_t s
     }
 }
 
+// Staged fp16 rows (d elements each) from row nk to 32 zeroed.
+__attribute__((noinline)) void zero_rows_from(uint8_t * stage, uint32_t nk, uint32_t d) {
+    for (uint32_t r = nk; r < 32; ++r) {
+        for (uint32_t c = 0; c < d / 64; ++c) {
+            vec(stage + r * d * 2)[c] = Q6_V_vzero();
+        }
+    }
+}
+
 // K rows (staged, fp16) into weight tiles W[d][key]: vector w of tile t holds every key's pair of
 // elements 2 (16 t + w), +1, i.e. word 16 t + w of each row, so each 32 words of the rows (64
 // columns) transposed are two whole tiles. The o_tiles (free until the block's P V) hold the
@@ -210,11 +219,7 @@ __attribute__((noinline)) void transpose_round(const HVX_Vector * in, uint32_t s
 __attribute__((noinline)) void k_to_tiles(const fa_hmx_job & job, const fa_item & it, uint32_t nk, uint32_t parity) {
     const uint32_t d     = job.kp.d;
     uint8_t *      stage = it.mem + job.L.k_stage + parity * job.L.kv_stage_bytes;
-    for (uint32_t r = nk; r < 32; ++r) {
-        for (uint32_t c = 0; c < d / 64; ++c) {
-            vec(stage + r * d * 2)[c] = Q6_V_vzero();
-        }
-    }
+    zero_rows_from(stage, nk, d);
     HVX_Vector * tmp = vec(it.mem + job.L.o_tiles);
     for (uint32_t c = 0; c < d / 64; ++c) {
         HVX_Vector * tiles = vec(it.mem + job.L.k_tiles + 2 * c * HTP_FA_HMX_TILE_BYTES);
@@ -231,11 +236,7 @@ __attribute__((noinline)) void k_to_tiles(const fa_hmx_job & job, const fa_item 
 __attribute__((noinline)) void v_to_tiles(const fa_hmx_job & job, const fa_item & it, uint32_t nk, uint32_t parity) {
     const uint32_t d     = job.kp.d;
     uint8_t *      stage = it.mem + job.L.v_stage + parity * job.L.kv_stage_bytes;
-    for (uint32_t r = nk; r < 32; ++r) {
-        for (uint32_t c = 0; c < d / 64; ++c) {
-            vec(stage + r * d * 2)[c] = Q6_V_vzero();
-        }
-    }
+    zero_rows_from(stage, nk, d);
     for (uint32_t c = 0; c < d / 64; ++c) {
         HVX_Vector * lo = vec(it.mem + job.L.v_tiles + 2 * c * HTP_FA_HMX_TILE_BYTES);
         HVX_Vector * hi = vec(it.mem + job.L.v_tiles + (2 * c + 1) * HTP_FA_HMX_TILE_BYTES);
