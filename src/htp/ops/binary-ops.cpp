@@ -281,6 +281,7 @@ row_types row_types_of(const binary_job & job) {
 void push_sources(dma_queue * q, uint8_t * s0, uint8_t * s1, dma_addr_t src0_base, dma_addr_t src1_base,
                   const binary_block & b, const binary_job & job) {
     const uint32_t stride = job.kp.pipe.vtcm_row_stride;
+    // src0's row bytes: a multiply per block (the binary kparams are full, 32 words: no room for it).
     const uint32_t size   = job.dst->ne[0] * proto::htp_cpy_elem_size(row_types_of(job).src0);
     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s0), dma_addr_at(src0_base, b.src0_offset), stride, job.src0->nb[1],
                                size, b.nrows, trace_info(b.row));
