@@ -92,11 +92,19 @@ ggml_tensor * ggml_fill(ggml_context * ctx, ggml_tensor * a, float value);
 ggml_tensor * ggml_glu(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, ggml_glu_op op, bool swapped);
 // SWIGLU_OAI parameters (alpha, limit) as in GPT-OSS.
 ggml_tensor * ggml_swiglu_oai(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, float alpha, float limit);
+// SWIGLU_CLAMP: silu(min(x, limit)) * clamp(gate, -limit, limit) (op_params 3: limit).
+ggml_tensor * ggml_swiglu_clamp(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, float limit);
+// x > 0 ? x : 0, plus negative_slope * (x < 0 ? x : 0).
+ggml_tensor * ggml_leaky_relu(ggml_context * ctx, ggml_tensor * a, float negative_slope);
 
 // Reductions, scans, sorting, shape ops.
 ggml_tensor * ggml_sum_rows(ggml_context * ctx, ggml_tensor * a);
 ggml_tensor * ggml_mean(ggml_context * ctx, ggml_tensor * a);
 ggml_tensor * ggml_cumsum(ggml_context * ctx, ggml_tensor * a);
+ggml_tensor * ggml_sum(ggml_context * ctx, ggml_tensor * a);     // every element's sum: [1, 1, 1, 1]
+ggml_tensor * ggml_argmax(ggml_context * ctx, ggml_tensor * a);  // I32 [ne1]: each row's largest, the last of ties
+// dst[i] = src[(i - shift) mod ne] in every dimension.
+ggml_tensor * ggml_roll(ggml_context * ctx, ggml_tensor * a, int shift0, int shift1, int shift2, int shift3);
 ggml_tensor * ggml_argsort(ggml_context * ctx, ggml_tensor * a, ggml_sort_order order);
 ggml_tensor * ggml_top_k(ggml_context * ctx, ggml_tensor * a, int k);  // indices of the k largest, I32
 ggml_tensor * ggml_concat(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, int dim);

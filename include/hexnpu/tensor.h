@@ -57,6 +57,10 @@ enum ggml_op : int32_t {
     GGML_OP_FLASH_ATTN_EXT,
     GGML_OP_UNARY,
     GGML_OP_GLU,
+    GGML_OP_SUM,
+    GGML_OP_ARGMAX,
+    GGML_OP_LEAKY_RELU,
+    GGML_OP_ROLL,
     GGML_OP_COUNT,
 };
 
@@ -72,6 +76,7 @@ enum ggml_unary_op : int32_t {
     GGML_UNARY_OP_EXP,
     GGML_UNARY_OP_GELU_ERF,
     GGML_UNARY_OP_SOFTPLUS,
+    GGML_UNARY_OP_STEP,
     GGML_UNARY_OP_COUNT,
 };
 
@@ -79,6 +84,10 @@ enum ggml_glu_op : int32_t {
     GGML_GLU_OP_SWIGLU,
     GGML_GLU_OP_GEGLU,
     GGML_GLU_OP_SWIGLU_OAI,
+    GGML_GLU_OP_REGLU,
+    GGML_GLU_OP_GEGLU_ERF,
+    GGML_GLU_OP_GEGLU_QUICK,
+    GGML_GLU_OP_SWIGLU_CLAMP,
     GGML_GLU_OP_COUNT,
 };
 

@@ -1,5 +1,6 @@
 #include "hexnpu/graph.h"
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -310,7 +311,37 @@ ggml_tensor * ggml_swiglu_oai(ggml_context * ctx, ggml_tensor * a, ggml_tensor *
     return r;
 }
 
+ggml_tensor * ggml_swiglu_clamp(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, float limit) {
+    ggml_tensor * r = ggml_glu(ctx, a, b, GGML_GLU_OP_SWIGLU_CLAMP, false);
+    ggml_set_op_param<float>(r, 3, limit);
+    return r;
+}
+
+ggml_tensor * ggml_leaky_relu(ggml_context * ctx, ggml_tensor * a, float negative_slope) {
+    ggml_tensor * r = op1(ctx, GGML_OP_LEAKY_RELU, a);
+    ggml_set_op_param<float>(r, 0, negative_slope);
+    return r;
+}
+
 // ---- reductions and shape ops -------------------------------------------------------------------
+
+ggml_tensor * ggml_sum(ggml_context * ctx, ggml_tensor * a) {
+    const int64_t ne[4] = {1, 1, 1, 1};
+    ggml_tensor * r     = new_like(ctx, a->type, ne);
+    r->op               = GGML_OP_SUM;
+    r->src[0]           = a;
+    return r;
+}
+
+ggml_tensor * ggml_argmax(ggml_context * ctx, ggml_tensor * a) {
+    require(a->ne[2] == 1 && a->ne[3] == 1, "ARGMAX", "src0 must be a matrix");
+    require(a->ne[0] <= INT32_MAX, "ARGMAX", "rows longer than INT32_MAX elements");
+    const int64_t ne[4] = {a->ne[1], 1, 1, 1};
+    ggml_tensor * r     = new_like(ctx, GGML_TYPE_I32, ne);
+    r->op               = GGML_OP_ARGMAX;
+    r->src[0]           = a;
+    return r;
+}
 
 ggml_tensor * ggml_sum_rows(ggml_context * ctx, ggml_tensor * a) {
     const int64_t ne[4] = {1, a->ne[1], a->ne[2], a->ne[3]};
@@ -327,6 +358,21 @@ ggml_tensor * ggml_mean(ggml_context * ctx, ggml_tensor * a) {
 }
 
 ggml_tensor * ggml_cumsum(ggml_context * ctx, ggml_tensor * a) { return op1(ctx, GGML_OP_CUMSUM, a); }
+
+ggml_tensor * ggml_roll(ggml_context * ctx, ggml_tensor * a, int shift0, int shift1, int shift2, int shift3) {
+    require(a->nb[0] == ggml_type_size(a->type), "ROLL", "src0's elements must be adjacent");
+    const int shifts[4] = {shift0, shift1, shift2, shift3};
+    for (int d = 0; d < 4; ++d) {
+        require(std::abs(int64_t(shifts[d])) < a->ne[d], "ROLL", "each shift must be smaller than its dimension");
+    }
+    ggml_tensor * r = ggml_dup_tensor(ctx, a);
+    r->op           = GGML_OP_ROLL;
+    r->src[0]       = a;
+    for (int d = 0; d < 4; ++d) {
+        ggml_set_op_param<int32_t>(r, d, shifts[d]);
+    }
+    return r;
+}
 
 ggml_tensor * ggml_argsort(ggml_context * ctx, ggml_tensor * a, ggml_sort_order order) {
     ggml_tensor * r = new_like(ctx, GGML_TYPE_I32, a->ne);

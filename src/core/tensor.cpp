@@ -95,19 +95,20 @@ const char * ggml_op_name(ggml_op op) {
         "TOP_K",    "CONCAT",     "REPEAT",    "PAD",       "FILL",    "NORM",       "RMS_NORM", "L2_NORM",
         "MUL_MAT",  "MUL_MAT_ID", "SCALE",     "CLAMP",     "SET_ROWS", "GET_ROWS",  "CPY",      "CONT",
         "RESHAPE",  "VIEW",       "PERMUTE",   "TRANSPOSE", "SOFT_MAX", "ROPE",      "FLASH_ATTN_EXT",
-        "UNARY",    "GLU",
+        "UNARY",    "GLU",        "SUM",       "ARGMAX",    "LEAKY_RELU", "ROLL",
     };
     return op >= 0 && op < GGML_OP_COUNT ? names[op] : "?";
 }
 
 const char * ggml_unary_op_name(ggml_unary_op op) {
     static const char * names[GGML_UNARY_OP_COUNT] = {"ABS",  "NEG",  "TANH",     "RELU",     "SIGMOID", "GELU",
-                                                      "GELU_QUICK", "SILU", "EXP", "GELU_ERF", "SOFTPLUS"};
+                                                      "GELU_QUICK", "SILU", "EXP", "GELU_ERF", "SOFTPLUS", "STEP"};
     return op >= 0 && op < GGML_UNARY_OP_COUNT ? names[op] : "?";
 }
 
 const char * ggml_glu_op_name(ggml_glu_op op) {
-    static const char * names[GGML_GLU_OP_COUNT] = {"SWIGLU", "GEGLU", "SWIGLU_OAI"};
+    static const char * names[GGML_GLU_OP_COUNT] = {"SWIGLU",   "GEGLU",       "SWIGLU_OAI",
+                                                    "REGLU",    "GEGLU_ERF",   "GEGLU_QUICK", "SWIGLU_CLAMP"};
     return op >= 0 && op < GGML_GLU_OP_COUNT ? names[op] : "?";
 }
 

@@ -109,6 +109,7 @@ const op_family * family_of(ggml_op op) {
         case GGML_OP_COS:
         case GGML_OP_SCALE:
         case GGML_OP_CLAMP:
+        case GGML_OP_LEAKY_RELU:
         case GGML_OP_FILL:
             return &unary;
         case GGML_OP_GLU:
@@ -117,6 +118,8 @@ const op_family * family_of(ggml_op op) {
         case GGML_OP_RMS_NORM:
         case GGML_OP_L2_NORM:
             return &norm;
+        case GGML_OP_SUM:
+        case GGML_OP_ARGMAX:
         case GGML_OP_SUM_ROWS:
         case GGML_OP_MEAN:
         case GGML_OP_CUMSUM:
@@ -129,6 +132,7 @@ const op_family * family_of(ggml_op op) {
         case GGML_OP_CONCAT:
         case GGML_OP_REPEAT:
         case GGML_OP_PAD:
+        case GGML_OP_ROLL:
             return &layout;
         case GGML_OP_GET_ROWS:
         case GGML_OP_SET_ROWS:

@@ -65,6 +65,19 @@ void compute_glu(const compute_context & ctx, ggml_tensor * dst) {
             return glu_rows(ctx, dst, [](float x, float g) { return silu(x) * g; });
         case GGML_GLU_OP_GEGLU:
             return glu_rows(ctx, dst, [](float x, float g) { return gelu_tanh(x) * g; });
+        case GGML_GLU_OP_REGLU:
+            return glu_rows(ctx, dst, [](float x, float g) { return (x > 0.0f ? x : 0.0f) * g; });
+        case GGML_GLU_OP_GEGLU_ERF:
+            return glu_rows(ctx, dst, [](float x, float g) { return gelu_erf(x) * g; });
+        case GGML_GLU_OP_GEGLU_QUICK:
+            return glu_rows(ctx, dst, [](float x, float g) { return gelu_quick(x) * g; });
+        case GGML_GLU_OP_SWIGLU_CLAMP: {  // x capped above, gate clamped both ways
+            const float limit = ggml_get_op_param<float>(dst, 3);
+            return glu_rows(ctx, dst, [=](float x, float g) {
+                x = std::min(x, limit);
+                return x / (1.0f + std::exp(-x)) * std::clamp(g, -limit, limit);
+            });
+        }
         default: {  // SWIGLU_OAI (GPT-OSS): x capped above, gate clamped both ways, gate offset by 1
             const float alpha = ggml_get_op_param<float>(dst, 2);
             const float limit = ggml_get_op_param<float>(dst, 3);

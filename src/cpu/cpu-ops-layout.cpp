@@ -187,6 +187,27 @@ void pad(const compute_context & ctx, ggml_tensor * dst) {
     });
 }
 
+// GGML's ROLL: dst[i] = src[(i - shift) mod ne] in each dimension (op_params 0-3).
+void roll(const compute_context & ctx, ggml_tensor * dst) {
+    const ggml_tensor * src  = dst->src[0];
+    const size_t        size = ggml_type_size(dst->type);
+    int64_t             shift[4];
+    for (int d = 0; d < 4; ++d) {
+        shift[d] = ((ggml_get_op_param<int32_t>(dst, d) % dst->ne[d]) + dst->ne[d]) % dst->ne[d];
+    }
+    auto from = [&](int64_t i, int d) { return (i - shift[d] + dst->ne[d]) % dst->ne[d]; };
+    ctx.parallel_for(ggml_nrows(dst), rows_per_chunk(dst->ne[0]), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const row_index ri  = unravel_row(dst, r);
+            const uint8_t * in  = row_ptr(src, from(ri.i1, 1), from(ri.i2, 2), from(ri.i3, 3));
+            uint8_t *       out = row_ptr(dst, ri);
+            for (int64_t i0 = 0; i0 < dst->ne[0]; ++i0) {
+                std::memcpy(out + i0 * int64_t(dst->nb[0]), in + from(i0, 0) * int64_t(src->nb[0]), size);
+            }
+        }
+    });
+}
+
 bool element_addressable_like(const ggml_tensor * op, const ggml_tensor * src) {
     return src && src->type == op->type && ggml_blck_size(op->type) == 1;
 }
@@ -220,6 +241,8 @@ bool supports_layout(const ggml_tensor * op) {
         }
         case GGML_OP_REPEAT:
             return element_addressable_like(op, a) && ggml_can_repeat(a, op);
+        case GGML_OP_ROLL:  // GGML's takes F32
+            return op->type == GGML_TYPE_F32 && element_addressable_like(op, a) && ggml_are_same_shape(op, a);
         default: {  // PAD
             if (!element_addressable_like(op, a)) {
                 return false;
@@ -244,6 +267,8 @@ void compute_layout(const compute_context & ctx, ggml_tensor * dst) {
             return repeat(ctx, dst);
         case GGML_OP_PAD:
             return pad(ctx, dst);
+        case GGML_OP_ROLL:
+            return roll(ctx, dst);
         default:
             return compute_copy(ctx, dst);
     }

@@ -1,5 +1,5 @@
-// Per-row reductions and orderings: SUM_ROWS, MEAN, CUMSUM (accumulated in double, rounded once
-// per output), ARGSORT and TOP_K (I32 indices; equal values keep index order, NaN sorts as the
+// Reductions and orderings: SUM (of every element), SUM_ROWS, MEAN, CUMSUM (accumulated in double,
+// rounded once per output), ARGMAX (GGML's scan), ARGSORT and TOP_K (I32 indices; equal values keep index order, NaN sorts as the
 // largest value so the order is total and the result deterministic).
 #include "cpu-ops.h"
 #include "cpu-tensor.h"
@@ -43,12 +43,57 @@ void store_indices(ggml_tensor * dst, row_index ri, const int32_t * idx, int64_t
     }
 }
 
+// GGML's ARGMAX scan: max = MAX(max, x), idx = i where they are equal. Ties go to the last index; a
+// NaN makes max NaN, so the next element restarts the scan (MAX(NaN, x) = x).
+int32_t argmax_of(const float * x, int64_t n) {
+    float   max = -INFINITY;
+    int32_t idx = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        max = max > x[i] ? max : x[i];
+        if (max == x[i]) {
+            idx = int32_t(i);
+        }
+    }
+    return idx;
+}
+
+void sum_all(ggml_tensor * dst) {
+    const ggml_tensor * src = dst->src[0];
+    std::vector<float>  buf(size_t(src->ne[0]));
+    double              sum = 0.0;
+    for (int64_t r = 0; r < ggml_nrows(src); ++r) {
+        const float * x = row_f32(src, unravel_row(src, r), buf.data());
+        for (int64_t i = 0; i < src->ne[0]; ++i) {
+            sum += x[i];
+        }
+    }
+    store_float(dst->type, static_cast<uint8_t *>(dst->data), float(sum));
+}
+
+void argmax_rows(const compute_context & ctx, ggml_tensor * dst) {
+    const ggml_tensor * src = dst->src[0];
+    ctx.parallel_for(src->ne[1], rows_per_chunk(src->ne[0]), [&](int64_t r0, int64_t r1) {
+        std::vector<float> buf(size_t(src->ne[0]));
+        for (int64_t r = r0; r < r1; ++r) {
+            const int32_t idx = argmax_of(row_f32(src, {r, 0, 0}, buf.data()), src->ne[0]);
+            std::memcpy(static_cast<uint8_t *>(dst->data) + r * int64_t(dst->nb[0]), &idx, sizeof idx);
+        }
+    });
+}
+
 } // namespace
 
 bool supports_reduce(const ggml_tensor * op) {
     const ggml_tensor * src = op->src[0];
     if (!src || !is_float_type(src->type)) {
         return false;
+    }
+    if (op->op == GGML_OP_SUM) {
+        return is_float_type(op->type) && ggml_nelements(op) == 1;
+    }
+    if (op->op == GGML_OP_ARGMAX) {  // GGML's takes F32 matrices
+        return src->type == GGML_TYPE_F32 && op->type == GGML_TYPE_I32 && src->ne[2] == 1 && src->ne[3] == 1 &&
+               op->ne[0] == src->ne[1] && ggml_nelements(op) == op->ne[0] && src->ne[0] <= INT32_MAX;
     }
     for (int d = 1; d < GGML_MAX_DIMS; ++d) {
         if (op->ne[d] != src->ne[d]) {
@@ -73,6 +118,12 @@ bool supports_reduce(const ggml_tensor * op) {
 }
 
 void compute_reduce(const compute_context & ctx, ggml_tensor * dst) {
+    if (dst->op == GGML_OP_SUM) {
+        return sum_all(dst);
+    }
+    if (dst->op == GGML_OP_ARGMAX) {
+        return argmax_rows(ctx, dst);
+    }
     const ggml_tensor * src = dst->src[0];
     const int64_t       n   = src->ne[0];
     const ggml_op       op  = dst->op;

@@ -1,5 +1,5 @@
-// Element-wise maps: UNARY (GGML's activation list), SQR, SQRT, LOG, SIN, COS, SCALE, CLAMP and
-// FILL. Each value is computed in f32 from the f32 value of the input and rounded once to dst's type.
+// Element-wise maps: UNARY (GGML's activation list), SQR, SQRT, LOG, SIN, COS, SCALE, CLAMP,
+// LEAKY_RELU and FILL. Each value is computed in f32 from the f32 value of the input and rounded once to dst's type.
 #include "cpu-activations.h"
 #include "cpu-ops.h"
 #include "cpu-tensor.h"
@@ -60,6 +60,8 @@ void activation(const compute_context & ctx, ggml_tensor * dst, ggml_unary_op op
             return map_rows(ctx, dst, [](float x) { return std::exp(x); });
         case GGML_UNARY_OP_GELU_ERF:
             return map_rows(ctx, dst, [](float x) { return gelu_erf(x); });
+        case GGML_UNARY_OP_STEP:  // NaN and -0 give 0
+            return map_rows(ctx, dst, [](float x) { return x > 0.0f ? 1.0f : 0.0f; });
         default:  // SOFTPLUS
             return map_rows(ctx, dst, [](float x) { return softplus(x); });
     }
@@ -77,6 +79,9 @@ bool supports_unary(const ggml_tensor * op) {
     const ggml_tensor * src = op->src[0];
     if (!src || !is_float_type(src->type) || !ggml_are_same_shape(op, src)) {
         return false;
+    }
+    if (op->op == GGML_OP_LEAKY_RELU) {  // GGML's takes F32 and F16
+        return op->type == src->type && (op->type == GGML_TYPE_F32 || op->type == GGML_TYPE_F16);
     }
     if (op->op == GGML_OP_UNARY) {
         const int32_t sub = ggml_get_op_param<int32_t>(op, 0);
@@ -112,6 +117,11 @@ void compute_unary(const compute_context & ctx, ggml_tensor * dst) {
             const float lo = ggml_get_op_param<float>(dst, 0);
             const float hi = ggml_get_op_param<float>(dst, 1);
             return map_rows(ctx, dst, [=](float x) { return std::min(std::max(x, lo), hi); });
+        }
+        case GGML_OP_LEAKY_RELU: {
+            // GGML's sum of both sides: NaN gives 0 (neither comparison holds), -0 gives +0.
+            const float slope = ggml_get_op_param<float>(dst, 0);
+            return map_rows(ctx, dst, [=](float x) { return (x > 0.0f ? x : 0.0f) + slope * (x < 0.0f ? x : 0.0f); });
         }
         default:  // FILL
             return fill(ctx, dst, ggml_get_op_param<float>(dst, 0));

@@ -47,7 +47,7 @@ inline int64_t rows_per_chunk(int64_t row_len, int64_t min_elements = 16384) {
 bool supports_binary(const ggml_tensor * op);
 void compute_binary(const compute_context & ctx, ggml_tensor * dst);
 
-// UNARY, SQR, SQRT, LOG, SIN, COS, SCALE, CLAMP, FILL (cpu-ops-unary.cpp)
+// UNARY, SQR, SQRT, LOG, SIN, COS, SCALE, CLAMP, LEAKY_RELU, FILL (cpu-ops-unary.cpp)
 bool supports_unary(const ggml_tensor * op);
 void compute_unary(const compute_context & ctx, ggml_tensor * dst);
 
@@ -59,11 +59,11 @@ void compute_glu(const compute_context & ctx, ggml_tensor * dst);
 bool supports_norm(const ggml_tensor * op);
 void compute_norm(const compute_context & ctx, ggml_tensor * dst);
 
-// SUM_ROWS, MEAN, CUMSUM, ARGSORT, TOP_K (cpu-ops-reduce.cpp)
+// SUM, ARGMAX, SUM_ROWS, MEAN, CUMSUM, ARGSORT, TOP_K (cpu-ops-reduce.cpp)
 bool supports_reduce(const ggml_tensor * op);
 void compute_reduce(const compute_context & ctx, ggml_tensor * dst);
 
-// CPY, CONT, DUP, CONCAT, REPEAT, PAD (cpu-ops-layout.cpp)
+// CPY, CONT, DUP, CONCAT, REPEAT, PAD, ROLL (cpu-ops-layout.cpp)
 bool supports_layout(const ggml_tensor * op);
 void compute_layout(const compute_context & ctx, ggml_tensor * dst);
 

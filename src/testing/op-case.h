@@ -65,6 +65,8 @@ inline constexpr tolerance kMathTol{1e-12, 1e-6};
 // products, attention): a sum of n terms errs by ~sqrt(n) ulp rms, NMSE ~1.5e-11 for the longest
 // rows here (4096); rope angles formed in fp32 at positions below 128 err by ~1e-5 rad, NMSE ~1e-11.
 inline constexpr tolerance kSumTol{1e-10, 1e-6};
+// Indices (ARGMAX): every element exactly.
+inline constexpr tolerance kIndexTol{0.0, 0.0};
 
 // A result stored as F16 or BF16 may land on the other side of a rounding boundary from the
 // reference wherever it was computed in fp32 first: up to one ulp of the result type per element,

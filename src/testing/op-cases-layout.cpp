@@ -1,4 +1,4 @@
-// CONCAT along each dimension, REPEAT by integer factors, PAD with zeros.
+// CONCAT along each dimension, REPEAT by integer factors, PAD with zeros, ROLL in every dimension.
 #include "op-case.h"
 
 namespace hexnpu::optest {
@@ -69,6 +69,24 @@ void add_layout_cases(std::vector<op_case> & cases) {
                          kExactTol, [=](case_graph & g) {
                              ggml_tensor * a = p.strided ? g.strided_input(GGML_TYPE_F32, p.ne, 4) : g.input(GGML_TYPE_F32, p.ne);
                              return ggml_pad(g.ctx(), a, p.pad[0], p.pad[1], p.pad[2], p.pad[3]);
+                         }});
+    }
+
+    // ROLL: shifts forward and back in each dimension, none, and every dimension at once.
+    struct roll_variant {
+        shape ne;
+        int   s0, s1, s2, s3;
+    };
+    const roll_variant rolls[] = {
+        {{10, 5, 4, 3}, 3, 0, 0, 0},   {{10, 5, 4, 3}, -7, 0, 0, 0}, {{10, 5, 4, 3}, 0, 2, -1, 1},
+        {{10, 5, 4, 3}, 4, -3, 2, -2}, {{10, 5, 4, 3}, 0, 0, 0, 0},  {{1000, 3, 1, 1}, 999, -1, 0, 0},
+        {{33, 1, 1, 1}, -32, 0, 0, 0}, {{64, 9, 2, 1}, 32, 4, 1, 0},
+    };
+    for (const roll_variant & r : rolls) {
+        cases.push_back({"type=f32,ne=" + shape_str(r.ne) + ",shifts=[" + std::to_string(r.s0) + "," +
+                             std::to_string(r.s1) + "," + std::to_string(r.s2) + "," + std::to_string(r.s3) + "]",
+                         kExactTol, [=](case_graph & g) {
+                             return ggml_roll(g.ctx(), g.input(GGML_TYPE_F32, r.ne), r.s0, r.s1, r.s2, r.s3);
                          }});
     }
 }

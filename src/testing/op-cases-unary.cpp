@@ -1,4 +1,4 @@
-// Element-wise unary ops: the UNARY activations, SQR/SQRT/LOG/SIN/COS, SCALE, CLAMP, FILL.
+// Element-wise unary ops: the UNARY activations, SQR/SQRT/LOG/SIN/COS, SCALE, CLAMP, LEAKY_RELU, FILL.
 #include "op-case.h"
 
 #include <functional>
@@ -16,7 +16,7 @@ struct unary_op {
 };
 
 // Shapes: a power-of-two row, odd sizes in 4-D, rows 5 elements apart (a strided view), F16.
-void add_shapes(std::vector<op_case> & cases, const unary_op & op) {
+void add_shapes(std::vector<op_case> & cases, const unary_op & op, const std::string & params = "") {
     struct variant {
         ggml_type type;
         shape     ne;
@@ -30,7 +30,7 @@ void add_shapes(std::vector<op_case> & cases, const unary_op & op) {
     };
     for (const variant & v : variants) {
         cases.push_back({"type=" + type_str(v.type) + ",ne=" + shape_str(v.ne) +
-                             (v.row_pad ? ",row_pad=" + std::to_string(v.row_pad) : ""),
+                             (v.row_pad ? ",row_pad=" + std::to_string(v.row_pad) : "") + params,
                          for_result_type(op.tol, v.type), [=](case_graph & g) {
                              ggml_tensor * a = v.row_pad ? g.strided_input(v.type, v.ne, v.row_pad, op.fill)
                                                          : g.input(v.type, v.ne, op.fill);
@@ -58,6 +58,7 @@ void add_unary_cases(std::vector<op_case> & cases) {
         {GGML_UNARY_OP_ABS, {{}, around_zero, kExactTol, false}},
         {GGML_UNARY_OP_NEG, {{}, around_zero, kExactTol, false}},
         {GGML_UNARY_OP_RELU, {{}, around_zero, kExactTol, false}},
+        {GGML_UNARY_OP_STEP, {{}, around_zero, kExactTol, false}},
         {GGML_UNARY_OP_TANH, {{}, around_zero, kMathTol, true}},
         {GGML_UNARY_OP_SIGMOID, {{}, around_zero, kMathTol, true}},
         {GGML_UNARY_OP_GELU, {{}, around_zero, kMathTol, true}},
@@ -103,6 +104,12 @@ void add_unary_cases(std::vector<op_case> & cases) {
     cases.push_back({"type=f32,ne=[33,4,2,1],row_pad=3,min=-0.5,max=0.75", kExactTol, [](case_graph & g) {
                          return ggml_clamp(g.ctx(), g.strided_input(GGML_TYPE_F32, {33, 4, 2, 1}, 3), -0.5f, 0.75f);
                      }});
+    // LEAKY_RELU: two roundings at most (x * slope, then + 0); a negative slope and zero too.
+    for (const float slope : {0.1f, -0.5f, 0.0f}) {
+        add_shapes(cases, {[=](ggml_context * ctx, ggml_tensor * a) { return ggml_leaky_relu(ctx, a, slope); },
+                           around_zero, kExactTol, false},
+                   ",slope=" + num_str(slope));
+    }
     // FILL: every element takes the value (exact in F16 too).
     for (const auto & [type, value] : {std::pair{GGML_TYPE_F32, 1.5f}, std::pair{GGML_TYPE_F16, -2.25f},
                                        std::pair{GGML_TYPE_F32, 0.0f}}) {

@@ -32,6 +32,7 @@ double apply_unary(ggml_unary_op op, double x) {
     case GGML_UNARY_OP_GELU_ERF: return gelu_erf(x);
     // log(1 + e^x), written so that e^x cannot overflow for large x.
     case GGML_UNARY_OP_SOFTPLUS: return x > 0.0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    case GGML_UNARY_OP_STEP: return x > 0.0 ? 1.0 : 0.0;
     default: throw std::invalid_argument("float64 evaluator: unknown unary op");
     }
 }
@@ -48,6 +49,7 @@ double apply_elementwise(const ggml_tensor * node, double x) {
     case GGML_OP_CLAMP:  // GGML applies max after min: with min > max every value becomes min
         return std::max(std::min(x, double(ggml_get_op_param<float>(node, 1))), double(ggml_get_op_param<float>(node, 0)));
     case GGML_OP_FILL: return double(ggml_get_op_param<float>(node, 0));
+    case GGML_OP_LEAKY_RELU: return x > 0.0 ? x : x * double(ggml_get_op_param<float>(node, 0));
     case GGML_OP_UNARY: return apply_unary(ggml_unary_op(ggml_get_op_param<int32_t>(node, 0)), x);
     default: throw std::logic_error("not an element-wise op");
     }
@@ -97,6 +99,14 @@ void eval_glu(ref_evaluator & ev, const ggml_tensor * node) {
         switch (op) {
         case GGML_GLU_OP_SWIGLU: y = silu(x) * g; break;
         case GGML_GLU_OP_GEGLU: y = gelu_tanh(x) * g; break;
+        case GGML_GLU_OP_REGLU: y = (x > 0.0 ? x : 0.0) * g; break;
+        case GGML_GLU_OP_GEGLU_ERF: y = gelu_erf(x) * g; break;
+        case GGML_GLU_OP_GEGLU_QUICK: y = x * sigmoid(1.702 * x) * g; break;
+        case GGML_GLU_OP_SWIGLU_CLAMP: {
+            const double limit = ggml_get_op_param<float>(node, 3);
+            y                  = silu(std::min(x, limit)) * std::clamp(g, -limit, limit);
+            break;
+        }
         case GGML_GLU_OP_SWIGLU_OAI: {
             // GPT-OSS: x capped above at limit, the gate clamped to [-limit, limit] and offset by one.
             const double alpha = ggml_get_op_param<float>(node, 2);

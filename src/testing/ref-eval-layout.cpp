@@ -55,6 +55,18 @@ void eval_layout(ref_evaluator & ev, const ggml_tensor * node) {
             ev.set(node, i0, i1, i2, i3, inside ? ev.get(a, j[0], j[1], j[2], j[3]) : 0.0);
         });
         return;
+    case GGML_OP_ROLL:
+        // Element i of the result is element i - shift of the source, wrapped, in every dimension.
+        for_each_element(node, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+            const int64_t i[4] = {i0, i1, i2, i3};
+            int64_t       j[4];
+            for (int d = 0; d < 4; ++d) {
+                const int64_t n = a->ne[d];
+                j[d]            = ((i[d] - ggml_get_op_param<int32_t>(node, d)) % n + n) % n;
+            }
+            ev.set(node, i0, i1, i2, i3, ev.get(a, j[0], j[1], j[2], j[3]));
+        });
+        return;
     default:
         throw std::logic_error("not a layout op");
     }

@@ -10,11 +10,11 @@ namespace hexnpu::optest {
 
 void eval_copy(ref_evaluator & ev, const ggml_tensor * node);     // DUP, CONT, CPY
 void eval_binary(ref_evaluator & ev, const ggml_tensor * node);   // ADD, SUB, MUL, DIV, ADD_ID
-void eval_unary(ref_evaluator & ev, const ggml_tensor * node);    // SQR ... COS, SCALE, CLAMP, FILL, UNARY
+void eval_unary(ref_evaluator & ev, const ggml_tensor * node);    // SQR ... COS, SCALE, CLAMP, LEAKY_RELU, FILL, UNARY
 void eval_glu(ref_evaluator & ev, const ggml_tensor * node);      // GLU
-void eval_reduce(ref_evaluator & ev, const ggml_tensor * node);   // SUM_ROWS, MEAN, CUMSUM
+void eval_reduce(ref_evaluator & ev, const ggml_tensor * node);   // SUM, ARGMAX, SUM_ROWS, MEAN, CUMSUM
 void eval_sort(ref_evaluator & ev, const ggml_tensor * node);     // ARGSORT, TOP_K
-void eval_layout(ref_evaluator & ev, const ggml_tensor * node);   // CONCAT, REPEAT, PAD
+void eval_layout(ref_evaluator & ev, const ggml_tensor * node);   // CONCAT, REPEAT, PAD, ROLL
 void eval_rows(ref_evaluator & ev, const ggml_tensor * node);     // GET_ROWS, SET_ROWS
 void eval_norm(ref_evaluator & ev, const ggml_tensor * node);     // NORM, RMS_NORM, L2_NORM
 void eval_matmul(ref_evaluator & ev, const ggml_tensor * node);   // MUL_MAT, MUL_MAT_ID

@@ -1,4 +1,4 @@
-// Row reductions, scans and sorts in double.
+// Reductions (SUM, ARGMAX, SUM_ROWS, MEAN), scans and sorts in double.
 #include "ref-eval-ops.h"
 
 #include <algorithm>
@@ -8,6 +8,25 @@ namespace hexnpu::optest {
 
 void eval_reduce(ref_evaluator & ev, const ggml_tensor * node) {
     const ggml_tensor * a = node->src[0];
+    if (node->op == GGML_OP_SUM) {
+        double sum = 0.0;
+        for_each_element(a, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) { sum += ev.get(a, i0, i1, i2, i3); });
+        ev.set(node, 0, 0, 0, 0, sum);
+        return;
+    }
+    if (node->op == GGML_OP_ARGMAX) {
+        // The largest value's index; of equal largest values, the last (GGML's scan keeps updating).
+        for_each_row(a, [&](int64_t i1, int64_t, int64_t) {
+            const std::vector<double> x   = ev.row(a, i1, 0, 0);
+            const double              max = *std::max_element(x.begin(), x.end());
+            int64_t                   idx = int64_t(x.size()) - 1;
+            while (x[size_t(idx)] != max) {
+                --idx;
+            }
+            ev.set(node, i1, 0, 0, 0, double(idx));
+        });
+        return;
+    }
     for_each_row(a, [&](int64_t i1, int64_t i2, int64_t i3) {
         const std::vector<double> x = ev.row(a, i1, i2, i3);
         if (node->op == GGML_OP_CUMSUM) {

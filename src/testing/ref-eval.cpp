@@ -66,6 +66,7 @@ void ref_evaluator::compute(const ggml_cgraph & graph) {
         case GGML_OP_COS:
         case GGML_OP_SCALE:
         case GGML_OP_CLAMP:
+        case GGML_OP_LEAKY_RELU:
         case GGML_OP_FILL:
         case GGML_OP_UNARY:
             eval_unary(*this, node);
@@ -73,6 +74,8 @@ void ref_evaluator::compute(const ggml_cgraph & graph) {
         case GGML_OP_GLU:
             eval_glu(*this, node);
             break;
+        case GGML_OP_SUM:
+        case GGML_OP_ARGMAX:
         case GGML_OP_SUM_ROWS:
         case GGML_OP_MEAN:
         case GGML_OP_CUMSUM:
@@ -85,6 +88,7 @@ void ref_evaluator::compute(const ggml_cgraph & graph) {
         case GGML_OP_CONCAT:
         case GGML_OP_REPEAT:
         case GGML_OP_PAD:
+        case GGML_OP_ROLL:
             eval_layout(*this, node);
             break;
         case GGML_OP_GET_ROWS:
