@@ -45,22 +45,23 @@ inline constexpr int32_t FLAG_COMPUTE = 16;
 // ggml_op values of the pinned version for the ops hexnpu knows (the rest never reach hexnpu).
 namespace op_ids {
 inline constexpr int32_t NONE = 0, DUP = 1, ADD = 2, ADD_ID = 3, SUB = 6, MUL = 7, DIV = 8, SQR = 9, SQRT = 10,
-                         LOG = 11, SIN = 12, COS = 13, SUM_ROWS = 15, CUMSUM = 16, MEAN = 17, REPEAT = 20,
+                         LOG = 11, SIN = 12, COS = 13, SUM = 14, SUM_ROWS = 15, CUMSUM = 16, MEAN = 17, ARGMAX = 18, REPEAT = 20,
                          CONCAT = 22, NORM = 24, RMS_NORM = 25, L2_NORM = 28, MUL_MAT = 29, MUL_MAT_ID = 30,
                          SCALE = 32, CPY = 34, CONT = 35, RESHAPE = 36, VIEW = 37, PERMUTE = 38, TRANSPOSE = 39,
                          GET_ROWS = 40, SET_ROWS = 42, SOFT_MAX = 46, ROPE = 48, CLAMP = 50, PAD = 64,
-                         ARGSORT = 69, TOP_K = 70, FILL = 73, FLASH_ATTN_EXT = 74, UNARY = 91, GLU = 100;
+                         ROLL = 66, ARGSORT = 69, TOP_K = 70, LEAKY_RELU = 71, FILL = 73, FLASH_ATTN_EXT = 74, UNARY = 91, GLU = 100;
 }  // namespace op_ids
 
 // ggml_unary_op values (op_params[0] of UNARY).
 namespace unary_ids {
-inline constexpr int32_t ABS = 0, NEG = 2, TANH = 4, RELU = 6, SIGMOID = 7, GELU = 8, GELU_QUICK = 9, SILU = 10,
+inline constexpr int32_t ABS = 0, NEG = 2, STEP = 3, TANH = 4, RELU = 6, SIGMOID = 7, GELU = 8, GELU_QUICK = 9, SILU = 10,
                          EXP = 13, SOFTPLUS = 15, GELU_ERF = 16;
 }  // namespace unary_ids
 
 // ggml_glu_op values (op_params[0] of GLU; op_params[1] = swapped).
 namespace glu_ids {
-inline constexpr int32_t REGLU = 0, GEGLU = 1, SWIGLU = 2, SWIGLU_OAI = 3;
+inline constexpr int32_t REGLU = 0, GEGLU = 1, SWIGLU = 2, SWIGLU_OAI = 3, GEGLU_ERF = 4, GEGLU_QUICK = 5,
+                         SWIGLU_CLAMP = 6;
 }  // namespace glu_ids
 
 struct buffer;

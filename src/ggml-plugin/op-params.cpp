@@ -21,8 +21,8 @@ struct op_words {
 };
 
 constexpr op_words kWords[] = {
-    // No op_params at all in this ggml: DUP ADD SUB MUL DIV SQR SQRT LOG SIN COS SUM_ROWS CUMSUM
-    // MEAN REPEAT CONT RESHAPE TRANSPOSE GET_ROWS ADD_ID CPY SET_ROWS TOP_K (k is dst->ne[0]).
+    // No op_params at all in this ggml: DUP ADD SUB MUL DIV SQR SQRT LOG SIN COS SUM SUM_ROWS CUMSUM
+    // MEAN ARGMAX REPEAT CONT RESHAPE TRANSPOSE GET_ROWS ADD_ID CPY SET_ROWS TOP_K (k is dst->ne[0]).
     {ids::CONCAT, words({0})},                        // dim
     {ids::NORM, words({0})},                          // eps
     {ids::RMS_NORM, words({0})},
@@ -32,6 +32,8 @@ constexpr op_words kWords[] = {
     {ids::SCALE, words({0, 1})},                      // s, bias
     {ids::CLAMP, words({0, 1})},                      // min, max
     {ids::FILL, words({0})},                          // value
+    {ids::LEAKY_RELU, words({0})},                    // negative slope
+    {ids::ROLL, words({0, 1, 2, 3})},                 // the shifts
     {ids::VIEW, words({0, 1})},                       // byte offset (hexnpu reads view_offs)
     {ids::PERMUTE, words({0, 1, 2, 3})},              // axes (hexnpu reads ne/nb)
     {ids::SOFT_MAX, words({0, 1})},                   // scale, max_bias (sinks: src[2])
@@ -46,7 +48,7 @@ constexpr op_words kWords[] = {
     // fp32), n_kv_max (a hint that finite mask entries are few: dense evaluation is exact).
     {ids::FLASH_ATTN_EXT, words({0, 1, 2, 3, 4})},
     {ids::UNARY, words({0})},                         // the unary op
-    {ids::GLU, words({0, 1, 2, 3})},                  // the GLU op, swapped, SWIGLU_OAI's alpha and limit
+    {ids::GLU, words({0, 1, 2, 3})},                  // the GLU op, swapped, SWIGLU_OAI's alpha, its and SWIGLU_CLAMP's limit
 };
 
 constexpr int32_t kPrecF32 = 10, kPrecBf16 = 15, kPrecF16 = 20;

@@ -31,9 +31,11 @@ constexpr op_pair kOps[] = {
     {ids::LOG, GGML_OP_LOG},
     {ids::SIN, GGML_OP_SIN},
     {ids::COS, GGML_OP_COS},
+    {ids::SUM, GGML_OP_SUM},
     {ids::SUM_ROWS, GGML_OP_SUM_ROWS},
     {ids::CUMSUM, GGML_OP_CUMSUM},
     {ids::MEAN, GGML_OP_MEAN},
+    {ids::ARGMAX, GGML_OP_ARGMAX},
     {ids::REPEAT, GGML_OP_REPEAT},
     {ids::CONCAT, GGML_OP_CONCAT},
     {ids::NORM, GGML_OP_NORM},
@@ -54,8 +56,10 @@ constexpr op_pair kOps[] = {
     {ids::ROPE, GGML_OP_ROPE},
     {ids::CLAMP, GGML_OP_CLAMP},
     {ids::PAD, GGML_OP_PAD},
+    {ids::ROLL, GGML_OP_ROLL},
     {ids::ARGSORT, GGML_OP_ARGSORT},
     {ids::TOP_K, GGML_OP_TOP_K},
+    {ids::LEAKY_RELU, GGML_OP_LEAKY_RELU},
     {ids::FILL, GGML_OP_FILL},
     {ids::FLASH_ATTN_EXT, GGML_OP_FLASH_ATTN_EXT},
     {ids::UNARY, GGML_OP_UNARY},
@@ -73,7 +77,7 @@ constexpr unary_pair kUnary[] = {
     {ggml_abi::unary_ids::SIGMOID, GGML_UNARY_OP_SIGMOID}, {ggml_abi::unary_ids::GELU, GGML_UNARY_OP_GELU},
     {ggml_abi::unary_ids::GELU_QUICK, GGML_UNARY_OP_GELU_QUICK}, {ggml_abi::unary_ids::SILU, GGML_UNARY_OP_SILU},
     {ggml_abi::unary_ids::EXP, GGML_UNARY_OP_EXP},         {ggml_abi::unary_ids::SOFTPLUS, GGML_UNARY_OP_SOFTPLUS},
-    {ggml_abi::unary_ids::GELU_ERF, GGML_UNARY_OP_GELU_ERF},
+    {ggml_abi::unary_ids::GELU_ERF, GGML_UNARY_OP_GELU_ERF},   {ggml_abi::unary_ids::STEP, GGML_UNARY_OP_STEP},
 };
 
 struct glu_pair {
@@ -85,6 +89,10 @@ constexpr glu_pair kGlu[] = {
     {ggml_abi::glu_ids::GEGLU, GGML_GLU_OP_GEGLU},
     {ggml_abi::glu_ids::SWIGLU, GGML_GLU_OP_SWIGLU},
     {ggml_abi::glu_ids::SWIGLU_OAI, GGML_GLU_OP_SWIGLU_OAI},
+    {ggml_abi::glu_ids::REGLU, GGML_GLU_OP_REGLU},
+    {ggml_abi::glu_ids::GEGLU_ERF, GGML_GLU_OP_GEGLU_ERF},
+    {ggml_abi::glu_ids::GEGLU_QUICK, GGML_GLU_OP_GEGLU_QUICK},
+    {ggml_abi::glu_ids::SWIGLU_CLAMP, GGML_GLU_OP_SWIGLU_CLAMP},
 };
 
 template <class Pair, size_t N> auto find_op(const Pair (&table)[N], int32_t id) -> std::optional<decltype(table[0].op)> {

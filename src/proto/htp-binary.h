@@ -1,6 +1,7 @@
 // kernel_params of the NPU ops on the binary pipeline (htp/ops/binary-ops.cpp) and their host
 // preparation: ADD, SUB, MUL, DIV (dst = src0 op src1; F32, F16 or BF16 rows; src1 rows as long as
-// dst rows, or one element, repeated over dims 1-3), GEGLU, SWIGLU, SWIGLU_OAI (a separate gate),
+// dst rows, or one element, repeated over dims 1-3), the GLUs (a separate gate: GEGLU, SWIGLU,
+// REGLU, GEGLU_ERF, GEGLU_QUICK, SWIGLU_OAI, SWIGLU_CLAMP),
 // RMS_NORM_MUL (the host's fusion), ADD_ID, and SOFT_MAX (dst = softmax(src0 * scale + src1) per
 // row, src1 GGML's mask). The prepare functions return why they refuse an op (htp-verdict.h).
 #pragma once
@@ -21,7 +22,7 @@ struct htp_binary_kparams {
     fastdiv_values       div_ne13;
     uint32_t             scale;     // SOFT_MAX: float bits of the logit scale (GGML op_params 0);
                                     // RMS_NORM_MUL: of the norm's eps (its op_params 0);
-                                    // SWIGLU_OAI: of alpha (op_params 2), limit in alibi_c0 (3)
+                                    // SWIGLU_OAI, SWIGLU_CLAMP: of alpha (op_params 2; 1), limit in alibi_c0 (3)
     uint32_t             src1_row_size;  // bytes each src1 row DMA moves: row_size; SOFT_MAX: the mask's
                                          // (ne0 * 2 for F16), 0 without a mask
     uint32_t             flags;          // SOFT_MAX: HTP_SOFTMAX_* bits, ALiBi's n_head_log2 in bits 16..31;
@@ -174,23 +175,24 @@ inline htp_verdict prepare_add_id_op(const htp_op_args & a, int32_t kparams[HTP_
         prepare_add_id_kparams(*a.src[0], *a.src[1], *a.src[2], *a.dst, a.n_threads, a.vtcm_size, &kp), kp, kparams);
 }
 
-// SWIGLU_OAI (GPT-OSS's GLU) on the binary pipeline: params are the GLU's op_params (alpha in 2,
-// limit in 3).
-inline htp_verdict prepare_swiglu_oai_kparams(const htp_tensor & src0, const htp_tensor & src1, const htp_tensor & dst,
-                                              const int32_t params[HTP_OP_MAX_PARAMS], uint32_t n_threads,
-                                              uint32_t vtcm_size, htp_binary_kparams * out) {
-    if (const htp_verdict v = prepare_binary_kparams(HTP_OP_SWIGLU_OAI, src0, src1, dst, n_threads, vtcm_size, out); !v) {
+// The GLUs that clamp, on the binary pipeline: SWIGLU_OAI (GPT-OSS's: alpha in op_params 2, limit
+// in 3) and SWIGLU_CLAMP (limit in 3; alpha 1 and no offset of the gate).
+inline htp_verdict prepare_clamped_glu_kparams(uint32_t opcode, const htp_tensor & src0, const htp_tensor & src1,
+                                               const htp_tensor & dst, const int32_t params[HTP_OP_MAX_PARAMS],
+                                               uint32_t n_threads, uint32_t vtcm_size, htp_binary_kparams * out) {
+    if (const htp_verdict v = prepare_binary_kparams(opcode, src0, src1, dst, n_threads, vtcm_size, out); !v) {
         return v;
     }
-    out->scale    = uint32_t(params[2]);
+    out->scale    = opcode == HTP_OP_SWIGLU_OAI ? uint32_t(params[2]) : __builtin_bit_cast(uint32_t, 1.0f);
     out->alibi_c0 = uint32_t(params[3]);
     return HTP_TAKEN;
 }
 
-inline htp_verdict prepare_swiglu_oai_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+inline htp_verdict prepare_clamped_glu_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
     htp_binary_kparams kp{};
-    return htp_store_kparams(
-        prepare_swiglu_oai_kparams(*a.src[0], *a.src[1], *a.dst, a.params, a.n_threads, a.vtcm_size, &kp), kp, kparams);
+    return htp_store_kparams(prepare_clamped_glu_kparams(a.opcode, *a.src[0], *a.src[1], *a.dst, a.params, a.n_threads,
+                                                         a.vtcm_size, &kp),
+                             kp, kparams);
 }
 
 // GGML's SOFT_MAX: w = x * scale + slope * mask, softmax per row. The mask (optional) F16 or F32,

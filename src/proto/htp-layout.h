@@ -1,4 +1,4 @@
-// CONCAT and REPEAT on the NPU (GGML's, F32, F16, BF16 or I32 elements moved as bytes): layout ops
+// CONCAT, REPEAT and ROLL on the NPU (GGML's, F32, F16, BF16 or I32 elements moved as bytes): layout ops
 // made of DMA transfers. Both sides compile this header: the host's op preparation plans, the
 // kernel (htp/ops/layout-ops.cpp) checks and executes.
 //
@@ -9,6 +9,8 @@
 //   REPEAT(a): a's row (i1 % ne01, i2 % ne02, i3 % ne03) dst.ne0 / ne00 times, by one 2-D transfer
 //     that reads the row again for each repeat (source stride 0), or, where a's elements are not
 //     in order (a transposed view), one element gather per repeat.
+//   ROLL(a, s0..s3): a's row ((i1 - s1) mod ne1, ...) rotated by s0: its last s0 elements, then
+//     the rest (two transfers; one without a rotation along dim 0).
 // Sources keep their elements in order within a row (but REPEAT's gather); rows may lie anywhere.
 #pragma once
 
@@ -40,6 +42,16 @@ static_assert(sizeof(htp_layout_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int3
 
 // Bytes of one element of the types the layout ops move (F32, F16, BF16, I32); 0 for others.
 constexpr uint32_t htp_layout_elem_size(uint32_t type) { return type == HTP_TYPE_I32 ? 4 : htp_cpy_elem_size(type); }
+
+// ROLL's own: the shifts, normalized to [0, ne) (GGML's may be negative).
+struct htp_roll_kparams {
+    htp_eltwise_pipeline pipe;  // over dst's rows: row_size = ne0 * elem, block_rows = 1
+    fastdiv_values       div_ne1;
+    fastdiv_values       div_ne2;
+    uint32_t             elem;
+    uint32_t             shift[4];
+};
+static_assert(sizeof(htp_roll_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
 // A source read element by element: all its elements inside its bytes (any strides).
 constexpr bool htp_elems_inside(const htp_tensor & t, uint32_t elem) {
@@ -81,6 +93,13 @@ constexpr bool htp_repeat_layout_valid(const htp_tensor & a, const htp_tensor & 
         }
     }
     return true;
+}
+
+// The layout ROLL runs on: a and dst of one type and shape, a's rows in order, dst's apart.
+constexpr bool htp_roll_layout_valid(const htp_tensor & a, const htp_tensor & dst) {
+    const uint32_t elem = htp_layout_elem_size(dst.type);
+    return elem != 0 && a.type == dst.type && dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(a, dst) &&
+           htp_rows_inside(a, elem) && htp_rows_apart(dst, elem);
 }
 
 // b null: REPEAT. params: GGML's op_params (CONCAT's dim in 0).
@@ -128,6 +147,40 @@ inline htp_verdict prepare_layout_op(const htp_op_args & a, int32_t kparams[HTP_
     return htp_store_kparams(
         prepare_layout_kparams(a.opcode, *a.src[0], a.src[1], *a.dst, a.params, a.n_threads, a.vtcm_size, &kp), kp,
         kparams);
+}
+
+// params: GGML's op_params (the shifts in 0-3, each smaller than its dimension in magnitude).
+inline htp_verdict prepare_roll_kparams(const htp_tensor & a, const htp_tensor & dst, const int32_t params[HTP_OP_MAX_PARAMS],
+                                        uint32_t n_threads, uint32_t vtcm_size, htp_roll_kparams * out) {
+    if (!htp_roll_layout_valid(a, dst)) {
+        return htp_refuse("the NPU ROLL takes F32, F16, BF16 or I32 rows in order, the result of the source's shape");
+    }
+    htp_roll_kparams kp{};
+    kp.elem = htp_layout_elem_size(dst.type);
+    for (int d = 0; d < 4; ++d) {
+        const int64_t ne = dst.ne[d], s = params[d];
+        if (s <= -ne || s >= ne) {
+            return htp_refuse("a ROLL shift not smaller than its dimension");
+        }
+        kp.shift[d] = uint32_t(s < 0 ? s + ne : s);
+    }
+    const uint64_t total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
+    if (const htp_verdict v = htp_eltwise_plan(total_rows, dst.ne[0] * kp.elem, 2, n_threads, vtcm_size, &kp.pipe);
+        !v) {
+        return v;
+    }
+    kp.pipe.block_rows = 1;
+    kp.pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
+    kp.div_ne1         = init_fastdiv(dst.ne[1]);
+    kp.div_ne2         = init_fastdiv(dst.ne[2]);
+    *out               = kp;
+    return HTP_TAKEN;
+}
+
+inline htp_verdict prepare_roll_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    htp_roll_kparams kp{};
+    return htp_store_kparams(prepare_roll_kparams(*a.src[0], *a.dst, a.params, a.n_threads, a.vtcm_size, &kp), kp,
+                             kparams);
 }
 
 } // namespace hexnpu::proto

@@ -12,6 +12,7 @@
 #include "proto/htp-matmul.h"
 #include "proto/htp-opcodes.h"
 #include "proto/htp-prepare.h"
+#include "proto/htp-reduce.h"
 #include "proto/htp-rope.h"
 #include "proto/htp-rows.h"
 #include "proto/htp-sort.h"

@@ -1,6 +1,6 @@
 // kernel_params of the NPU's element-wise unary ops (htp/ops/unary-ops.cpp) and their host
-// preparation: dst = f(src0) row by row (SCALE, SQR, SQRT, NEG, SILU, the activations, CLAMP,
-// FILL), the row norms and reductions (RMS_NORM, NORM, L2_NORM, SUM_ROWS, MEAN, CUMSUM), and CPY
+// preparation: dst = f(src0) row by row (SCALE, SQR, SQRT, NEG, SILU, the activations, STEP,
+// CLAMP, LEAKY_RELU, FILL), the row norms and reductions (RMS_NORM, NORM, L2_NORM, SUM_ROWS, MEAN, CUMSUM), and CPY
 // between F32, F16 and BF16 (source rows anywhere: GGML's CONT, DUP and CPY of permuted and
 // transposed views).
 #pragma once
@@ -16,6 +16,7 @@ struct htp_unary_kparams {
     htp_eltwise_pipeline pipe;
     uint32_t             scale;  // SCALE: float bits of the factor and of the bias (GGML op_params 0, 1),
                                  // CLAMP: of the minimum and the maximum (op_params 0, 1);
+                                 // LEAKY_RELU: of the negative slope (op_params 0);
     uint32_t             bias;   // RMS_NORM, NORM, L2_NORM: of eps (op_params 0) and of 1 / ne0
     fastdiv_values       div_ne1;  // flat row -> (i1, i2, i3)
     fastdiv_values       div_ne2;
@@ -64,7 +65,7 @@ constexpr bool htp_unary_takes_16bit(uint32_t opcode) {
            opcode == HTP_OP_SILU || opcode == HTP_OP_RELU || opcode == HTP_OP_ABS || opcode == HTP_OP_EXP ||
            opcode == HTP_OP_SIGMOID || opcode == HTP_OP_GELU || opcode == HTP_OP_GELU_QUICK || opcode == HTP_OP_SIN ||
            opcode == HTP_OP_COS || opcode == HTP_OP_CLAMP || opcode == HTP_OP_TANH || opcode == HTP_OP_LOG ||
-           opcode == HTP_OP_SOFTPLUS || opcode == HTP_OP_GELU_ERF;
+           opcode == HTP_OP_SOFTPLUS || opcode == HTP_OP_GELU_ERF || opcode == HTP_OP_STEP || opcode == HTP_OP_LEAKY_RELU;
 }
 
 constexpr bool htp_unary_shapes_supported(uint32_t opcode, const htp_tensor & src0, const htp_tensor & dst) {
@@ -111,6 +112,8 @@ inline htp_verdict prepare_unary_kparams(uint32_t opcode, const htp_tensor & src
     if (opcode == HTP_OP_SCALE || opcode == HTP_OP_CLAMP || opcode == HTP_OP_FILL) {
         kp.scale = uint32_t(params[0]);
         kp.bias  = uint32_t(params[1]);
+    } else if (opcode == HTP_OP_LEAKY_RELU) {
+        kp.scale = uint32_t(params[0]);
     } else if (opcode == HTP_OP_MEAN) {
         kp.bias = __builtin_bit_cast(uint32_t, 1.0f / float(src0.ne[0]));
     } else if (opcode == HTP_OP_RMS_NORM || opcode == HTP_OP_NORM || opcode == HTP_OP_L2_NORM) {

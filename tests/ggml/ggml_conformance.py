@@ -92,7 +92,7 @@ def unary_cases():
              ("relu", EXACT, -4.0), ("abs", EXACT, -4.0), ("exp", MATH, -4.0), ("sigmoid", MATH, -4.0),
              ("gelu", MATMUL, -4.0), ("gelu_quick", MATH, -4.0), ("sin", MATH, -4.0), ("cos", MATH, -4.0),
              ("tanh", MATH, -4.0), ("log", MATH, 0.05), ("softplus", MATH, -30.0),
-             ("gelu_erf", MATH, -4.0)]
+             ("gelu_erf", MATH, -4.0), ("step", EXACT, -4.0)]
     for name, tol, lo in specs:
         for ne in ((128, 2, 2, 2), (7, 3, 5, 2)):
             def build(g, w, a, rng, name=name, ne=ne, lo=lo):
@@ -112,6 +112,12 @@ def unary_cases():
         x = a.tensor("f32", 33, 5, 2)
         return g.op("fill", C.c_void_p, F)(a.ctx, x, 1.5), [(x, tensor_bytes(g, "f32", rand(rng, 33, 5, 2)))]
     yield Case("FILL", "ne=[33,5,2],value=1.5", EXACT, fill)
+    for slope in (0.1, -0.5):
+        def leaky_relu(g, w, a, rng, slope=slope):
+            x = a.tensor("f32", 40, 6, 2)
+            return g.op("leaky_relu", C.c_void_p, F, C.c_bool)(a.ctx, x, slope, False), [
+                (x, tensor_bytes(g, "f32", rand(rng, 40, 6, 2, lo=-4.0, hi=4.0)))]
+        yield Case("LEAKY_RELU", f"ne=[40,6,2],slope={slope}", EXACT, leaky_relu)
     def pad(g, w, a, rng):  # ggml_pad: zeros after the end of each dimension
         x = a.tensor("f32", 33, 5, 2)
         I = C.c_int
@@ -127,6 +133,11 @@ def reduce_cases():
                 x = a.tensor("f32", *ne)
                 return g.op(name, C.c_void_p)(a.ctx, x), [(x, tensor_bytes(g, "f32", rand(rng, *ne)))]
             yield Case(name.upper(), f"ne={dims(ne)}", MATH, build)
+    for ne in ((10, 5, 4, 3), (262144, 1, 1, 1)):
+        def build(g, w, a, rng, ne=ne):
+            x = a.tensor("f32", *ne)
+            return g.op("sum", C.c_void_p)(a.ctx, x), [(x, tensor_bytes(g, "f32", rand(rng, *ne)))]
+        yield Case("SUM", f"ne={dims(ne)}", MATH, build)
 
 
 def norm_cases():
@@ -139,20 +150,20 @@ def norm_cases():
 
 
 def glu_cases():
-    for name in ("geglu_split", "swiglu_split"):
+    for name in ("geglu_split", "swiglu_split", "reglu_split", "geglu_erf_split", "geglu_quick_split"):
         for ne in ((128, 4), (2048, 3), (33, 2, 3)):
             def build(g, w, a, rng, name=name, ne=ne):
                 x, gate = a.tensor("f32", *ne), a.tensor("f32", *ne)
                 return g.op(name, C.c_void_p, C.c_void_p)(a.ctx, x, gate), [
                     (x, tensor_bytes(g, "f32", rand(rng, *ne, lo=-4.0, hi=4.0))),
                     (gate, tensor_bytes(g, "f32", rand(rng, *ne, lo=-4.0, hi=4.0)))]
-            yield Case(name.split("_")[0].upper(), f"split,ne={dims(ne)}", MATH, build)
+            yield Case(name.rsplit("_", 1)[0].upper(), f"split,ne={dims(ne)}", MATH, build)
     # The fused form: [x | gate] rows ([gate | x] swapped), read by the NPU as two half-row views.
-    for name in ("geglu", "swiglu", "geglu_swapped", "swiglu_swapped"):
+    for name in ("geglu", "swiglu", "geglu_swapped", "swiglu_swapped", "reglu", "geglu_erf", "geglu_quick_swapped"):
         def build(g, w, a, rng, name=name):
             x = a.tensor("f32", 256, 3, 2)
             return g.op(name, C.c_void_p)(a.ctx, x), [(x, tensor_bytes(g, "f32", rand(rng, 256, 3, 2, lo=-4.0, hi=4.0)))]
-        yield Case(name.split("_")[0].upper(), f"fused{',swapped' if 'swapped' in name else ''},ne=[256,3,2]",
+        yield Case(name.removesuffix("_swapped").upper(), f"fused{',swapped' if 'swapped' in name else ''},ne=[256,3,2]",
                    MATH, build)
     # GPT-OSS's GLU: x capped at limit, the gate clamped to +-limit and offset by 1.
     def swiglu_oai(g, w, a, rng):
@@ -161,6 +172,12 @@ def glu_cases():
             (x, tensor_bytes(g, "f32", rand(rng, 96, 4, lo=-10.0, hi=10.0))),
             (gate, tensor_bytes(g, "f32", rand(rng, 96, 4, lo=-10.0, hi=10.0)))]
     yield Case("SWIGLU_OAI", "split,ne=[96,4],alpha=1.702,limit=7", MATH, swiglu_oai)
+    def swiglu_clamp(g, w, a, rng):
+        x, gate = a.tensor("f32", 96, 4), a.tensor("f32", 96, 4)
+        return g.op("swiglu_clamp", C.c_void_p, C.c_void_p, F)(a.ctx, x, gate, 7.0), [
+            (x, tensor_bytes(g, "f32", rand(rng, 96, 4, lo=-10.0, hi=10.0))),
+            (gate, tensor_bytes(g, "f32", rand(rng, 96, 4, lo=-10.0, hi=10.0)))]
+    yield Case("SWIGLU_CLAMP", "split,ne=[96,4],limit=7", MATH, swiglu_clamp)
 
 
 def layout_cases():
@@ -181,6 +198,12 @@ def layout_cases():
             target = a.tensor("f32", *[n * r for n, r in zip(ne, nr)])
             return g.op("repeat", C.c_void_p, C.c_void_p)(a.ctx, x, target), [(x, tensor_bytes(g, "f32", rand(rng, *ne)))]
         yield Case("REPEAT", f"ne={dims(ne)},nr={dims(nr)}", EXACT, build)
+    for shifts in ((3, -2, 1, 0), (-9, 0, 0, 1)):
+        def build(g, w, a, rng, shifts=shifts):
+            x = a.tensor("f32", 10, 5, 4, 2)
+            I = C.c_int
+            return g.op("roll", C.c_void_p, I, I, I, I)(a.ctx, x, *shifts), [(x, tensor_bytes(g, "f32", rand(rng, 10, 5, 4, 2)))]
+        yield Case("ROLL", f"ne=[10,5,4,2],shifts={dims(shifts)}", EXACT, build)
 
 
 def sort_cases():
@@ -197,6 +220,13 @@ def sort_cases():
         keys = np.stack([rng.permutation(32000) for _ in range(2)]).astype(np.float32) / 8
         return g.op("top_k", C.c_void_p, C.c_int)(a.ctx, x, 40), [(x, tensor_bytes(g, "f32", keys))]
     yield Case("TOP_K", "ne=[32000,2],distinct,k=40", EXACT, top_k, out_dtype=np.int32, row_set=40)
+    # ARGMAX: ties (the last index of equal maxima) and a sampler's logits over Gemma 3's vocabulary.
+    for ne, ties in (((4096, 5), True), ((262144, 2), False)):
+        def argmax(g, w, a, rng, ne=ne, ties=ties):
+            x = a.tensor("f32", *ne)
+            keys = rng.integers(-9, 10, size=ne[::-1]).astype(np.float32) if ties else rand(rng, *ne, lo=-30.0, hi=30.0)
+            return g.op("argmax", C.c_void_p)(a.ctx, x), [(x, tensor_bytes(g, "f32", keys))]
+        yield Case("ARGMAX", f"ne={dims(ne)},{'ties' if ties else 'uniform'}", 0.0, argmax, out_dtype=np.int32)
 
 
 def softmax_cases():

@@ -1,7 +1,8 @@
 // ADD, SUB, MUL, DIV: dst = src0 op src1, src1 repeated over dims 1-3 (proto/htp-binary.h), rows
 // of F32, F16 or BF16 (dst of src0's type), 16-bit rows widened in their slots and computed in fp32;
-// GEGLU and SWIGLU with a separate gate: dst = gelu(src0) * src1, silu(src0) * src1, and GPT-OSS's
-// SWIGLU_OAI (x capped at limit, the gate clamped to +-limit and offset by 1); the host's fused
+// the GLUs with a separate gate: dst = act(src0) * src1 for GEGLU (tanh GELU), SWIGLU, REGLU,
+// GEGLU_ERF and GEGLU_QUICK, GPT-OSS's SWIGLU_OAI (x capped at limit, the gate clamped to +-limit and
+// offset by 1) and SWIGLU_CLAMP (SWIGLU_OAI's clamps, alpha 1, no offset); the host's fused
 // RMS_NORM_MUL: dst = rms_norm(src0) * src1 (F32, the norm's weight repeated like MUL's); SOFT_MAX:
 // dst = softmax(src0 * scale + slope * mask) per row, the mask (src1) F32, F16 or absent, ALiBi
 // slopes per head, attention sinks (src2) in the maximum and the denominator; ADD_ID: src1's row by
@@ -57,18 +58,30 @@ void binary_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uin
 // x sigmoid(2u), times the gate.
 HVX_Vector geglu(HVX_Vector x, HVX_Vector g) { return hvx_sf_mul(hvx_sf_gelu(x), g); }
 HVX_Vector swiglu(HVX_Vector x, HVX_Vector g) { return hvx_sf_mul(hvx_sf_silu(x), g); }
+HVX_Vector geglu_quick(HVX_Vector x, HVX_Vector g) { return hvx_sf_mul(hvx_sf_gelu_quick(x), g); }
+// GGML's x > 0 ? x : 0 (NaN and -0 give 0; relu in unary-ops.cpp), times the gate.
+HVX_Vector reglu(HVX_Vector x, HVX_Vector g) {
+    const HVX_VectorPred positive = Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(x, Q6_V_vzero()),
+                                                Q6_Q_vcmp_gt_VwVw(hvx_splat_w(0x7F800001), x));
+    return hvx_sf_mul(Q6_V_vmux_QVV(positive, x, Q6_V_vzero()), g);
+}
+// The erf GELU's polynomial is long: called once per vector, its constants are not hoisted into
+// registers across the loop (where they would spill).
+__attribute__((noinline)) HVX_Vector geglu_erf(HVX_Vector x, HVX_Vector g) { return hvx_sf_mul(hvx_sf_gelu_erf(x), g); }
 
 // SWIGLU_OAI, GGML's x / (1 + e^(-alpha x)) (g + 1) with x = min(x, limit), g = clamp(g, -limit,
-// limit), as x sigmoid(alpha x) (g + 1): alpha in kp.scale, limit in kp.alibi_c0. Two passes per
-// row (the gate term into d, then the product), so the sigmoid's constants fit the registers.
-void swiglu_oai_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uint32_t nrows, uint32_t n_vectors,
+// limit), as x sigmoid(alpha x) (g + 1): alpha in kp.scale, limit in kp.alibi_c0; SWIGLU_CLAMP the
+// same with alpha 1 and the gate not offset (OffsetGate false). Two passes per row (the gate term
+// into d, then the product), so the sigmoid's constants fit the registers.
+template <bool OffsetGate>
+void clamped_glu_rows(HVX_Vector * d, const HVX_Vector * a, const HVX_Vector * b, uint32_t nrows, uint32_t n_vectors,
                      uint32_t b_step, const htp_binary_kparams & kp) {
     const HVX_Vector hi = hvx_sf_order_key(Q6_V_vsplat_R(int32_t(kp.alibi_c0)));
     for (uint32_t r = 0; r < nrows; ++r) {
         for (uint32_t j = 0; j < n_vectors; ++j) {
             const HVX_Vector lo = hvx_sf_order_key(Q6_V_vsplat_R(int32_t(kp.alibi_c0 ^ 0x80000000u)));
             const HVX_Vector g  = hvx_sf_order_key(Q6_Vw_vmax_VwVw(Q6_Vw_vmin_VwVw(hvx_sf_order_key(b[j]), hi), lo));
-            d[j]                = hvx_sf_add(g, hvx_splat_sf(1.0f));
+            d[j]                = OffsetGate ? hvx_sf_add(g, hvx_splat_sf(1.0f)) : g;
         }
         for (uint32_t j = 0; j < n_vectors; ++j) {
             const HVX_Vector x = hvx_sf_order_key(Q6_Vw_vmin_VwVw(hvx_sf_order_key(a[j]), hi));
@@ -195,7 +208,11 @@ binary_rows_fn rows_fn_of(uint32_t opcode) {
         case proto::HTP_OP_RMS_NORM_MUL: return rms_norm_mul_rows;
         case proto::HTP_OP_GEGLU: return binary_rows<geglu>;
         case proto::HTP_OP_SWIGLU: return binary_rows<swiglu>;
-        case proto::HTP_OP_SWIGLU_OAI: return swiglu_oai_rows;
+        case proto::HTP_OP_SWIGLU_OAI: return clamped_glu_rows<true>;
+        case proto::HTP_OP_SWIGLU_CLAMP: return clamped_glu_rows<false>;
+        case proto::HTP_OP_REGLU: return binary_rows<reglu>;
+        case proto::HTP_OP_GEGLU_ERF: return binary_rows<geglu_erf>;
+        case proto::HTP_OP_GEGLU_QUICK: return binary_rows<geglu_quick>;
         case proto::HTP_OP_ADD:
         case proto::HTP_OP_ADD_ID: return binary_rows<hvx_sf_add>;
         case proto::HTP_OP_SUB: return binary_rows<hvx_sf_sub>;
@@ -403,7 +420,7 @@ bool guard_binary(const htp_op_context * octx) {
                kp.pipe.row_size == dst->ne[0] * 4 && kp.div_ne11.d == 1 && kp.div_ne12.d == 1 && kp.div_ne13.d == 1 &&
                kp.flags == proto::htp_binary_types(0, 0, 0) && kp.src1_row_size == dst->ne[0] * 4;
     }
-    // ADD/SUB/MUL/DIV, GEGLU/SWIGLU/SWIGLU_OAI: F32, F16, BF16 rows, dst of src0's type; RMS_NORM_MUL: F32.
+    // ADD/SUB/MUL/DIV, the GLUs: F32, F16, BF16 rows, dst of src0's type; RMS_NORM_MUL: F32.
     const bool norm_types_ok = octx->op->opcode != proto::HTP_OP_RMS_NORM_MUL ||
                                (src0->type == HTP_TYPE_F32 && src1->type == HTP_TYPE_F32);
     src1_ok = norm_types_ok && kp.div_ne11.d == src1->ne[1] && kp.div_ne12.d == src1->ne[2] &&

@@ -1,7 +1,7 @@
-// CONCAT and REPEAT (proto/htp-layout.h): each thread streams its dst rows, one per block; the row's
-// pieces come from a and b by DMA into slot 0 (CONCAT along dim 0: two transfers side by side;
-// REPEAT: one transfer reading the source row once per repeat, or a gather per repeat), HVX copies
-// the slot to slot 1, which goes back to the dst row.
+// CONCAT, REPEAT and ROLL (proto/htp-layout.h): each thread streams its dst rows, one per block; the
+// row's pieces come from a and b by DMA into slot 0 (CONCAT along dim 0: two transfers side by side;
+// REPEAT: one transfer reading the source row once per repeat, or a gather per repeat; ROLL: the
+// rotated row's two pieces), HVX copies the slot to slot 1, which goes back to the dst row.
 #include "eltwise-rows.h"
 #include "htp-tensor.h"
 #include "ops.h"
@@ -72,15 +72,53 @@ void push_pieces(const layout_job & job, dma_queue * q, uint8_t * slot, const ro
     }
 }
 
+void copy_slot(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const row_cursor &) {
+    for (uint32_t v = 0; v < n_vectors; ++v) {
+        d[v] = s[v];
+    }
+}
+
 void layout_thread(uint32_t, uint32_t i, void * data) {
     const layout_job & job = *static_cast<const layout_job *>(data);
     stream_dst_rows(
         job, i, job.kp.n_inputs, [&](dma_queue * q, uint8_t * slot, const row_cursor & b) { push_pieces(job, q, slot, b); },
-        [](HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const row_cursor &) {
-            for (uint32_t v = 0; v < n_vectors; ++v) {
-                d[v] = s[v];
-            }
-        });
+        copy_slot);
+}
+
+struct roll_job {
+    const htp_op_context *   octx;
+    proto::htp_roll_kparams  kp;
+    const htp_tensor *       a;
+    const htp_tensor *       dst;
+    eltwise_rows             rows_plan;
+
+    uint32_t n_inputs() const { return kp.shift[0] != 0 ? 2 : 1; }
+};
+
+// i - shift modulo ne, for i and shift in [0, ne).
+inline uint32_t unshift(uint32_t i, uint32_t shift, uint32_t ne) { return i >= shift ? i - shift : i + ne - shift; }
+
+// dst row c = a's row c - shift: its last shift[0] elements first, then the rest.
+void push_rolled(const roll_job & job, dma_queue * q, uint8_t * slot, const row_cursor & c) {
+    const proto::htp_roll_kparams & kp   = job.kp;
+    const htp_tensor *              a    = job.a;
+    const dma_addr_t                from = dma_addr_at(
+        htp_tensor_dma_addr(job.octx->plat, a),
+        row_offset(a, unshift(c.i1, kp.shift[1], a->ne[1]), unshift(c.i2, kp.shift[2], a->ne[2]),
+                   unshift(c.i3, kp.shift[3], a->ne[3])));
+    const uint32_t tail = kp.shift[0] * kp.elem;  // bytes that wrap to the front
+    const uint32_t head = a->ne[0] * kp.elem - tail;
+    if (tail != 0) {
+        dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot), dma_addr_at(from, head), tail, tail, tail, 1, trace_info(c.row));
+    }
+    dma_queue_push_ddr_to_vtcm(q, dma_addr_at(dma_addr_of(slot), tail), from, head, head, head, 1, trace_info(c.row));
+}
+
+void roll_thread(uint32_t, uint32_t i, void * data) {
+    const roll_job & job = *static_cast<const roll_job *>(data);
+    stream_dst_rows(
+        job, i, job.n_inputs(), [&](dma_queue * q, uint8_t * slot, const row_cursor & b) { push_rolled(job, q, slot, b); },
+        copy_slot);
 }
 
 } // namespace
@@ -107,6 +145,26 @@ bool guard_layout(const htp_op_context * octx) {
     return ok && kp.elem == proto::htp_layout_elem_size(dst->type) &&
            eltwise_pipeline_fits(octx, kp.pipe, LAYOUT_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) && kp.pipe.block_rows == 1 &&
            eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == dst->ne[0] * kp.elem;
+}
+
+bool guard_roll(const htp_op_context * octx) {
+    proto::htp_roll_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * a   = octx->src[0];
+    const htp_tensor * dst = octx->dst[0];
+    return proto::htp_roll_layout_valid(*a, *dst) && kp.elem == proto::htp_layout_elem_size(dst->type) &&
+           kp.shift[0] < dst->ne[0] && kp.shift[1] < dst->ne[1] && kp.shift[2] < dst->ne[2] && kp.shift[3] < dst->ne[3] &&
+           eltwise_pipeline_fits(octx, kp.pipe, LAYOUT_STREAMS, proto::HTP_ELTWISE_MAX_SLOTS) && kp.pipe.block_rows == 1 &&
+           eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && kp.pipe.row_size == dst->ne[0] * kp.elem;
+}
+
+uint32_t op_roll(htp_op_context * octx) {
+    roll_job job{};
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    job.octx = octx;
+    job.a    = octx->src[0];
+    job.dst  = octx->dst[0];
+    return run_eltwise_job(octx, job, LAYOUT_STREAMS, roll_thread);
 }
 
 uint32_t op_layout(htp_op_context * octx) {

@@ -24,7 +24,7 @@ const op_entry * find_op(uint32_t opcode);
 // testing/no-test-ops.cpp (always nullptr) in the production one.
 const op_entry * find_test_op(uint32_t opcode);
 
-uint32_t op_binary(htp_op_context * octx);  // ADD, SUB, MUL, DIV, GEGLU, SWIGLU, SOFT_MAX
+uint32_t op_binary(htp_op_context * octx);  // ADD, SUB, MUL, DIV, the GLUs, SOFT_MAX
 bool     guard_binary(const htp_op_context * octx);
 uint32_t op_unary(htp_op_context * octx);   // SCALE, SQR, SQRT, NEG, SILU, CPY, the row norms
 bool     guard_unary(const htp_op_context * octx);
@@ -50,8 +50,12 @@ uint32_t op_pad(htp_op_context * octx);  // PAD: zeros after each dimension
 bool     guard_pad(const htp_op_context * octx);
 uint32_t op_layout(htp_op_context * octx);  // CONCAT, REPEAT (DMA pieces of rows)
 bool     guard_layout(const htp_op_context * octx);
+uint32_t op_roll(htp_op_context * octx);  // ROLL (DMA pieces of rows)
+bool     guard_roll(const htp_op_context * octx);
 uint32_t op_sort(htp_op_context * octx);  // ARGSORT, TOP_K (bitonic, in VTCM)
 bool     guard_sort(const htp_op_context * octx);
+uint32_t op_reduce(htp_op_context * octx);  // SUM, ARGMAX (rows in chunks)
+bool     guard_reduce(const htp_op_context * octx);
 uint32_t op_matmul_id_hmx(htp_op_context * octx);  // MUL_MAT_ID on HMX, expert by expert
 bool     guard_matmul_id_hmx(const htp_op_context * octx);
 uint32_t op_matmul_float(htp_op_context * octx, bool by_id);  // F32/F16/BF16 weights

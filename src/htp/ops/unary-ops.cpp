@@ -1,5 +1,5 @@
 // SCALE (x * scale [+ bias]), SQR, SQRT, NEG, SILU, RELU, ABS, EXP, SIGMOID, GELU (tanh),
-// GELU_QUICK, GELU_ERF, SIN, COS, LOG, SOFTPLUS, CLAMP, TANH, FILL; CPY between F32, F16 and BF16; the row norms RMS_NORM, NORM and
+// GELU_QUICK, GELU_ERF, SIN, COS, LOG, SOFTPLUS, STEP, CLAMP, LEAKY_RELU, TANH, FILL; CPY between F32, F16 and BF16; the row norms RMS_NORM, NORM and
 // L2_NORM; SUM_ROWS, MEAN and CUMSUM (proto/htp-unary.h). Each thread streams its rows DDR -> DMA
 // -> VTCM -> HVX -> VTCM -> DMA -> DDR through n_slots slots per stream.
 #include "eltwise-rows.h"
@@ -49,11 +49,27 @@ HVX_Vector sqr(HVX_Vector x) { return hvx_sf_mul(x, x); }
 HVX_Vector copy(HVX_Vector x) { return x; }
 HVX_Vector neg(HVX_Vector x) { return Q6_V_vxor_VV(x, hvx_splat_w(int32_t(0x80000000u))); }
 HVX_Vector abs_sf(HVX_Vector x) { return Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF)); }
-// GGML's x > 0 ? x : 0: on the bits, x > 0 exactly when 0 < bits <= +inf's (NaN, -0 and negatives give 0).
-HVX_Vector relu(HVX_Vector x) {
-    const HVX_VectorPred positive = Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(x, Q6_V_vzero()),
-                                                Q6_Q_vcmp_gt_VwVw(hvx_splat_w(0x7F800001), x));
-    return Q6_V_vmux_QVV(positive, x, Q6_V_vzero());
+// GGML's x > 0: on the bits, exactly when 0 < bits <= +inf's (NaN, -0 and negatives are not).
+HVX_VectorPred positive(HVX_Vector x) {
+    return Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(x, Q6_V_vzero()), Q6_Q_vcmp_gt_VwVw(hvx_splat_w(0x7F800001), x));
+}
+// GGML's x < 0: the sign bit set and 0 < magnitude <= +inf's (-0 and NaN are not).
+HVX_VectorPred negative(HVX_Vector x) {
+    const HVX_Vector magnitude = Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF));
+    return Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(Q6_V_vzero(), x),
+                       Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(magnitude, Q6_V_vzero()),
+                                   Q6_Q_vcmp_gt_VwVw(hvx_splat_w(0x7F800001), magnitude)));
+}
+HVX_Vector relu(HVX_Vector x) { return Q6_V_vmux_QVV(positive(x), x, Q6_V_vzero()); }
+HVX_Vector step(HVX_Vector x) { return Q6_V_vmux_QVV(positive(x), hvx_splat_sf(1.0f), Q6_V_vzero()); }
+
+// GGML's LEAKY_RELU, (x > 0 ? x : 0) + slope (x < 0 ? x : 0), as written: NaN gives 0, -0 gives +0.
+void leaky_relu_vectors(HVX_Vector * d, const HVX_Vector * s, uint32_t n_vectors, const htp_unary_kparams & kp) {
+    const HVX_Vector slope = Q6_V_vsplat_R(int32_t(kp.scale));
+    for (uint32_t j = 0; j < n_vectors; ++j) {
+        const HVX_Vector x = s[j];
+        d[j] = hvx_sf_add(relu(x), hvx_sf_mul(slope, Q6_V_vmux_QVV(negative(x), x, Q6_V_vzero())));
+    }
 }
 HVX_Vector sin_sf(HVX_Vector x) {
     HVX_Vector s, c;
@@ -186,6 +202,8 @@ unary_vectors_fn vectors_fn_of(uint32_t opcode, const htp_unary_kparams & kp) {
         case proto::HTP_OP_NORM: return norm_vectors<proto::HTP_OP_NORM>;
         case proto::HTP_OP_L2_NORM: return norm_vectors<proto::HTP_OP_L2_NORM>;
         case proto::HTP_OP_RELU: return unary_vectors<relu>;
+        case proto::HTP_OP_STEP: return unary_vectors<step>;
+        case proto::HTP_OP_LEAKY_RELU: return leaky_relu_vectors;
         case proto::HTP_OP_ABS: return unary_vectors<abs_sf>;
         case proto::HTP_OP_EXP: return unary_vectors<hvx_sf_exp>;
         case proto::HTP_OP_SIGMOID: return unary_vectors<hvx_sf_sigmoid>;
