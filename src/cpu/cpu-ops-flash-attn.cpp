@@ -18,20 +18,22 @@
 namespace hexnpu::cpu {
 namespace {
 
-bool is_kv_type(const ggml_tensor * t) {
-    return (t->type == GGML_TYPE_F16 || t->type == GGML_TYPE_F32) && ggml_is_contiguous_rows(t);
+// F16 and F32 rows are read in place; the other cache types (BF16, the block types llama.cpp's
+// -ctk/-ctv offer) row by row through their to_float, exactly.
+bool is_kv_type(const ggml_tensor * t) { return ggml_is_contiguous_rows(t) && can_load_rows(t); }
+
+float key_dot(const ggml_tensor * k, row_index r, const float * q, float * scratch) {
+    if (k->type == GGML_TYPE_F16) {
+        return dot_f16_f32(reinterpret_cast<const uint16_t *>(row_ptr(k, r)), q, k->ne[0]);
+    }
+    return dot_f32(row_f32(k, r, scratch), q, k->ne[0]);
 }
 
-float key_dot(const ggml_tensor * k, const uint8_t * row, const float * q) {
-    return k->type == GGML_TYPE_F16 ? dot_f16_f32(reinterpret_cast<const uint16_t *>(row), q, k->ne[0])
-                                    : dot_f32(reinterpret_cast<const float *>(row), q, k->ne[0]);
-}
-
-void add_value(const ggml_tensor * v, const uint8_t * row, float weight, float * acc) {
+void add_value(const ggml_tensor * v, row_index r, float weight, float * acc, float * scratch) {
     if (v->type == GGML_TYPE_F16) {
-        axpy_f16(acc, reinterpret_cast<const uint16_t *>(row), weight, v->ne[0]);
+        axpy_f16(acc, reinterpret_cast<const uint16_t *>(row_ptr(v, r)), weight, v->ne[0]);
     } else {
-        axpy_f32(acc, reinterpret_cast<const float *>(row), weight, v->ne[0]);
+        axpy_f32(acc, row_f32(v, r, scratch), weight, v->ne[0]);
     }
 }
 
@@ -79,7 +81,7 @@ void compute_flash_attn(const compute_context & ctx, ggml_tensor * dst) {
 
     // Work item = (query, head, batch), in dst's row order.
     ctx.parallel_for(n_q * n_head * q->ne[3], std::max<int64_t>(1, 65536 / per_item), [&](int64_t t0, int64_t t1) {
-        std::vector<float> q_buf(q->ne[0]), mask_buf(n_kv), acc(dv);
+        std::vector<float> q_buf(q->ne[0]), mask_buf(n_kv), acc(dv), k_buf(k->ne[0]), v_buf(dv);
         for (int64_t t = t0; t < t1; ++t) {
             const int64_t iq2 = t % n_head, iq1 = (t / n_head) % n_q, iq3 = t / (n_head * n_q);
             const int64_t ik2 = iq2 / group2, ik3 = iq3 / group3;
@@ -96,7 +98,7 @@ void compute_flash_attn(const compute_context & ctx, ggml_tensor * dst) {
                 if (bias == -std::numeric_limits<float>::infinity()) {
                     continue;
                 }
-                float s = key_dot(k, row_ptr(k, j, ik2, ik3), qr) * scale;
+                float s = key_dot(k, {j, ik2, ik3}, qr, k_buf.data()) * scale;
                 if (softcap > 0.0f) {
                     s = softcap * std::tanh(s / softcap);
                 }
@@ -110,7 +112,7 @@ void compute_flash_attn(const compute_context & ctx, ggml_tensor * dst) {
                 } else {
                     weight = std::exp(s - running_max);
                 }
-                add_value(v, row_ptr(v, j, ik2, ik3), weight, acc.data());
+                add_value(v, {j, ik2, ik3}, weight, acc.data(), v_buf.data());
                 denominator += weight;
             }
             if (sinks) {

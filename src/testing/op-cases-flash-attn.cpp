@@ -1,4 +1,4 @@
-// FLASH_ATTN_EXT: F16 and F32 K/V, head sizes that are and are not multiples of 32, K and V of
+// FLASH_ATTN_EXT: F16, F32 and quantized (llama.cpp's -ctk/-ctv cache types) K/V, head sizes that are and are not multiples of 32, K and V of
 // different head sizes, GQA/MQA, masks (broadcast, per head, padded, with fully masked queries),
 // ALiBi, logit softcap, sinks, 4-D batches, K/V as permuted views of a [D, heads, kv] cache, and as
 // views of a longer cache as llama.cpp's test-backend-ops makes them (head sizes 64 to 576, GQA).
@@ -126,6 +126,19 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
     };
     for (const fa_variant & v : variants) {
         cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});
+    }
+    // Quantized caches (llama.cpp's -ctk/-ctv): decode over a long context at Gemma 3's head size,
+    // a causal prompt with GQA, K/V viewed from a longer cache.
+    for (const ggml_type t : {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+                              GGML_TYPE_IQ4_NL, GGML_TYPE_BF16}) {
+        const fa_variant quantized[] = {
+            {256, 256, 1, 1000, 4, 1, 1, t, 1, 0.0f, 0.0f, false, false},
+            {128, 128, 7, 300, 8, 2, 1, t, 5, 0.0f, 0.0f, true, false},
+            {64, 64, 4, 40, 4, 2, 1, t, 1, 0.0f, 0.0f, false, true, 1.0, true},
+        };
+        for (const fa_variant & v : quantized) {
+            cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});
+        }
     }
 }
 
