@@ -55,7 +55,9 @@ struct htp_flash_attn_kparams {
     uint32_t       n_head_log2;  // ALiBi (0: none): head h's slope 2^(c0 (h + 1)) below n_head_log2,
     uint32_t       alibi_c0;     //   else 2^(c1 (2 (h - n_head_log2) + 1)); c0, c1 float bits of
     uint32_t       alibi_c1;     //   -max_bias / n_head_log2 and half of it
-    uint32_t       kv_elem;      // bytes per K/V element: 2 (F16) or 4 (F32, the HVX path only)
+    uint32_t       kv_elem;      // bytes per K/V element in the slots: 2 (F16) or 4 (F32 and the dequantized types, HVX only)
+    uint32_t       kv_type;      // K's and V's GGML type
+    uint32_t       kv_stage_stride;  // dequantized types: VTCM stride of a staged row (its blocks, rounded up to 128); 0 otherwise
 };
 static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -64,11 +66,32 @@ static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(
 constexpr uint32_t htp_fa_head_scratch_bytes(uint32_t d) { return d * 4 + d * 4 + 3 * 128; }
 constexpr uint32_t htp_fa_scratch_bytes(uint32_t d, uint32_t heads) { return heads * htp_fa_head_scratch_bytes(d); }
 constexpr uint32_t htp_fa_kv_row_stride(uint32_t d, uint32_t kv_elem) { return (d * kv_elem + 127) / 128 * 128; }
-constexpr uint32_t htp_fa_slot_bytes(uint32_t d, uint32_t heads, uint32_t kv_elem = 2) {
-    return 2 * HTP_FA_BLOCK * htp_fa_kv_row_stride(d, kv_elem) + heads * (128 + 2 * d * 4);
+// A dequantized type's staged row: its d / 32 blocks, rounded up to a vector.
+constexpr uint32_t htp_fa_kv_stage_stride(uint32_t d, uint32_t kv_type) {
+    return (d / 32 * htp_kv_block_bytes(kv_type) + 127) / 128 * 128;
 }
-constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t d, uint32_t heads, uint32_t kv_elem = 2) {
-    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_bytes(d, heads, kv_elem) + htp_fa_scratch_bytes(d, heads));
+// A staging area: a block's rows, and a vector of slack for the dequantizer's unaligned loads.
+constexpr uint32_t htp_fa_stage_bytes(uint32_t stage_stride) {
+    return stage_stride == 0 ? 0 : HTP_FA_BLOCK * stage_stride + 128;
+}
+constexpr uint32_t htp_fa_slot_bytes(uint32_t d, uint32_t heads, uint32_t kv_elem = 2, uint32_t stage_stride = 0) {
+    return 2 * HTP_FA_BLOCK * htp_fa_kv_row_stride(d, kv_elem) + heads * (128 + 2 * d * 4) + 2 * htp_fa_stage_bytes(stage_stride);
+}
+constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t d, uint32_t heads, uint32_t kv_elem = 2,
+                                    uint32_t stage_stride = 0) {
+    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_bytes(d, heads, kv_elem, stage_stride) +
+                                  htp_fa_scratch_bytes(d, heads));
+}
+
+// K/V of a type the HVX kernel dequantizes: both of it, rows of whole blocks in order, inside.
+constexpr bool htp_fa_kv_blocks_inside(const htp_tensor & t) {
+    const uint32_t bytes = htp_kv_block_bytes(t.type);
+    if (t.type == HTP_TYPE_BF16) {  // elements, not blocks, nb[0] apart
+        return t.ne[0] % 32 == 0 && htp_rows_inside(t, 2);
+    }
+    htp_tensor blocks = t;  // one "element" per block
+    blocks.ne[0]      = t.ne[0] / 32;
+    return bytes != 0 && t.ne[0] % 32 == 0 && htp_rows_inside(blocks, bytes);
 }
 
 // The layout FLASH_ATTN_EXT runs on (compares only: the NPU's guard checks it too). mask and sinks
@@ -76,14 +99,18 @@ constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32
 constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
                                    const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst,
                                    bool f32_kv = false) {
-    const uint32_t d       = q.ne[0];
-    const bool     kv_ok   = (k.type == HTP_TYPE_F16 && v.type == HTP_TYPE_F16) || (f32_kv && k.type == HTP_TYPE_F32 && v.type == HTP_TYPE_F32);
-    const uint32_t kv_elem = k.type == HTP_TYPE_F32 ? 4 : 2;
+    const uint32_t d         = q.ne[0];
+    const bool     dequant   = f32_kv && htp_kv_block_bytes(k.type) != 0 && v.type == k.type;
+    const bool     kv_ok     = (k.type == HTP_TYPE_F16 && v.type == HTP_TYPE_F16) ||
+                               (f32_kv && k.type == HTP_TYPE_F32 && v.type == HTP_TYPE_F32) || dequant;
+    const uint32_t kv_elem   = k.type == HTP_TYPE_F32 ? 4 : 2;
+    const bool     kv_inside = dequant ? htp_fa_kv_blocks_inside(k) && htp_fa_kv_blocks_inside(v)
+                                       : htp_rows_inside(k, kv_elem) && htp_rows_inside(v, kv_elem);
     if (q.type != HTP_TYPE_F32 || !kv_ok || dst.type != HTP_TYPE_F32 || d == 0 || d % 64 != 0 || d > HTP_FA_MAX_D ||
         k.ne[0] != d || v.ne[0] != d || k.ne[1] == 0 || v.ne[1] != k.ne[1] || v.ne[2] != k.ne[2] || k.ne[2] == 0 ||
         q.ne[2] < k.ne[2] || q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1 || dst.ne[0] != d || dst.ne[1] != q.ne[2] ||
         dst.ne[2] != q.ne[1] || dst.ne[3] != 1 || dst.nb[1] < d * 4 || !htp_rows_inside(q, 4) ||
-        !htp_rows_inside(k, kv_elem) || !htp_rows_inside(v, kv_elem) || !htp_rows_inside(dst, 4)) {
+        !kv_inside || !htp_rows_inside(dst, 4)) {
         return false;
     }
     if (mask != nullptr) {
@@ -104,8 +131,9 @@ constexpr htp_verdict htp_fa_refusal(const htp_tensor & q, const htp_tensor & k,
         return htp_refuse("the NPU attention takes F32 Q and gives F32 results");
     }
     if (!(k.type == HTP_TYPE_F16 && v.type == HTP_TYPE_F16) &&
-        !(f32_kv && k.type == HTP_TYPE_F32 && v.type == HTP_TYPE_F32)) {
-        return htp_refuse(f32_kv ? "the NPU attention takes K and V both F16 or both F32 (no quantized cache)"
+        !(f32_kv && k.type == v.type && (k.type == HTP_TYPE_F32 || htp_kv_block_bytes(k.type) != 0))) {
+        return htp_refuse(f32_kv ? "the NPU attention takes K and V of one type: F16, F32, BF16, Q8_0, Q4_0, Q4_1, "
+                                   "Q5_0, Q5_1 or IQ4_NL"
                                  : "the HMX attention takes F16 K and V");
     }
     if (q.ne[0] == 0 || q.ne[0] % 64 != 0 || q.ne[0] > max_d || k.ne[0] != q.ne[0] || v.ne[0] != q.ne[0]) {
@@ -152,15 +180,17 @@ inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_te
     kp.d             = q.ne[0];
     kp.n_kv          = k.ne[1];
     kp.n_blocks      = (kp.n_kv + HTP_FA_BLOCK - 1) / HTP_FA_BLOCK;
-    kp.kv_elem       = k.type == HTP_TYPE_F32 ? 4 : 2;
-    kp.kv_row_stride = htp_fa_kv_row_stride(kp.d, kp.kv_elem);
+    kp.kv_type         = k.type;
+    kp.kv_elem         = k.type == HTP_TYPE_F16 ? 2 : 4;
+    kp.kv_row_stride   = htp_fa_kv_row_stride(kp.d, kp.kv_elem);
+    kp.kv_stage_stride = htp_kv_block_bytes(k.type) != 0 ? htp_fa_kv_stage_stride(kp.d, k.type) : 0;
     kp.n_slots       = HTP_FA_MAX_SLOTS;
     uint32_t threads = n_threads;
     for (;;) {
         const uint64_t items = uint64_t(q.ne[1]) * (q.ne[2] / kp.heads);
         kp.n_threads         = items < threads ? uint32_t(items) : threads;
         kp.items_per_thread  = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
-        if (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kp.kv_elem) <= vtcm_size) {
+        if (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kp.kv_elem, kp.kv_stage_stride) <= vtcm_size) {
             break;
         }
         if (kp.n_slots > 2) {
@@ -175,8 +205,8 @@ inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_te
             return htp_refuse(HTP_REFUSED_VTCM);
         }
     }
-    kp.slot_bytes = htp_fa_slot_bytes(kp.d, kp.heads, kp.kv_elem);
-    kp.vtcm_size  = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kp.kv_elem));
+    kp.slot_bytes = htp_fa_slot_bytes(kp.d, kp.heads, kp.kv_elem, kp.kv_stage_stride);
+    kp.vtcm_size  = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kp.kv_elem, kp.kv_stage_stride));
     // GGML folds the softcap's division into the scale: s = softcap * tanh(q·k * (scale / softcap)).
     kp.scale     = softcap != 0.0f ? __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, params[0]) / softcap)
                                    : uint32_t(params[0]);

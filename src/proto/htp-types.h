@@ -28,4 +28,19 @@ enum htp_type : uint32_t {
     HTP_TYPE_Q2_0   = 42,
 };
 
+// Bytes of one 32-element block of the KV-cache types flash attention dequantizes in VTCM
+// (llama.cpp's -ctk/-ctv beyond F16 and F32; BF16 as blocks of 32 halfwords); 0 for the others.
+constexpr uint32_t htp_kv_block_bytes(uint32_t type) {
+    switch (type) {
+        case HTP_TYPE_Q8_0: return 34;
+        case HTP_TYPE_Q4_0: return 18;
+        case HTP_TYPE_Q4_1: return 20;
+        case HTP_TYPE_Q5_0: return 22;
+        case HTP_TYPE_Q5_1: return 24;
+        case HTP_TYPE_IQ4_NL: return 18;
+        case HTP_TYPE_BF16: return 64;
+        default: return 0;
+    }
+}
+
 } // namespace hexnpu::proto

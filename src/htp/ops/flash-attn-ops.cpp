@@ -7,7 +7,8 @@
 // masked key is -inf and its probability exactly 0), then P·V into fp32 accumulators. The item's
 // last block adds the sink logit, normalizes and sends the row to dst by DMA. Numerically: e^(s - m)
 // never exceeds 1 and a fully masked block or item changes nothing (0 probabilities, 0 output),
-// so long contexts and -inf rows stay finite.
+// so long contexts and -inf rows stay finite. K/V of a dequantized cache type (BF16, Q8_0, Q4_0, ...)
+// land in the slot's staging areas and are dequantized into F32 rows once per block, for all heads.
 #include "hvx-arith.h"
 #include "hvx-exp.h"
 #include "hvx-float-dot.h"
@@ -15,6 +16,7 @@
 #include "flash-attn-softmax.h"
 #include "htp-tensor.h"
 #include "hvx-hf-rows.h"
+#include "hvx-kv-dequant.h"
 #include "hvx-sigmoid.h"
 #include "ops.h"
 #include "stream-pipeline.h"
@@ -63,22 +65,25 @@ fa_memory head_state(uint8_t * scratch, uint32_t d, uint32_t g) {
 }
 
 // A slot: the K block, the V block, then per head its 32 mask entries (a vector), query row and
-// output row.
+// output row; for a dequantized cache type, the staged K and V blocks last.
 struct fa_slot {
-    const HVX_Vector * k;
-    const HVX_Vector * v;
-    const HVX_Vector * mask;  // head g's at mask[g]
-    uint8_t *          q;     // head g's at q + g * d * 4
-    uint8_t *          out;   // head g's at out + g * d * 4
+    HVX_Vector *       k;
+    HVX_Vector *       v;
+    const HVX_Vector * mask;     // head g's at mask[g]
+    uint8_t *          q;        // head g's at q + g * d * 4
+    uint8_t *          out;      // head g's at out + g * d * 4
+    uint8_t *          k_stage;  // the staged rows (dequantized types)
+    uint8_t *          v_stage;
 };
 
 fa_slot slot_at(uint8_t * slots, const htp_flash_attn_kparams & kp, uint32_t k) {
-    uint8_t * s  = slots + k * kp.slot_bytes;
-    uint8_t * v  = s + HTP_FA_BLOCK * kp.kv_row_stride;
-    uint8_t * mk = v + HTP_FA_BLOCK * kp.kv_row_stride;
-    uint8_t * q  = mk + kp.heads * 128;
-    return {reinterpret_cast<const HVX_Vector *>(s), reinterpret_cast<const HVX_Vector *>(v),
-            reinterpret_cast<const HVX_Vector *>(mk), q, q + kp.heads * kp.d * 4};
+    uint8_t * s       = slots + k * kp.slot_bytes;
+    uint8_t * v       = s + HTP_FA_BLOCK * kp.kv_row_stride;
+    uint8_t * mk      = v + HTP_FA_BLOCK * kp.kv_row_stride;
+    uint8_t * q       = mk + kp.heads * 128;
+    uint8_t * k_stage = q + 2 * kp.heads * kp.d * 4;
+    return {reinterpret_cast<HVX_Vector *>(s), reinterpret_cast<HVX_Vector *>(v), reinterpret_cast<const HVX_Vector *>(mk),
+            q, q + kp.heads * kp.d * 4, k_stage, k_stage + proto::htp_fa_stage_bytes(kp.kv_stage_stride)};
 }
 
 // A new item: the query row in even/odd order, zero accumulators, max -inf, denominator 0.
@@ -308,10 +313,16 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             const uint32_t ik2 = proto::fastdiv(b.iq2, kp.div_group);
             const uint32_t j0  = b.blk * HTP_FA_BLOCK;
             const uint16_t tag = trace_info(b.row);
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k), dma_addr_at(k_base, j0 * job.k->nb[1] + ik2 * job.k->nb[2]),
-                                       kp.kv_row_stride, job.k->nb[1], kp.d * kp.kv_elem, b.n, tag);
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v), dma_addr_at(v_base, j0 * job.v->nb[1] + ik2 * job.v->nb[2]),
-                                       kp.kv_row_stride, job.v->nb[1], kp.d * kp.kv_elem, b.n, tag);
+            // F16/F32 rows straight into the K/V areas; a dequantized type's rows into staging.
+            const bool     staged    = kp.kv_stage_stride != 0;
+            const uint32_t stride    = staged ? kp.kv_stage_stride : kp.kv_row_stride;
+            const uint32_t row_bytes = staged ? kp.d / 32 * proto::htp_kv_block_bytes(kp.kv_type) : kp.d * kp.kv_elem;
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(staged ? s.k_stage : reinterpret_cast<uint8_t *>(s.k)),
+                                       dma_addr_at(k_base, j0 * job.k->nb[1] + ik2 * job.k->nb[2]), stride,
+                                       job.k->nb[1], row_bytes, b.n, tag);
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(staged ? s.v_stage : reinterpret_cast<uint8_t *>(s.v)),
+                                       dma_addr_at(v_base, j0 * job.v->nb[1] + ik2 * job.v->nb[2]), stride,
+                                       job.v->nb[1], row_bytes, b.n, tag);
             for (uint32_t g = 0; g < kp.heads; ++g) {
                 if (job.mask) {
                     const uint32_t off = b.iq1 * job.mask->nb[1] +
@@ -327,6 +338,12 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
         },
         [&](uint32_t k, const fa_block & b) {
             const fa_slot s = slot_at(slots, kp, k);
+            if (kp.kv_stage_stride != 0) {  // once for all the item's heads
+                hvx_kv_dequant_rows(kp.kv_type, s.k_stage, kp.kv_stage_stride, reinterpret_cast<uint8_t *>(s.k),
+                                    kp.kv_row_stride, b.n, kp.d / 32);
+                hvx_kv_dequant_rows(kp.kv_type, s.v_stage, kp.kv_stage_stride, reinterpret_cast<uint8_t *>(s.v),
+                                    kp.kv_row_stride, b.n, kp.d / 32);
+            }
             for (uint32_t g = 0; g < kp.heads; ++g) {
                 const fa_memory mem = head_state(scratch, kp.d, g);
                 const uint32_t  iq2 = b.iq2 + g;
@@ -369,15 +386,16 @@ bool guard_flash_attn(const htp_op_context * octx) {
     const htp_tensor * k    = octx->src[1];
     const htp_tensor * mask = octx->src[3];
     const uint32_t     mask_kind = proto::htp_fa_mask_kind(mask);
-    const uint32_t     kv_elem   = k->type == 0 ? 4 : 2;
+    const uint32_t     kv_elem   = k->type == HTP_TYPE_F16 ? 2 : 4;
+    const uint32_t     stage     = proto::htp_kv_block_bytes(k->type) != 0 ? proto::htp_fa_kv_stage_stride(kp.d, k->type) : 0;
     return proto::htp_fa_layout_valid(*q, *k, *octx->src[2], mask, octx->src[4], *octx->dst[0], true) &&
-           kp.kv_elem == kv_elem &&
+           kp.kv_elem == kv_elem && kp.kv_type == k->type && kp.kv_stage_stride == stage &&
            kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
            kp.n_slots <= proto::HTP_FA_MAX_SLOTS && kp.d == q->ne[0] && kp.n_kv == k->ne[1] && kp.n_blocks >= 1 &&
            (kp.n_blocks - 1) * HTP_FA_BLOCK < kp.n_kv && kp.n_blocks * HTP_FA_BLOCK >= kp.n_kv &&
            kp.heads >= 1 && kp.heads <= proto::HTP_FA_MAX_HEADS && kp.kv_row_stride == proto::htp_fa_kv_row_stride(kp.d, kv_elem) &&
-           kp.slot_bytes == proto::htp_fa_slot_bytes(kp.d, kp.heads, kv_elem) &&
-           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kv_elem) && kp.mask == mask_kind &&
+           kp.slot_bytes == proto::htp_fa_slot_bytes(kp.d, kp.heads, kv_elem, stage) &&
+           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kv_elem, stage) && kp.mask == mask_kind &&
            kp.has_sinks == (octx->src[4] != nullptr) && uint64_t(kp.div_head.d) * kp.heads == q->ne[2] &&
            kp.div_group.d >= 1 && heads_divide_group(kp.heads, kp.div_group.d) &&
            kp.div_group.d * k->ne[2] == q->ne[2] && (mask == nullptr || kp.div_mask2.d == mask->ne[2]) &&

@@ -1,0 +1,99 @@
+// The KV-cache types llama.cpp offers beyond F16/F32 (-ctk/-ctv: BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// IQ4_NL) as fp32, one 32-element block per vector in element order, bit for bit as GGML's
+// dequantize_row_* (the same fp32 operations: q * d, q * d + m): flash attention dequantizes each
+// K/V block in VTCM after its DMA. A block is read from any byte offset (unaligned loads: the
+// quantized rows are packed, 18..34 bytes a block); its fp16 scales by scalar loads.
+#pragma once
+
+#include "hvx-arith.h"
+#include "hvx-hf-rows.h"
+#include "hvx-sort.h"
+#include "hvx-tile-dot.h"
+#include "proto/htp-types.h"
+#include "vnpu/hvx/hvx-memory.h"
+#include "vnpu/hvx/hvx.h"
+
+#include <stdint.h>
+
+namespace hexnpu::htp {
+
+using hvx::load_unaligned;
+
+// The fp16 at p, in every lane as fp32.
+inline HVX_Vector hvx_kv_scale(const uint8_t * p) {
+    uint16_t h;
+    __builtin_memcpy(&h, p, 2);
+    return hvx_hf_rows_to_sf(Q6_Vh_vsplat_R(h));
+}
+
+// Bytes 0..15 of q: their low nibbles as elements 0..15, their high nibbles as 16..31 (GGML's
+// 4-bit block order), one byte each.
+inline HVX_Vector hvx_kv_nibbles(HVX_Vector q) {
+    const HVX_Vector nibble = Q6_V_vsplat_R(0x0F0F0F0F);
+    const HVX_Vector lo     = Q6_V_vand_VV(q, nibble);
+    const HVX_Vector hi     = Q6_V_vand_VV(Q6_Vub_vlsr_VubR(q, 4), nibble);
+    return Q6_V_vmux_QVV(Q6_Q_vsetq_R(16), lo, Q6_V_vlalign_VVR(hi, Q6_V_vzero(), 16));
+}
+
+// Bytes 0..31 of b as 32 words, sign-extended.
+inline HVX_Vector hvx_kv_bytes_to_w(HVX_Vector b) { return Q6_V_lo_W(Q6_Ww_vunpack_Vh(Q6_V_lo_W(Q6_Wh_vunpack_Vb(b)))); }
+
+// Q5's fifth bits: bit e of the block's qh word, as 16 in lane e.
+inline HVX_Vector hvx_kv_high_bits(const uint8_t * qh) {
+    uint32_t bits;
+    __builtin_memcpy(&bits, qh, 4);
+    const HVX_Vector b = Q6_Vw_vlsr_VwVw(Q6_V_vsplat_R(int32_t(bits)), hvx_lane_index_w());
+    return Q6_Vw_vasl_VwR(Q6_V_vand_VV(b, Q6_V_vsplat_R(1)), 4);
+}
+
+// The block at p of cache type `type` as 32 fp32 lanes.
+inline HVX_Vector hvx_kv_dequant_block(uint32_t type, const uint8_t * p) {
+    switch (type) {
+        case proto::HTP_TYPE_Q8_0:
+            return hvx_sf_mul(hvx_w_small_to_sf(hvx_kv_bytes_to_w(load_unaligned(p + 2))), hvx_kv_scale(p));
+        case proto::HTP_TYPE_Q4_0: {
+            const HVX_Vector q = Q6_Vw_vsub_VwVw(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 2))), Q6_V_vsplat_R(8));
+            return hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p));
+        }
+        case proto::HTP_TYPE_Q4_1: {
+            const HVX_Vector q = hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 4)));
+            return hvx_sf_add(hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p)), hvx_kv_scale(p + 2));
+        }
+        case proto::HTP_TYPE_Q5_0: {
+            const HVX_Vector q = Q6_Vw_vsub_VwVw(
+                Q6_V_vor_VV(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 6))), hvx_kv_high_bits(p + 2)),
+                Q6_V_vsplat_R(16));
+            return hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p));
+        }
+        case proto::HTP_TYPE_Q5_1: {
+            const HVX_Vector q =
+                Q6_V_vor_VV(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 8))), hvx_kv_high_bits(p + 4));
+            return hvx_sf_add(hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p)), hvx_kv_scale(p + 2));
+        }
+        case proto::HTP_TYPE_IQ4_NL: {  // d * kvalues_iq4nl[nibble]: the table's low bytes, picked by vlut32
+            alignas(128) static const int16_t kTable[64] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                                            1,    13,   25,  38,  53,  69,  89,  113};
+            const HVX_Vector v = Q6_Vb_vlut32_VbVbR(hvx_kv_nibbles(load_unaligned(p + 2)),
+                                                    *reinterpret_cast<const HVX_Vector *>(kTable), 0);
+            return hvx_sf_mul(hvx_w_small_to_sf(hvx_kv_bytes_to_w(v)), hvx_kv_scale(p));
+        }
+        default:  // BF16: the upper halves of fp32
+            return Q6_Vw_vasl_VwR(Q6_V_lo_W(Q6_Wuw_vunpack_Vuh(load_unaligned(p))), 16);
+    }
+}
+
+// n rows of n_blocks blocks each (rows src_stride bytes apart) into fp32 rows dst_stride bytes apart.
+__attribute__((noinline)) inline void hvx_kv_dequant_rows(uint32_t type, const uint8_t * src, uint32_t src_stride,
+                                                          uint8_t * dst, uint32_t dst_stride, uint32_t n,
+                                                          uint32_t n_blocks) {
+    const uint32_t bytes = proto::htp_kv_block_bytes(type);
+    for (uint32_t r = 0; r < n; ++r) {
+        HVX_Vector *    out = reinterpret_cast<HVX_Vector *>(dst + r * dst_stride);
+        const uint8_t * in  = src + r * src_stride;
+        for (uint32_t b = 0; b < n_blocks; ++b) {
+            out[b] = hvx_kv_dequant_block(type, in + b * bytes);
+        }
+    }
+}
+
+} // namespace hexnpu::htp
