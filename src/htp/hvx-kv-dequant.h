@@ -1,4 +1,4 @@
-// The KV-cache types llama.cpp offers beyond F16/F32 (-ctk/-ctv: BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// The KV-cache types llama.cpp offers beyond F32 (-ctk/-ctv: F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
 // IQ4_NL) as fp32, one 32-element block per vector in element order, bit for bit as GGML's
 // dequantize_row_* (the same fp32 operations: q * d, q * d + m): flash attention dequantizes each
 // K/V block in VTCM after its DMA. A block is read from any byte offset (unaligned loads: the
@@ -77,6 +77,7 @@ inline HVX_Vector hvx_kv_dequant_block(uint32_t type, const uint8_t * p) {
                                                     *reinterpret_cast<const HVX_Vector *>(kTable), 0);
             return hvx_sf_mul(hvx_w_small_to_sf(hvx_kv_bytes_to_w(v)), hvx_kv_scale(p));
         }
+        case proto::HTP_TYPE_F16: return hvx_hf_rows_to_sf(load_unaligned(p));
         default:  // BF16: the upper halves of fp32
             return Q6_Vw_vasl_VwR(Q6_V_lo_W(Q6_Wuw_vunpack_Vuh(load_unaligned(p))), 16);
     }
@@ -86,7 +87,7 @@ inline HVX_Vector hvx_kv_dequant_block(uint32_t type, const uint8_t * p) {
 __attribute__((noinline)) inline void hvx_kv_dequant_rows(uint32_t type, const uint8_t * src, uint32_t src_stride,
                                                           uint8_t * dst, uint32_t dst_stride, uint32_t n,
                                                           uint32_t n_blocks) {
-    const uint32_t bytes = proto::htp_kv_block_bytes(type);
+    const uint32_t bytes = type == proto::HTP_TYPE_F16 ? 64 : proto::htp_kv_block_bytes(type);
     for (uint32_t r = 0; r < n; ++r) {
         HVX_Vector *    out = reinterpret_cast<HVX_Vector *>(dst + r * dst_stride);
         const uint8_t * in  = src + r * src_stride;

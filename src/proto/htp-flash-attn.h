@@ -55,9 +55,9 @@ struct htp_flash_attn_kparams {
     uint32_t       n_head_log2;  // ALiBi (0: none): head h's slope 2^(c0 (h + 1)) below n_head_log2,
     uint32_t       alibi_c0;     //   else 2^(c1 (2 (h - n_head_log2) + 1)); c0, c1 float bits of
     uint32_t       alibi_c1;     //   -max_bias / n_head_log2 and half of it
-    uint32_t       kv_elem;      // bytes per K/V element in the slots: 2 (F16) or 4 (F32 and the dequantized types, HVX only)
+    uint32_t       kv_elem;      // bytes per K/V element in the slots: 2 (F16 read in place) or 4 (F32 rows: F32, staged types)
     uint32_t       kv_type;      // K's and V's GGML type
-    uint32_t       kv_stage_stride;  // dequantized types: VTCM stride of a staged row (its blocks, rounded up to 128); 0 otherwise
+    uint32_t       kv_stage_stride;  // staged types (htp_fa_kv_plan): VTCM stride of a staged row; 0 otherwise
 };
 static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -66,9 +66,23 @@ static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(
 constexpr uint32_t htp_fa_head_scratch_bytes(uint32_t d) { return d * 4 + d * 4 + 3 * 128; }
 constexpr uint32_t htp_fa_scratch_bytes(uint32_t d, uint32_t heads) { return heads * htp_fa_head_scratch_bytes(d); }
 constexpr uint32_t htp_fa_kv_row_stride(uint32_t d, uint32_t kv_elem) { return (d * kv_elem + 127) / 128 * 128; }
-// A dequantized type's staged row: its d / 32 blocks, rounded up to a vector.
-constexpr uint32_t htp_fa_kv_stage_stride(uint32_t d, uint32_t kv_type) {
-    return (d / 32 * htp_kv_block_bytes(kv_type) + 127) / 128 * 128;
+// Bytes of a staged K/V row's 32-element blocks: the dequantized types', and F16's (64) where an
+// item's heads share each block: widened to F32 once per block rather than once per head.
+constexpr uint32_t htp_fa_stage_block_bytes(uint32_t kv_type, uint32_t heads) {
+    return kv_type == HTP_TYPE_F16 ? (heads > 1 ? 64 : 0) : htp_kv_block_bytes(kv_type);
+}
+
+// How the HVX kernel holds K/V in its slots: kv_elem bytes per element, rows staged first
+// (stage_stride: a staged row's blocks rounded up to a vector) or landed in place (0).
+struct htp_fa_kv_layout {
+    uint32_t kv_elem, stage_stride;
+};
+constexpr htp_fa_kv_layout htp_fa_kv_plan(uint32_t kv_type, uint32_t d, uint32_t heads) {
+    const uint32_t block = htp_fa_stage_block_bytes(kv_type, heads);
+    if (block != 0) {
+        return {4, (d / 32 * block + 127) / 128 * 128};
+    }
+    return {kv_type == HTP_TYPE_F16 ? 2u : 4u, 0};
 }
 // A staging area: a block's rows, and a vector of slack for the dequantizer's unaligned loads.
 constexpr uint32_t htp_fa_stage_bytes(uint32_t stage_stride) {
@@ -180,13 +194,14 @@ inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_te
     kp.d             = q.ne[0];
     kp.n_kv          = k.ne[1];
     kp.n_blocks      = (kp.n_kv + HTP_FA_BLOCK - 1) / HTP_FA_BLOCK;
-    kp.kv_type         = k.type;
-    kp.kv_elem         = k.type == HTP_TYPE_F16 ? 2 : 4;
-    kp.kv_row_stride   = htp_fa_kv_row_stride(kp.d, kp.kv_elem);
-    kp.kv_stage_stride = htp_kv_block_bytes(k.type) != 0 ? htp_fa_kv_stage_stride(kp.d, k.type) : 0;
+    kp.kv_type       = k.type;
     kp.n_slots       = HTP_FA_MAX_SLOTS;
     uint32_t threads = n_threads;
     for (;;) {
+        const htp_fa_kv_layout kv = htp_fa_kv_plan(k.type, kp.d, kp.heads);
+        kp.kv_elem                = kv.kv_elem;
+        kp.kv_stage_stride        = kv.stage_stride;
+        kp.kv_row_stride          = htp_fa_kv_row_stride(kp.d, kp.kv_elem);
         const uint64_t items = uint64_t(q.ne[1]) * (q.ne[2] / kp.heads);
         kp.n_threads         = items < threads ? uint32_t(items) : threads;
         kp.items_per_thread  = uint32_t((items + kp.n_threads - 1) / kp.n_threads);

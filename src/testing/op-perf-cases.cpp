@@ -16,13 +16,14 @@ void add(std::vector<op_case> & cases, std::string params, std::function<ggml_te
 }
 
 void add_flash_attn(std::vector<op_case> & cases, int64_t d, int64_t n_q, int64_t n_kv, int64_t n_head,
-                    int64_t n_head_kv) {
+                    int64_t n_head_kv, ggml_type kv_type = GGML_TYPE_F16) {
     add(cases, "d=" + std::to_string(d) + ",n_q=" + std::to_string(n_q) + ",n_kv=" + std::to_string(n_kv) +
-                   ",n_head=" + std::to_string(n_head) + ",n_head_kv=" + std::to_string(n_head_kv) + ",type_kv=f16",
+                   ",n_head=" + std::to_string(n_head) + ",n_head_kv=" + std::to_string(n_head_kv) +
+                   ",type_kv=" + type_str(kv_type),
         [=](case_graph & g) {
             ggml_tensor * q    = g.input(GGML_TYPE_F32, {d, n_q, n_head, 1});
-            ggml_tensor * k    = g.input(GGML_TYPE_F16, {d, n_kv, n_head_kv, 1});
-            ggml_tensor * v    = g.input(GGML_TYPE_F16, {d, n_kv, n_head_kv, 1});
+            ggml_tensor * k    = g.input(kv_type, {d, n_kv, n_head_kv, 1});
+            ggml_tensor * v    = g.input(kv_type, {d, n_kv, n_head_kv, 1});
             ggml_tensor * mask = g.input(GGML_TYPE_F16, {n_kv, n_q, 1, 1}, mask_fill());
             return ggml_flash_attn_ext(g.ctx(), q, k, v, mask, 1.0f / std::sqrt(float(d)), 0.0f, 0.0f);
         });
@@ -51,6 +52,8 @@ std::vector<op_case> op_perf_catalog(bool large) {
         return ggml_soft_max_ext(g.ctx(), x, mask, 0.088f, 0.0f);
     });
     add_flash_attn(cases, 128, 1, 4096, 32, 8);   // llama decode
+    add_flash_attn(cases, 128, 1, 4096, 32, 8, GGML_TYPE_Q8_0);  // ... with llama.cpp's -ctk/-ctv q8_0
+    add_flash_attn(cases, 128, 1, 4096, 32, 8, GGML_TYPE_Q4_0);
     add_flash_attn(cases, 256, 1, 4096, 4, 1);    // Gemma 3 decode
     add_flash_attn(cases, 128, 512, 512, 8, 8);   // prefill
     add(cases, "type=f32,ne=[4096,512,1,1],n_ids=256", [](case_graph & g) {

@@ -5,7 +5,8 @@
 // is set, s_j += slope mask[iq1, j] (ALiBi's slope of head iq2, 1 without max_bias; the mask's head
 // iq2 % mask.ne2), out = sum_j e^(s_j - M) v_j / (sum_j e^(s_j - M) + e^(sink - M)) with M the max
 // over the scores and the sink, written to dst row (iq2, iq1); a row whose keys are all masked gives
-// 0. K and V values are their fp16 (or fp32) values exactly; Q is fp32.
+// 0. K and V values are their fp16 (or fp32) values exactly, a quantized or BF16 cache's its
+// dequantized values (hexnpu's to_float, GGML's dequantize_row_*); Q is fp32.
 //
 // Error bounds, derived:
 //  HVX (fp32 throughout): a score carries the dot's roundings, at most (d / 32 + 8) 2^-23 scale
@@ -18,6 +19,7 @@
 //    2^-11) and S stored in fp16 (2^-11) give ds <= 2^-11 scale sum_i |q_i k_i| + 2^-11 |s|; P and
 //    each block's P.V stored in fp16 add 2^-11 each. Element i within (2 ds_max + 4 2^-11) sum_j
 //    p_j |v_ji|, and the whole result's NMSE (sum (got - want)^2 / sum want^2) below 1e-6.
+#include "hexnpu/ggml-types.h"
 #include "htp-op-fixture.h"
 #include "proto/htp-flash-attn-hmx.h"
 #include "proto/htp-flash-attn.h"
@@ -51,7 +53,44 @@ std::string describe(const fa_case & c, bool hmx) {
 
 struct fa_operands {
     operand q, k, v, mask, sinks, dst;
+    operand k_values, v_values;  // a quantized or BF16 cache's dequantized values (F32), else empty
+
+    const operand & keys() const { return k_values.buf ? k_values : k; }
+    const operand & values() const { return v_values.buf ? v_values : v; }
 };
+
+fa_operands make_operands(const fa_case & c, uint32_t seed);
+
+// K and V of cache type `type` (llama.cpp's -ctk/-ctv: BF16, Q8_0, Q4_0, ...): the F16 operands'
+// values requantized row by row by hexnpu's from_float, their dequantized values kept for the
+// reference.
+fa_operands make_cache_operands(const fa_case & c, uint32_t type, uint32_t seed) {
+    fa_operands   o      = make_operands(c, seed);
+    const auto *  traits = ggml_get_type_traits(type);
+    const uint32_t bs    = uint32_t(traits->type_size), row = c.d / uint32_t(traits->blck_size) * bs;
+    auto requantize = [&](operand & from, operand & values) {
+        operand to = make(type, {c.d, c.n_kv, c.n_head_kv, 1}, {bs, row, row * c.n_kv, row * c.n_kv * c.n_head_kv});
+        values     = make(0, {c.d, c.n_kv, c.n_head_kv, 1});
+        std::vector<float> x(c.d);
+        for (uint32_t h = 0; h < c.n_head_kv; ++h) {
+            for (uint32_t j = 0; j < c.n_kv; ++j) {
+                for (uint32_t i = 0; i < c.d; ++i) {
+                    x[i] = from.getf(i, j, h);
+                }
+                uint8_t * dst = to.data() + to.offset(0, j, h);
+                traits->from_float(x.data(), dst, c.d);
+                traits->to_float(dst, x.data(), c.d);
+                for (uint32_t i = 0; i < c.d; ++i) {
+                    values.set<float>(x[i], i, j, h);
+                }
+            }
+        }
+        from = std::move(to);
+    };
+    requantize(o.k, o.k_values);
+    requantize(o.v, o.v_values);
+    return o;
+}
 
 fa_operands make_operands(const fa_case & c, uint32_t seed) {
     std::mt19937                          rng(seed);
@@ -127,7 +166,7 @@ fa_result check(const fa_case & c, const fa_operands & o, bool hmx, bool report)
                 const double m = c.mask ? slope * o.mask.getf(j, iq1, iq2 % o.mask.t.ne[2]) : 0.0;
                 double       dot = 0, absdot = 0;
                 for (uint32_t i = 0; i < c.d; ++i) {
-                    const double qk = double(o.q.getf(i, iq1, iq2)) * o.k.getf(i, j, ik2);
+                    const double qk = double(o.q.getf(i, iq1, iq2)) * o.keys().getf(i, j, ik2);
                     dot += qk;
                     absdot += std::fabs(qk);
                 }
@@ -160,7 +199,7 @@ fa_result check(const fa_case & c, const fa_operands & o, bool hmx, bool report)
             for (uint32_t i = 0; i < c.d; ++i) {
                 double want = 0, absw = 0;
                 for (uint32_t j = 0; j < c.n_kv; ++j) {
-                    const double vj = o.v.getf(i, j, ik2);
+                    const double vj = o.values().getf(i, j, ik2);
                     want += p[j] * vj;
                     absw += p[j] * std::fabs(vj);
                 }
@@ -192,9 +231,11 @@ int32_t * fa_params(const fa_case & c, int32_t (&params)[proto::HTP_OP_MAX_PARAM
 }
 
 // wrong_kernel: the NPU is given a scale of 1 / d instead of 1 / sqrt(d); the check must fail.
-void run_hvx(in_process_session & s, const fa_case & c, uint32_t seed, bool wrong_kernel = false) {
-    SCOPED_TRACE(describe(c, false));
-    fa_operands o = make_operands(c, seed);
+// cache_type: K and V of that type (make_cache_operands), 1 (F16) or 0 (F32, f32_kv) otherwise.
+void run_hvx(in_process_session & s, const fa_case & c, uint32_t seed, bool wrong_kernel = false,
+             uint32_t cache_type = 1) {
+    SCOPED_TRACE(describe(c, false) + ", cache type " + std::to_string(cache_type));
+    fa_operands o = cache_type > 1 ? make_cache_operands(c, cache_type, seed) : make_operands(c, seed);
     int32_t     params[proto::HTP_OP_MAX_PARAMS];
     fa_params(c, params);
     if (wrong_kernel) {
@@ -277,6 +318,23 @@ TEST(HtpFlashAttn, HvxSoftcapAlibiAndF32KV) {
     for (const fa_case & c : cases) {
         run_hvx(s, c, seed++);
     }
+}
+
+// Quantized and BF16 caches: each block's K/V rows dequantized in VTCM after their DMA.
+TEST(HtpFlashAttn, HvxQuantizedAndBf16Caches) {
+    in_process_session s(config(), 4);
+    const fa_case      cases[] = {
+        {128, 1, 8, 2, 77, 2, 8, false, 0.0f, 0.0f, false, false, 4},  // decode, GQA 4, a mask per head
+        {64, 5, 4, 4, 100, 1, 4, true, 0.0f, 0.0f, false, true, 3},    // permuted views, sinks, per-head mask
+        {256, 2, 4, 1, 40, 2, 1, false, 0.0f, 0.0f, false, false, 1},  // Gemma 3's head size, 1 thread
+    };
+    uint32_t seed = 41;
+    for (const uint32_t type : {8u, 2u, 3u, 6u, 7u, 20u, 30u}) {  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, BF16
+        for (const fa_case & c : cases) {
+            run_hvx(s, c, seed++, false, type);
+        }
+    }
+    run_hvx(s, cases[1], 99, true, 8);  // the reference still catches a wrong scale
 }
 
 // More mask slices than the kernel's memo of last unmasked blocks (32): heads 0 and 32 share a memo

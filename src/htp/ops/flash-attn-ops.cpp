@@ -7,8 +7,9 @@
 // masked key is -inf and its probability exactly 0), then P·V into fp32 accumulators. The item's
 // last block adds the sink logit, normalizes and sends the row to dst by DMA. Numerically: e^(s - m)
 // never exceeds 1 and a fully masked block or item changes nothing (0 probabilities, 0 output),
-// so long contexts and -inf rows stay finite. K/V of a dequantized cache type (BF16, Q8_0, Q4_0, ...)
-// land in the slot's staging areas and are dequantized into F32 rows once per block, for all heads.
+// so long contexts and -inf rows stay finite. K/V of a dequantized cache type (BF16, Q8_0, Q4_0, ...),
+// and F16 K/V that several heads of an item share, land in the slot's staging areas and become F32
+// rows once per block, for all the heads.
 #include "hvx-arith.h"
 #include "hvx-exp.h"
 #include "hvx-float-dot.h"
@@ -313,10 +314,11 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             const uint32_t ik2 = proto::fastdiv(b.iq2, kp.div_group);
             const uint32_t j0  = b.blk * HTP_FA_BLOCK;
             const uint16_t tag = trace_info(b.row);
-            // F16/F32 rows straight into the K/V areas; a dequantized type's rows into staging.
+            // Rows in place into the K/V areas, or staged (proto::htp_fa_kv_plan).
             const bool     staged    = kp.kv_stage_stride != 0;
             const uint32_t stride    = staged ? kp.kv_stage_stride : kp.kv_row_stride;
-            const uint32_t row_bytes = staged ? kp.d / 32 * proto::htp_kv_block_bytes(kp.kv_type) : kp.d * kp.kv_elem;
+            const uint32_t row_bytes = staged ? kp.d / 32 * proto::htp_fa_stage_block_bytes(kp.kv_type, kp.heads)
+                                              : kp.d * kp.kv_elem;
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(staged ? s.k_stage : reinterpret_cast<uint8_t *>(s.k)),
                                        dma_addr_at(k_base, j0 * job.k->nb[1] + ik2 * job.k->nb[2]), stride,
                                        job.k->nb[1], row_bytes, b.n, tag);
@@ -386,8 +388,9 @@ bool guard_flash_attn(const htp_op_context * octx) {
     const htp_tensor * k    = octx->src[1];
     const htp_tensor * mask = octx->src[3];
     const uint32_t     mask_kind = proto::htp_fa_mask_kind(mask);
-    const uint32_t     kv_elem   = k->type == HTP_TYPE_F16 ? 2 : 4;
-    const uint32_t     stage     = proto::htp_kv_block_bytes(k->type) != 0 ? proto::htp_fa_kv_stage_stride(kp.d, k->type) : 0;
+    const proto::htp_fa_kv_layout kv = proto::htp_fa_kv_plan(k->type, kp.d, kp.heads);
+    const uint32_t     kv_elem   = kv.kv_elem;
+    const uint32_t     stage     = kv.stage_stride;
     return proto::htp_fa_layout_valid(*q, *k, *octx->src[2], mask, octx->src[4], *octx->dst[0], true) &&
            kp.kv_elem == kv_elem && kp.kv_type == k->type && kp.kv_stage_stride == stage &&
            kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
