@@ -41,12 +41,48 @@ iq4nl_fit fit_iq4nl(const float * x, const float * w, float id, uint8_t * index)
     return f;
 }
 
-// GGML's quantize_row_iq4_nl_ref (quantize_row_iq4_nl_impl with no importance weights, 7 tries):
-// weights x^2; a first scale maps the signed extreme max to +127, then 15 scales map it to
-// kvalues[0] + t (t in -7..7); the best weighted least-squares d wins, and the indices are taken
-// again with it. A block with amax < 1e-15 gets d = 0 and every index 8 (the table's entry nearest
-// zero, as GGML's final pass picks it).
+// A block's bytes: fp16 d and the indices as nibble pairs (element j low, element j + 16 high).
+void store_iq4nl(block_iq4_nl & block, float d, const uint8_t * index) {
+    block.d = fp32_to_fp16(d);
+    for (int j = 0; j < QK4_NL / 2; ++j) {
+        block.qs[j] = uint8_t(index[j] | index[j + QK4_NL / 2] << 4);
+    }
+}
+
+// GGML's from_float for IQ4_NL (quantize_row_iq4_nl_ref: quantize_row_iq4_nl_impl with no importance
+// weights and ntry = -1, what ggml's CPU backend writes KV caches with): max = the first value of
+// largest magnitude, the indices nearest x / (max / kvalues[0]) (max maps to entry 0, -127), then
+// d = the weighted least-squares scale of those indices (weights x^2). No further scales are tried
+// and the indices are not taken again. A block with amax < 1e-15 gets d = 0; GGML leaves its
+// indices as the previous block's (the first block's uninitialized), hexnpu writes 8, the entry
+// nearest 0 (all dequantize to 0 either way).
 void quantize_row_iq4_nl_ref(const float * src, void * dst, int64_t n) {
+    auto * blocks = static_cast<block_iq4_nl *>(dst);
+    for (int64_t b = 0; b < n / QK4_NL; ++b, src += QK4_NL) {
+        const float max = first_max_abs(src, QK4_NL);
+        uint8_t     index[QK4_NL];
+        float       d = 0;
+        if (std::fabs(max) >= 1e-15f) {
+            float w[QK4_NL];
+            for (int e = 0; e < QK4_NL; ++e) {
+                w[e] = src[e] * src[e];
+            }
+            const iq4nl_fit f = fit_iq4nl(src, w, 1 / (max / kvalues_iq4nl[0]), index);
+            d                 = f.sumq2 > 0 ? f.sumqx / f.sumq2 : 0.0f;
+        } else {
+            std::memset(index, 8, sizeof index);
+        }
+        store_iq4nl(blocks[b], d, index);
+    }
+}
+
+// GGML's model quantizer for IQ4_NL (quantize_iq4_nl without importance weights, what
+// llama-quantize and gguf-py write: quantize_row_iq4_nl_impl with 7 tries): weights x^2; a first
+// scale maps the signed extreme max to +127, then 15 scales map it to kvalues[0] + t (t in -7..7);
+// the best weighted least-squares d wins, and the indices are taken again with it. A block with
+// amax < 1e-15 gets d = 0 and every index 8 (the table's entry nearest zero, as GGML's final pass
+// picks it).
+void quantize_row_iq4_nl_search(const float * src, void * dst, int64_t n) {
     auto * blocks = static_cast<block_iq4_nl *>(dst);
     for (int64_t b = 0; b < n / QK4_NL; ++b, src += QK4_NL) {
         const float max = first_max_abs(src, QK4_NL);
@@ -72,10 +108,7 @@ void quantize_row_iq4_nl_ref(const float * src, void * dst, int64_t n) {
         for (int e = 0; e < QK4_NL; ++e) {
             index[e] = uint8_t(best_index_int8(16, kvalues_iq4nl, id * src[e]));
         }
-        blocks[b].d = fp32_to_fp16(d);
-        for (int j = 0; j < QK4_NL / 2; ++j) {
-            blocks[b].qs[j] = uint8_t(index[j] | index[j + QK4_NL / 2] << 4);
-        }
+        store_iq4nl(blocks[b], d, index);
     }
 }
 

@@ -24,6 +24,9 @@ HEXNPU_DECLARE_QUANT(q5_0)
 HEXNPU_DECLARE_QUANT(q5_1)
 HEXNPU_DECLARE_QUANT(q8_0)
 HEXNPU_DECLARE_QUANT(iq4_nl)
+// IQ4_NL as model files hold it (llama-quantize, gguf-py): GGML's 7-try scale search. The
+// quantize_row_iq4_nl* above are GGML's from_float (no search), what KV-cache writes use.
+void quantize_row_iq4_nl_search(const float * src, void * dst, int64_t n);
 HEXNPU_DECLARE_QUANT(mxfp4)
 HEXNPU_DECLARE_QUANT(q1_0)
 HEXNPU_DECLARE_QUANT(q2_0)

@@ -45,6 +45,9 @@ const Kernels kQ5_0   = KERNELS(q5_0, QK5_0);
 const Kernels kQ5_1   = KERNELS(q5_1, QK5_1);
 const Kernels kQ8_0   = KERNELS(q8_0, QK8_0);
 const Kernels kIQ4_NL = KERNELS(iq4_nl, QK4_NL);
+// Model files' IQ4_NL (GGML's quantize_iq4_nl: the 7-try search); the dequantizers are the same.
+const Kernels kIQ4_NLSearch = {"iq4_nl_search", QK4_NL, sizeof(block_iq4_nl), quantize_row_iq4_nl_search,
+                               quantize_row_iq4_nl_search, dequantize_row_iq4_nl_ref, dequantize_row_iq4_nl};
 const Kernels kMXFP4  = KERNELS(mxfp4, QK_MXFP4);
 const Kernels kQ1_0   = KERNELS(q1_0, QK1_0);
 const Kernels kQ2_0   = KERNELS(q2_0, QK2_0);
@@ -234,7 +237,7 @@ TEST(QuantBlock32KnownAnswer, Q8_0RoundsHalfAwayFromZero) {
     expect_known_answer(kQ8_0, x, expected, values);
 }
 
-// GGML's IQ4_NL search written out from its definition with a brute-force nearest entry (ties to the
+// GGML's IQ4_NL model-file search written out from its definition with a brute-force nearest entry (ties to the
 // upper index): weights x^2; candidate scales max/127 and (t - 127)/max for t in -7..7 as inverse
 // scales; for each, the indices and the weighted least-squares d; the largest d * sum(w q x) wins;
 // the indices are taken again with the winner.
@@ -281,9 +284,39 @@ iq4nl_model iq4nl_search(const std::vector<float> & x) {
     return m;
 }
 
-TEST(QuantBlock32KnownAnswer, IQ4_NLSearchesFifteenScalesLikeGgml) {
+// GGML's IQ4_NL from_float (ntry = -1) written out from its definition: indices nearest x / (max /
+// -127) (the first value of largest magnitude becomes entry 0), d their weighted least-squares
+// scale, the indices kept.
+iq4nl_model iq4nl_from_float(const std::vector<float> & x) {
+    auto nearest = [](float v) {
+        int best = 0;
+        for (int i = 1; i < 16; ++i) {
+            if (std::fabs(v - kvalues_iq4nl[i]) <= std::fabs(v - kvalues_iq4nl[best])) {
+                best = i;
+            }
+        }
+        return best;
+    };
+    float max = 0;
+    for (float v : x) {
+        max = std::fabs(v) > std::fabs(max) ? v : max;
+    }
+    iq4nl_model m{0, {}};
+    const float id    = 1 / (max / -127.0f);
+    float       sumqx = 0, sumq2 = 0;
+    for (size_t e = 0; e < x.size(); ++e) {
+        m.index[e]    = uint8_t(nearest(id * x[e]));
+        const float q = kvalues_iq4nl[m.index[e]];
+        sumqx += x[e] * x[e] * q * x[e];
+        sumq2 += x[e] * x[e] * q * q;
+    }
+    m.d = sumqx / sumq2;
+    return m;
+}
+
+std::vector<std::vector<float>> iq4nl_blocks() {
     // The old tie and clipping cases (-127 first, 120 above the table, exact ties 7, -4.5, 101),
-    // then random blocks; each against the model above, bytes and dequantized values.
+    // then random blocks.
     std::vector<std::vector<float>> blocks;
     std::vector<float>              x(32, 0.0f);
     const float head[] = {-127, 120, 7.125f, -4.5f, 7, 101, 6.984375f};
@@ -297,19 +330,32 @@ TEST(QuantBlock32KnownAnswer, IQ4_NLSearchesFifteenScalesLikeGgml) {
         }
         blocks.push_back(x);
     }
-    for (const auto & block : blocks) {
-        const iq4nl_model m = iq4nl_search(block);
-        Bytes             expected(18);
-        const uint16_t    d = fp32_to_fp16(m.d);
-        expected[0] = uint8_t(d), expected[1] = uint8_t(d >> 8);
-        std::vector<float> values(32);
-        for (int j = 0; j < 16; ++j) {
-            expected[2 + j] = uint8_t(m.index[j] | m.index[j + 16] << 4);
-        }
-        for (int e = 0; e < 32; ++e) {
-            values[size_t(e)] = fp16_to_fp32(d) * kvalues_iq4nl[m.index[e]];
-        }
-        expect_known_answer(kIQ4_NL, block, expected, values);
+    return blocks;
+}
+
+void expect_iq4nl(const Kernels & k, const std::vector<float> & block, const iq4nl_model & m) {
+    Bytes          expected(18);
+    const uint16_t d = fp32_to_fp16(m.d);
+    expected[0] = uint8_t(d), expected[1] = uint8_t(d >> 8);
+    std::vector<float> values(32);
+    for (int j = 0; j < 16; ++j) {
+        expected[2 + j] = uint8_t(m.index[j] | m.index[j + 16] << 4);
+    }
+    for (int e = 0; e < 32; ++e) {
+        values[size_t(e)] = fp16_to_fp32(d) * kvalues_iq4nl[m.index[e]];
+    }
+    expect_known_answer(k, block, expected, values);
+}
+
+TEST(QuantBlock32KnownAnswer, IQ4_NLFromFloatTakesOneScaleLikeGgml) {
+    for (const auto & block : iq4nl_blocks()) {
+        expect_iq4nl(kIQ4_NL, block, iq4nl_from_float(block));
+    }
+}
+
+TEST(QuantBlock32KnownAnswer, IQ4_NLModelFilesSearchFifteenScalesLikeGgml) {
+    for (const auto & block : iq4nl_blocks()) {
+        expect_iq4nl(kIQ4_NLSearch, block, iq4nl_search(block));
     }
 }
 
@@ -320,6 +366,7 @@ TEST(QuantBlock32KnownAnswer, IQ4_NLBelowEpsilonIsZero) {
     x[5]  = 1e-16f;
     x[20] = -5e-17f;
     expect_known_answer(kIQ4_NL, x, concat({{0x00, 0x00}, repeat(0x88, 16)}), std::vector<float>(32, 0.0f));
+    expect_known_answer(kIQ4_NLSearch, x, concat({{0x00, 0x00}, repeat(0x88, 16)}), std::vector<float>(32, 0.0f));
 }
 
 TEST(QuantBlock32KnownAnswer, MXFP4CodesAndTies) {
