@@ -5,6 +5,7 @@
 //   Q4_0 / Q5_0 (quantize_row_q4_0_ref / _q5_0_ref): max = the first value of largest magnitude
 //     (+0 for a block of zeros), d = max / -8 (/ -16, exact), id = 1 / d as above,
 //     q = min(15, trunc(x id + 8.5)) (min(31, trunc(x id + 16.5))).
+//   IQ4_NL (quantize_row_iq4_nl_ref): iq4_nl_rows below.
 //   Q4_1 / Q5_1 (quantize_row_q4_1_ref / _q5_1_ref): min and max of the block (the first of equal
 //     values: +0 and -0 as GGML's compares meet them), d = (max - min) / 15 (/ 31) correctly
 //     rounded, id = 1 / d, q = min(15, trunc((x - min) id + 0.5)) (Q5_1: no min(31, ...)), m = min.
@@ -74,6 +75,23 @@ inline HVX_Vector moved_order_key(HVX_Vector x) {
 }
 inline HVX_Vector float_of_key(HVX_Vector k) { return hvx_sf_order_key(Q6_Vw_vsub_VwVw(k, Q6_Vuw_vlsr_VuwR(k, 31))); }
 
+// The first value of largest magnitude, in every lane, +0 for a block of zeros (GGML's max keeps
+// its initial value): of the block's largest and smallest values the one of larger magnitude;
+// where their magnitudes tie (+a and -a, a constant block, zeros) the lowest lane holding it.
+inline HVX_Vector first_max(HVX_Vector x, HVX_Vector lane) {
+    const HVX_Vector k      = moved_order_key(x);
+    const HVX_Vector hi     = float_of_key(hvx_w_allmax(k)), lo = float_of_key(hvx_w_allmin(k));
+    const HVX_Vector abs_hi = Q6_V_vand_VV(hi, hvx_splat_w(0x7FFFFFFF));
+    const HVX_Vector abs_lo = Q6_V_vand_VV(lo, hvx_splat_w(0x7FFFFFFF));
+    HVX_Vector       max    = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(abs_hi, abs_lo), hi, lo);
+    if (Q6_R_vextract_VR(abs_hi, 0) == Q6_R_vextract_VR(abs_lo, 0)) {
+        const HVX_Vector mag = Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF));
+        max = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(abs_hi, Q6_V_vzero()), Q6_V_vzero(),
+                            first_where(Q6_Q_vcmp_eq_VwVw(mag, abs_hi), x, lane));
+    }
+    return max;
+}
+
 // RN(v / divisor) for non-negative v, within 1 ulp where v lies outside [2^-90, 2^100].
 inline HVX_Vector divide_scale(HVX_Vector v, float divisor) {
     const HVX_VectorPred in_rn = Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(v, hvx_splat_sf(0x1p-90f)),
@@ -122,21 +140,8 @@ struct qx_0_rows {
     static constexpr uint32_t code_bytes = 16;
     static constexpr bool     with_min = false, with_qh = Bits == 5;
     static constexpr float    half     = float(1u << (Bits - 1));
-    // The first value of largest magnitude, +0 for a block of zeros (GGML's max keeps its initial
-    // value: d = -0): of the block's largest and smallest values the one of larger magnitude; where
-    // their magnitudes tie (+a and -a, a constant block, zeros) the lowest lane holding it.
     static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane, HVX_Vector *) {
-        const HVX_Vector k  = detail_q::moved_order_key(x);
-        const HVX_Vector hi = detail_q::float_of_key(hvx_w_allmax(k)), lo = detail_q::float_of_key(hvx_w_allmin(k));
-        const HVX_Vector abs_hi = Q6_V_vand_VV(hi, hvx_splat_w(0x7FFFFFFF));
-        const HVX_Vector abs_lo = Q6_V_vand_VV(lo, hvx_splat_w(0x7FFFFFFF));
-        HVX_Vector       max    = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(abs_hi, abs_lo), hi, lo);
-        if (Q6_R_vextract_VR(abs_hi, 0) == Q6_R_vextract_VR(abs_lo, 0)) {
-            const HVX_Vector mag = Q6_V_vand_VV(x, hvx_splat_w(0x7FFFFFFF));
-            max = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(abs_hi, Q6_V_vzero()), Q6_V_vzero(),
-                                detail_q::first_where(Q6_Q_vcmp_eq_VwVw(mag, abs_hi), x, lane));
-        }
-        return hvx_sf_mul(max, hvx_splat_sf(-1.0f / half));
+        return hvx_sf_mul(detail_q::first_max(x, lane), hvx_splat_sf(-1.0f / half));
     }
     __attribute__((noinline)) static void scales(HVX_Vector * d, HVX_Vector * id) { *id = hvx_q_inverse_scales(*d); }
     static HVX_Vector levels(HVX_Vector x, HVX_Vector id, HVX_Vector) {
@@ -179,6 +184,57 @@ struct qx_1_rows {
 };
 using q4_1_rows = qx_1_rows<4>;
 using q5_1_rows = qx_1_rows<5>;
+
+// IQ4_NL (quantize_row_iq4_nl_ref, GGML's from_float): max = the first value of largest magnitude,
+// d0 = max / -127 and id = 1 / d0 correctly rounded, each element's index the table entry nearest
+// x id as best_index_int8 picks it (its range checks, then of the two entries around x the nearer
+// by fp32 subtractions, the upper on a tie; NaN: 15); then d = sum(w q x) / sum(w q q), w = x^2,
+// the sums taken over the block's elements in order, one lane at a time (refit), correctly rounded.
+// A block with |max| < 1e-15: d = 0 and every index 8 (GGML leaves those indices stale).
+struct iq4_nl_rows {
+    static constexpr uint32_t code_bytes = 16;
+    static constexpr bool     with_min = false, with_qh = false;
+    static constexpr int8_t   values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane, HVX_Vector *) { return detail_q::first_max(x, lane); }
+    __attribute__((noinline)) static void scales(HVX_Vector * max_to_d, HVX_Vector * id) {
+        const HVX_Vector sign = Q6_V_vand_VV(*max_to_d, hvx_splat_w(int32_t(0x80000000u)));
+        const HVX_Vector mag  = Q6_V_vxor_VV(*max_to_d, sign);
+        const HVX_Vector d0   = Q6_V_vor_VV(detail_q::divide_scale(mag, 127.0f), Q6_V_vxor_VV(sign, hvx_splat_w(int32_t(0x80000000u))));
+        *max_to_d             = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(hvx_splat_sf(1e-15f), mag), Q6_V_vzero(), d0);
+        *id                   = hvx_q_inverse_scales(*max_to_d);
+    }
+    // The index of the table entry nearest x * id (words).
+    __attribute__((noinline)) static HVX_Vector levels(HVX_Vector x, HVX_Vector id, HVX_Vector) {
+        const HVX_Vector al  = hvx_sf_mul(x, id);
+        const HVX_Vector key = hvx_sf_order_key(al);
+        HVX_Vector       ml = Q6_V_vzero(), lower = hvx_splat_sf(float(values[0])), upper = hvx_splat_sf(float(values[15]));
+        for (int k = 1; k < 15; ++k) {  // ml: the entries 1..14 at most al; lower = values[ml]
+            const HVX_VectorPred at_least = Q6_Q_not_Q(Q6_Q_vcmp_gt_VwVw(hvx_sf_order_key(hvx_splat_sf(float(values[k]))), key));
+            ml    = Q6_Vw_vadd_VwVw(ml, Q6_V_vmux_QVV(at_least, hvx_splat_w(1), Q6_V_vzero()));
+            lower = Q6_V_vmux_QVV(at_least, hvx_splat_sf(float(values[k])), lower);
+        }
+        for (int k = 14; k >= 1; --k) {  // upper = values[ml + 1]: the first entry above al
+            const HVX_VectorPred above = Q6_Q_vcmp_gt_VwVw(hvx_sf_order_key(hvx_splat_sf(float(values[k]))), key);
+            upper = Q6_V_vmux_QVV(above, hvx_splat_sf(float(values[k])), upper);
+        }
+        const HVX_VectorPred nearer_lower = Q6_Q_vcmp_gt_VwVw(hvx_sf_order_key(hvx_sf_sub(upper, al)),
+                                                              hvx_sf_order_key(hvx_sf_sub(al, lower)));
+        HVX_Vector l = Q6_Vw_vadd_VwVw(ml, Q6_V_vmux_QVV(nearer_lower, Q6_V_vzero(), hvx_splat_w(1)));
+        l = Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(key, hvx_sf_order_key(hvx_splat_sf(-127.0f))), l, Q6_V_vzero());  // al <= -127: 0
+        const HVX_VectorPred top = Q6_Q_or_QQ(Q6_Q_not_Q(Q6_Q_vcmp_gt_VwVw(hvx_sf_order_key(hvx_splat_sf(113.0f)), key)),
+                                              Q6_Q_vcmp_gt_VwVw(Q6_V_vand_VV(al, hvx_splat_w(0x7FFFFFFF)), hvx_splat_w(0x7F800000)));
+        return Q6_V_vmux_QVV(top, hvx_splat_w(15), l);  // al >= 113, or NaN
+    }
+    static HVX_Vector pack(HVX_Vector q) { return detail_q::nibble_pairs(q); }
+    // The table's values of 32 indices, as fp32.
+    static HVX_Vector values_of(HVX_Vector l) {
+        HVX_Vector q = Q6_V_vzero();
+        for (int k = 0; k < 16; ++k) {
+            q = Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(l, hvx_splat_w(k)), hvx_splat_sf(float(values[k])), q);
+        }
+        return q;
+    }
+};
 
 // Each pass its own function: no constant lives across another's calls. Gathering and packing go
 // from the last block to the first, each block's lane or code bytes shifted in at the front of the
@@ -231,6 +287,45 @@ __attribute__((noinline)) void pack_codes(const HVX_Vector * x, uint32_t n_block
     }
 }
 
+// std::is_same_v (the Hexagon build has no standard library headers).
+template <class A, class B> inline constexpr bool same_type = false;
+template <class A> inline constexpr bool same_type<A, A> = true;
+
+// IQ4_NL's final scales: per block (last to first, shifted in at the front as the gathers are),
+// d = sum(w q x) / sum(w q q) over its elements in order, correctly rounded (within 1 ulp outside
+// hvx_sf_div_rn's range); 0 where the block fell below epsilon (id 0).
+__attribute__((noinline)) inline void refit_iq4_nl(const HVX_Vector * x, uint32_t n_blocks, const HVX_Vector * ids,
+                                                   HVX_Vector * scales) {
+    HVX_Vector acc = Q6_V_vzero();
+    for (uint32_t v = n_blocks; v-- > 0;) {
+        const HVX_Vector id = lane_of(ids, v);
+        const HVX_Vector q  = iq4_nl_rows::values_of(iq4_nl_rows::levels(x[v], id, Q6_V_vzero()));
+        const HVX_Vector wq = hvx_sf_mul(hvx_sf_mul(x[v], x[v]), q);
+        const HVX_Vector t1 = hvx_sf_mul(wq, x[v]), t2 = hvx_sf_mul(wq, q);
+        HVX_Vector       s1 = Q6_V_vzero(), s2 = Q6_V_vzero();
+        for (int32_t j = 0; j < 32; ++j) {  // lane 0: ((0 + t[0]) + t[1]) + ...
+            s1 = hvx_sf_add(s1, Q6_V_vror_VR(t1, 4 * j));
+            s2 = hvx_sf_add(s2, Q6_V_vror_VR(t2, 4 * j));
+        }
+        const HVX_Vector     num   = Q6_V_vsplat_R(Q6_R_vextract_VR(s1, 0));
+        const HVX_Vector     den   = Q6_V_vsplat_R(Q6_R_vextract_VR(s2, 0));
+        const HVX_Vector     sign  = Q6_V_vand_VV(num, hvx_splat_w(int32_t(0x80000000u)));
+        const HVX_Vector     mag   = Q6_V_vxor_VV(num, sign);
+        // Both within [2^-45, 2^45]: a quotient of at least 2^-90, where hvx_sf_div_rn rounds correctly.
+        const HVX_VectorPred in_rn = Q6_Q_and_QQ(Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(mag, hvx_splat_sf(0x1p-45f)),
+                                                             Q6_Q_vcmp_gt_VwVw(hvx_splat_sf(0x1p45f), mag)),
+                                                 Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(den, hvx_splat_sf(0x1p-45f)),
+                                                             Q6_Q_vcmp_gt_VwVw(hvx_splat_sf(0x1p45f), den)));
+        const HVX_VectorPred keep = Q6_Q_and_QQ(Q6_Q_vcmp_gt_VwVw(den, Q6_V_vzero()),
+                                                Q6_Q_not_Q(Q6_Q_vcmp_eq_VwVw(id, Q6_V_vzero())));
+        const HVX_Vector     d = Q6_V_vor_VV(Q6_V_vmux_QVV(in_rn, hvx_sf_div_rn(mag, den), hvx_sf_div(mag, den)), sign);
+        acc = Q6_V_vlalign_VVR(acc, Q6_V_vmux_QVV(keep, d, Q6_V_vzero()), 4);
+        if (v % 32 == 0) {
+            scales[v / 32] = acc;
+        }
+    }
+}
+
 } // namespace detail_q
 
 // One row of n_blocks blocks (x, one vector each) into codes (Q::code_bytes per block, in order),
@@ -246,6 +341,9 @@ inline void hvx_quantize_block_row(const HVX_Vector * x, uint32_t n_blocks, HVX_
         Q::scales(scales + g, ids + g);
     }
     detail_q::pack_codes<Q>(x, n_blocks, ids, mins, codes, high);
+    if constexpr (detail_q::same_type<Q, iq4_nl_rows>) {
+        detail_q::refit_iq4_nl(x, n_blocks, ids, scales);
+    }
     hvx_sf_row_to_16(scales, scales, n_groups, false);
     if constexpr (Q::with_min) {
         hvx_sf_row_to_16(mins, mins, n_groups, false);

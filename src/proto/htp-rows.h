@@ -11,7 +11,7 @@ namespace hexnpu::proto {
 
 // SET_ROWS (the KV cache's writes): source row (i1, i2, i3), F32, goes to destination row
 // ids[i1, i2 % ids.ne1, i3 % ids.ne2] of slice (i2, i3), as F16 (rounded to nearest even), BF16,
-// F32, or the block types Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 (GGML's reference quantizers, bit for bit:
+// F32, or the block types Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL (GGML's from_float quantizers, bit for bit:
 // htp/hvx-quant-rows.h). CPY_Q runs the same kernel without ids (CPY/CONT/DUP into a block type:
 // row (i1, i2, i3) to row i1). Streams: src0, the converted rows; each converted row leaves by its
 // own DMA (block types: one per part of the block, d, the codes, and m and qh where the type has
@@ -35,6 +35,7 @@ constexpr htp_qblock_layout htp_qblock_layout_of(uint32_t type) {
         case HTP_TYPE_Q4_1: return {20, 16, 4, 2, 0};
         case HTP_TYPE_Q5_0: return {22, 16, 6, 0, 2};
         case HTP_TYPE_Q5_1: return {24, 16, 8, 2, 4};
+        case HTP_TYPE_IQ4_NL: return {18, 16, 2, 0, 0};
         default: return {};
     }
 }
@@ -122,11 +123,11 @@ constexpr bool htp_set_rows_shapes_supported(const htp_tensor & src0, const htp_
 inline htp_verdict prepare_set_rows_kparams(const htp_tensor & src0, const htp_tensor * ids, const htp_tensor & dst,
                                             uint32_t n_threads, uint32_t vtcm_size, htp_set_rows_kparams * out) {
     if (ids != nullptr && !htp_set_rows_shapes_supported(src0, *ids, dst)) {
-        return htp_refuse("the NPU kernel takes F32 rows in order into F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 "
+        return htp_refuse("the NPU kernel takes F32 rows in order into F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 or IQ4_NL "
                           "rows, I32/I64 ids in order repeating evenly over dims 2 and 3");
     }
     if (ids == nullptr && !htp_cpy_q_layout_valid(src0, dst)) {
-        return htp_refuse("the NPU kernel copies F32 rows into Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 rows of one shape");
+        return htp_refuse("the NPU kernel copies F32 rows into Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 or IQ4_NL rows of one shape");
     }
     htp_set_rows_kparams kp{};
     const uint64_t       total_rows = uint64_t(src0.ne[1]) * src0.ne[2] * src0.ne[3];

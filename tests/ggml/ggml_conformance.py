@@ -306,13 +306,13 @@ def rope_cases():
 def set_rows_cases():
     """The KV cache's writes: F32 rows into F16/F32 rows named by I64/I32 ids, the other rows kept;
     one decode token and a micro-batch into Gemma 3's 256-wide rows, ids broadcast over heads; a
-    Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 caches (their bytes compared: ggml's quantizers and the NPU's
+    Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL caches (their bytes compared: ggml's quantizers and the NPU's
     must agree bit for bit)."""
     for dst_t, id_t, ne, n_rows, id_ne12 in (("f16", "i64", (256, 64, 1, 1), 1, 1), ("f16", "i64", (256, 64, 1, 1), 40, 1),
                                              ("f32", "i32", (33, 10, 2, 1), 4, 1), ("f16", "i32", (80, 10, 2, 1), 4, 2),
                                              ("q8_0", "i64", (256, 64, 1, 1), 40, 1), ("q4_0", "i64", (256, 64, 1, 1), 40, 1),
                                              ("q4_1", "i64", (256, 64, 1, 1), 40, 1), ("q5_0", "i32", (256, 64, 1, 1), 40, 1),
-                                             ("q5_1", "i64", (256, 64, 1, 1), 40, 1)):
+                                             ("q5_1", "i64", (256, 64, 1, 1), 40, 1), ("iq4_nl", "i64", (256, 64, 1, 1), 40, 1)):
         def build(g, w, a, rng, dst_t=dst_t, id_t=id_t, ne=ne, n_rows=n_rows, id_ne12=id_ne12):
             dst = a.tensor(dst_t, *ne)
             src_ne = (ne[0], n_rows, ne[2], ne[3])

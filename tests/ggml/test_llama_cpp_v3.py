@@ -3,7 +3,7 @@ with Gemma 3 270M on HTP0 through hexnpu's plugin, the same binary llama-cpp-pyt
 loads:
 - llama-completion, greedy: the same opening as `hexnpu run --device HTP0` and as llama.cpp's CPU
   backend (the same bound as the API 2 test in test_ggml_plugin.py);
-- with quantized KV caches (-ctk/-ctv q8_0, q4_0, -fa on): the decode graph has the 2 splits of the
+- with quantized KV caches (-ctk/-ctv q8_0, q4_0, iq4_nl; -fa on): the decode graph has the 2 splits of the
   F16 cache's (attention stays on the NPU), and the opening agrees with llama.cpp's CPU on the same
   cache type;
 llama-server serving it:
@@ -83,7 +83,7 @@ def decode_splits(log):
     return [int(n) for n in re.findall(r"graph: nodes = \d+, splits = (\d+)", log)][-1]
 
 
-@pytest.mark.parametrize("cache", ["q8_0", "q4_0"])
+@pytest.mark.parametrize("cache", ["q8_0", "q4_0", "iq4_nl"])
 def test_quantized_kv_cache_keeps_attention_on_htp0(cache):
     _, f16_log = completion(htp=True, extra=["-fa", "on"])
     htp, log = completion(htp=True, extra=["-fa", "on", "-ctk", cache, "-ctv", cache])

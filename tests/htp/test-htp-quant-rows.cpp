@@ -1,5 +1,5 @@
 // The HVX block quantizers SET_ROWS and CPY_Q run (htp/hvx-quant-rows.h) against the CPU
-// reference's GGML quantizers (core/quants.h), byte for byte, on blocks built to hit their edges:
+// reference's GGML quantizers (core/quants.h: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), byte for byte, on blocks built to hit their edges:
 // ties for the largest magnitude, +0 / -0 as the block's min or max, constant and all-zero blocks,
 // codes exactly halfway, wide and narrow ranges, more blocks than one vector of scales holds.
 #include "core/quants.h"
@@ -135,5 +135,10 @@ TEST(HtpQuantRows, Q4_0IsGgmlsQuantizerBitForBit) { expect_reference_bytes<htp::
 TEST(HtpQuantRows, Q4_1IsGgmlsQuantizerBitForBit) { expect_reference_bytes<htp::q4_1_rows>(3, quantize_row_q4_1_ref); }
 TEST(HtpQuantRows, Q5_0IsGgmlsQuantizerBitForBit) { expect_reference_bytes<htp::q5_0_rows>(6, quantize_row_q5_0_ref); }
 TEST(HtpQuantRows, Q5_1IsGgmlsQuantizerBitForBit) { expect_reference_bytes<htp::q5_1_rows>(7, quantize_row_q5_1_ref); }
+// GGML's from_float for IQ4_NL (no scale search): the table lookups' ties and clipping, and the
+// in-order least-squares sums, byte for byte.
+TEST(HtpQuantRows, IQ4_NLIsGgmlsQuantizerBitForBit) {
+    expect_reference_bytes<htp::iq4_nl_rows>(20, quantize_row_iq4_nl_ref);
+}
 
 } // namespace

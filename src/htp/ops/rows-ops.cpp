@@ -1,7 +1,7 @@
 // The row ops (proto/htp-rows.h). SET_ROWS (htp_set_rows_kparams), the KV cache's writes: each
 // thread streams its source rows DDR -> DMA -> VTCM in blocks that never cross an (i2, i3) slice,
 // converts them on HVX (F32 -> F16/BF16, a copy for an F32 destination, GGML's Q8_0, Q4_0, Q4_1,
-// Q5_0 and Q5_1 quantizers) into the block's output slot, and sends every row back by its own DMA
+// Q5_0, Q5_1 and IQ4_NL quantizers) into the block's output slot, and sends every row back by its own DMA
 // (block types: one per block part) to the destination row its id names (a scattered writeback:
 // the pipeline pops as many entries as were pushed); CPY_Q is the same without ids. GET_ROWS
 // (htp_get_rows_kparams) runs the other way: one dst row per block, gathered by DMA from the
@@ -69,6 +69,7 @@ void quantize_block_rows(uint32_t type, uint8_t * d, uint8_t * s, uint32_t nrows
         case proto::HTP_TYPE_Q4_1: return quantize_rows_as<q4_1_rows>(d, s, nrows, stride, ne0);
         case proto::HTP_TYPE_Q5_0: return quantize_rows_as<q5_0_rows>(d, s, nrows, stride, ne0);
         case proto::HTP_TYPE_Q5_1: return quantize_rows_as<q5_1_rows>(d, s, nrows, stride, ne0);
+        case proto::HTP_TYPE_IQ4_NL: return quantize_rows_as<iq4_nl_rows>(d, s, nrows, stride, ne0);
         default: return quantize_rows_as<q8_0_rows>(d, s, nrows, stride, ne0);
     }
 }
