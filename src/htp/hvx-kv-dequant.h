@@ -83,16 +83,23 @@ inline HVX_Vector hvx_kv_dequant_block(uint32_t type, const uint8_t * p) {
     }
 }
 
-// n rows of n_blocks blocks each (rows src_stride bytes apart) into fp32 rows dst_stride bytes apart.
+// n rows of `elems` elements each (rows src_stride bytes apart; F16 and BF16 any count, the block
+// types whole blocks) into fp32 rows dst_stride bytes apart: whole vectors, the lanes past `elems`
+// zero (F16/BF16 rows' last block reads on into the staging's stride or slack).
 __attribute__((noinline)) inline void hvx_kv_dequant_rows(uint32_t type, const uint8_t * src, uint32_t src_stride,
                                                           uint8_t * dst, uint32_t dst_stride, uint32_t n,
-                                                          uint32_t n_blocks) {
-    const uint32_t bytes = type == proto::HTP_TYPE_F16 ? 64 : proto::htp_kv_block_bytes(type);
+                                                          uint32_t elems) {
+    const uint32_t bytes = type == proto::HTP_TYPE_F16 || type == proto::HTP_TYPE_BF16 ? 64 : proto::htp_kv_block_bytes(type);
+    const uint32_t whole = elems / 32, tail = elems % 32;
     for (uint32_t r = 0; r < n; ++r) {
         HVX_Vector *    out = reinterpret_cast<HVX_Vector *>(dst + r * dst_stride);
         const uint8_t * in  = src + r * src_stride;
-        for (uint32_t b = 0; b < n_blocks; ++b) {
+        for (uint32_t b = 0; b < whole; ++b) {
             out[b] = hvx_kv_dequant_block(type, in + b * bytes);
+        }
+        if (tail != 0) {
+            out[whole] = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(4 * tail)), hvx_kv_dequant_block(type, in + whole * bytes),
+                                       Q6_V_vzero());
         }
     }
 }

@@ -23,7 +23,7 @@
 namespace hexnpu::proto {
 
 inline constexpr uint32_t HTP_FA_BLOCK     = 32;    // keys per block: one score vector
-inline constexpr uint32_t HTP_FA_MAX_D     = 512;
+inline constexpr uint32_t HTP_FA_MAX_D     = 576;   // DeepSeek's MLA: K 576, V 512
 inline constexpr uint32_t HTP_FA_MAX_SLOTS = 3;
 inline constexpr uint32_t HTP_FA_MAX_HEADS = 8;     // query heads per work item
 
@@ -39,12 +39,11 @@ struct htp_flash_attn_kparams {
     uint32_t       items_per_thread;  // thread i takes items [i * it, (i + 1) * it) of n_q * n_head / heads
     uint32_t       heads;             // query heads per item, 1..HTP_FA_MAX_HEADS, dividing the GQA group
     uint32_t       n_slots;           // key blocks in flight, 2..HTP_FA_MAX_SLOTS
-    uint32_t       d;                 // head size
+    uint32_t       d;                 // Q's and K's head size
+    uint32_t       dv;                // V's and the result's head size
     uint32_t       n_kv;              // keys
     uint32_t       n_blocks;          // ceil(n_kv / HTP_FA_BLOCK)
-    uint32_t       kv_row_stride;     // VTCM stride of a K or V row: d * kv_elem rounded up to 128
-    uint32_t       slot_bytes;        // one slot: K block, V block, per head a mask (128), query row and out row (d * 4 each)
-    uint32_t       vtcm_size;         // n_threads * (n_slots * slot_bytes + scratch)
+    uint32_t       vtcm_size;         // htp_fa_vtcm_size
     uint32_t       scale;             // float bits (GGML op_params 0; with a softcap, divided by it as GGML does)
     uint32_t       mask;              // htp_fa_mask
     uint32_t       has_sinks;
@@ -55,53 +54,72 @@ struct htp_flash_attn_kparams {
     uint32_t       n_head_log2;  // ALiBi (0: none): head h's slope 2^(c0 (h + 1)) below n_head_log2,
     uint32_t       alibi_c0;     //   else 2^(c1 (2 (h - n_head_log2) + 1)); c0, c1 float bits of
     uint32_t       alibi_c1;     //   -max_bias / n_head_log2 and half of it
-    uint32_t       kv_elem;      // bytes per K/V element in the slots: 2 (F16 read in place) or 4 (F32 rows: F32, staged types)
-    uint32_t       kv_type;      // K's and V's GGML type
-    uint32_t       kv_stage_stride;  // staged types (htp_fa_kv_plan): VTCM stride of a staged row; 0 otherwise
+    uint32_t       kv_type;      // K's and V's GGML type; the slots' layout follows (htp_fa_slot_layout_of)
 };
 static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
+// Head sizes as the kernel computes them: whole 64-element chunks (two fp32 vectors, one of fp16),
+// the padding zero in every row it reads (the slots are zeroed once per op; DMA writes only the
+// rows' own bytes).
+constexpr uint32_t htp_fa_pad(uint32_t d) { return (d + 63) / 64 * 64; }
+
 // Per-thread scratch after the slots, per head of an item: the query in the dot's even/odd order,
 // the accumulators (even/odd halves), the running max, the denominator and the ALiBi slope.
-constexpr uint32_t htp_fa_head_scratch_bytes(uint32_t d) { return d * 4 + d * 4 + 3 * 128; }
-constexpr uint32_t htp_fa_scratch_bytes(uint32_t d, uint32_t heads) { return heads * htp_fa_head_scratch_bytes(d); }
-constexpr uint32_t htp_fa_kv_row_stride(uint32_t d, uint32_t kv_elem) { return (d * kv_elem + 127) / 128 * 128; }
+constexpr uint32_t htp_fa_head_scratch_bytes(uint32_t d, uint32_t dv) { return htp_fa_pad(d) * 4 + htp_fa_pad(dv) * 4 + 3 * 128; }
+
 // Bytes of a staged K/V row's 32-element blocks: the dequantized types', and F16's (64) where an
 // item's heads share each block: widened to F32 once per block rather than once per head.
 constexpr uint32_t htp_fa_stage_block_bytes(uint32_t kv_type, uint32_t heads) {
     return kv_type == HTP_TYPE_F16 ? (heads > 1 ? 64 : 0) : htp_kv_block_bytes(kv_type);
 }
-
-// How the HVX kernel holds K/V in its slots: kv_elem bytes per element, rows staged first
-// (stage_stride: a staged row's blocks rounded up to a vector) or landed in place (0).
-struct htp_fa_kv_layout {
-    uint32_t kv_elem, stage_stride;
-};
-constexpr htp_fa_kv_layout htp_fa_kv_plan(uint32_t kv_type, uint32_t d, uint32_t heads) {
-    const uint32_t block = htp_fa_stage_block_bytes(kv_type, heads);
-    if (block != 0) {
-        return {4, (d / 32 * block + 127) / 128 * 128};
-    }
-    return {kv_type == HTP_TYPE_F16 ? 2u : 4u, 0};
+// A staged row's bytes in DDR: d elements of F16/BF16, or d / 32 blocks.
+constexpr uint32_t htp_fa_staged_row_bytes(uint32_t kv_type, uint32_t d) {
+    return kv_type == HTP_TYPE_F16 || kv_type == HTP_TYPE_BF16 ? d * 2 : d / 32 * htp_kv_block_bytes(kv_type);
 }
-// A staging area: a block's rows, and a vector of slack for the dequantizer's unaligned loads.
+// A staging area's row stride (the row's blocks whole, rounded up to a vector) and its bytes: a
+// block's rows and a vector of slack for the dequantizer's unaligned loads.
+constexpr uint32_t htp_fa_stage_stride(uint32_t block, uint32_t d) { return ((d + 31) / 32 * block + 127) / 128 * 128; }
 constexpr uint32_t htp_fa_stage_bytes(uint32_t stage_stride) {
     return stage_stride == 0 ? 0 : HTP_FA_BLOCK * stage_stride + 128;
 }
-constexpr uint32_t htp_fa_slot_bytes(uint32_t d, uint32_t heads, uint32_t kv_elem = 2, uint32_t stage_stride = 0) {
-    return 2 * HTP_FA_BLOCK * htp_fa_kv_row_stride(d, kv_elem) + heads * (128 + 2 * d * 4) + 2 * htp_fa_stage_bytes(stage_stride);
+
+// One slot of the HVX kernel (byte offsets): the K block, the V block, per head a mask vector,
+// query row and output row, then, for staged types, the staged K and V blocks. K/V rows are F16
+// read in place (kv_elem 2) or F32 rows (4: F32 in place, the staged types made F32 by HVX).
+struct htp_fa_slot_layout {
+    uint32_t kv_elem;
+    uint32_t k_stride, v_stride;              // VTCM strides of the K and V rows: padded head size * kv_elem
+    uint32_t k_stage_stride, v_stage_stride;  // 0: the rows land in place
+    uint32_t v_at, mask_at, q_at, out_at, k_stage_at, v_stage_at, bytes;  // the K block at 0
+};
+constexpr htp_fa_slot_layout htp_fa_slot_layout_of(uint32_t kv_type, uint32_t d, uint32_t dv, uint32_t heads) {
+    htp_fa_slot_layout l{};
+    const uint32_t     block = htp_fa_stage_block_bytes(kv_type, heads);
+    l.kv_elem                = block != 0 || kv_type == HTP_TYPE_F32 ? 4 : 2;
+    l.k_stride               = htp_fa_pad(d) * l.kv_elem;
+    l.v_stride               = htp_fa_pad(dv) * l.kv_elem;
+    l.k_stage_stride         = block != 0 ? htp_fa_stage_stride(block, d) : 0;
+    l.v_stage_stride         = block != 0 ? htp_fa_stage_stride(block, dv) : 0;
+    l.v_at                   = HTP_FA_BLOCK * l.k_stride;
+    l.mask_at                = l.v_at + HTP_FA_BLOCK * l.v_stride;
+    l.q_at                   = l.mask_at + heads * 128;
+    l.out_at                 = l.q_at + heads * htp_fa_pad(d) * 4;
+    l.k_stage_at             = l.out_at + heads * htp_fa_pad(dv) * 4;
+    l.v_stage_at             = l.k_stage_at + htp_fa_stage_bytes(l.k_stage_stride);
+    l.bytes                  = l.v_stage_at + htp_fa_stage_bytes(l.v_stage_stride);
+    return l;
 }
-constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t d, uint32_t heads, uint32_t kv_elem = 2,
-                                    uint32_t stage_stride = 0) {
-    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_bytes(d, heads, kv_elem, stage_stride) +
-                                  htp_fa_scratch_bytes(d, heads));
+constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t kv_type, uint32_t d, uint32_t dv,
+                                    uint32_t heads) {
+    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_layout_of(kv_type, d, dv, heads).bytes +
+                                  uint64_t(heads) * htp_fa_head_scratch_bytes(d, dv));
 }
 
 // K/V of a type the HVX kernel dequantizes: both of it, rows of whole blocks in order, inside.
 constexpr bool htp_fa_kv_blocks_inside(const htp_tensor & t) {
     const uint32_t bytes = htp_kv_block_bytes(t.type);
     if (t.type == HTP_TYPE_BF16) {  // elements, not blocks, nb[0] apart
-        return t.ne[0] % 32 == 0 && htp_rows_inside(t, 2);
+        return htp_rows_inside(t, 2);
     }
     htp_tensor blocks = t;  // one "element" per block
     blocks.ne[0]      = t.ne[0] / 32;
@@ -113,17 +131,21 @@ constexpr bool htp_fa_kv_blocks_inside(const htp_tensor & t) {
 constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
                                    const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst,
                                    bool f32_kv = false) {
-    const uint32_t d         = q.ne[0];
+    const uint32_t d         = q.ne[0], dv = v.ne[0];
     const bool     dequant   = f32_kv && htp_kv_block_bytes(k.type) != 0 && v.type == k.type;
+    // HVX: any head sizes up to HTP_FA_MAX_D, V's its own (padded to 64-element chunks); HMX: one,
+    // a multiple of 64.
+    const bool     sizes_ok  = f32_kv ? d != 0 && dv != 0 && d <= HTP_FA_MAX_D && dv <= HTP_FA_MAX_D
+                                      : d != 0 && d % 64 == 0 && d <= HTP_FA_MAX_D && dv == d;
     const bool     kv_ok     = (k.type == HTP_TYPE_F16 && v.type == HTP_TYPE_F16) ||
                                (f32_kv && k.type == HTP_TYPE_F32 && v.type == HTP_TYPE_F32) || dequant;
     const uint32_t kv_elem   = k.type == HTP_TYPE_F32 ? 4 : 2;
     const bool     kv_inside = dequant ? htp_fa_kv_blocks_inside(k) && htp_fa_kv_blocks_inside(v)
                                        : htp_rows_inside(k, kv_elem) && htp_rows_inside(v, kv_elem);
-    if (q.type != HTP_TYPE_F32 || !kv_ok || dst.type != HTP_TYPE_F32 || d == 0 || d % 64 != 0 || d > HTP_FA_MAX_D ||
-        k.ne[0] != d || v.ne[0] != d || k.ne[1] == 0 || v.ne[1] != k.ne[1] || v.ne[2] != k.ne[2] || k.ne[2] == 0 ||
-        q.ne[2] < k.ne[2] || q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1 || dst.ne[0] != d || dst.ne[1] != q.ne[2] ||
-        dst.ne[2] != q.ne[1] || dst.ne[3] != 1 || dst.nb[1] < d * 4 || !htp_rows_inside(q, 4) ||
+    if (q.type != HTP_TYPE_F32 || !kv_ok || dst.type != HTP_TYPE_F32 || !sizes_ok ||
+        k.ne[0] != d || k.ne[1] == 0 || v.ne[1] != k.ne[1] || v.ne[2] != k.ne[2] || k.ne[2] == 0 ||
+        q.ne[2] < k.ne[2] || q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1 || dst.ne[0] != dv || dst.ne[1] != q.ne[2] ||
+        dst.ne[2] != q.ne[1] || dst.ne[3] != 1 || dst.nb[1] < dv * 4 || !htp_rows_inside(q, 4) ||
         !kv_inside || !htp_rows_inside(dst, 4)) {
         return false;
     }
@@ -150,9 +172,10 @@ constexpr htp_verdict htp_fa_refusal(const htp_tensor & q, const htp_tensor & k,
                                    "Q5_0, Q5_1 or IQ4_NL"
                                  : "the HMX attention takes F16 K and V");
     }
-    if (q.ne[0] == 0 || q.ne[0] % 64 != 0 || q.ne[0] > max_d || k.ne[0] != q.ne[0] || v.ne[0] != q.ne[0]) {
-        return htp_refuse(max_d == HTP_FA_MAX_D ? "the NPU attention takes one head size, a multiple of 64 up to 512"
-                                                : "the HMX attention takes one head size, a multiple of 64 up to 256");
+    if (f32_kv ? q.ne[0] == 0 || q.ne[0] > max_d || v.ne[0] == 0 || v.ne[0] > max_d || k.ne[0] != q.ne[0]
+               : q.ne[0] == 0 || q.ne[0] % 64 != 0 || q.ne[0] > max_d || k.ne[0] != q.ne[0] || v.ne[0] != q.ne[0]) {
+        return htp_refuse(f32_kv ? "the NPU attention takes head sizes up to 576"
+                                 : "the HMX attention takes one head size, a multiple of 64 up to 256");
     }
     if (q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1) {
         return htp_refuse("the NPU attention takes dims 3 of 1");
@@ -192,20 +215,17 @@ inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_te
         --kp.heads;
     }
     kp.d             = q.ne[0];
+    kp.dv            = v.ne[0];
     kp.n_kv          = k.ne[1];
     kp.n_blocks      = (kp.n_kv + HTP_FA_BLOCK - 1) / HTP_FA_BLOCK;
     kp.kv_type       = k.type;
     kp.n_slots       = HTP_FA_MAX_SLOTS;
     uint32_t threads = n_threads;
     for (;;) {
-        const htp_fa_kv_layout kv = htp_fa_kv_plan(k.type, kp.d, kp.heads);
-        kp.kv_elem                = kv.kv_elem;
-        kp.kv_stage_stride        = kv.stage_stride;
-        kp.kv_row_stride          = htp_fa_kv_row_stride(kp.d, kp.kv_elem);
         const uint64_t items = uint64_t(q.ne[1]) * (q.ne[2] / kp.heads);
         kp.n_threads         = items < threads ? uint32_t(items) : threads;
         kp.items_per_thread  = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
-        if (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kp.kv_elem, kp.kv_stage_stride) <= vtcm_size) {
+        if (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.kv_type, kp.d, kp.dv, kp.heads) <= vtcm_size) {
             break;
         }
         if (kp.n_slots > 2) {
@@ -220,8 +240,7 @@ inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_te
             return htp_refuse(HTP_REFUSED_VTCM);
         }
     }
-    kp.slot_bytes = htp_fa_slot_bytes(kp.d, kp.heads, kp.kv_elem, kp.kv_stage_stride);
-    kp.vtcm_size  = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kp.kv_elem, kp.kv_stage_stride));
+    kp.vtcm_size = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.kv_type, kp.d, kp.dv, kp.heads));
     // GGML folds the softcap's division into the scale: s = softcap * tanh(q·k * (scale / softcap)).
     kp.scale     = softcap != 0.0f ? __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, params[0]) / softcap)
                                    : uint32_t(params[0]);

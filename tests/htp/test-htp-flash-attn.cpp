@@ -299,6 +299,12 @@ TEST(HtpFlashAttn, HvxHeadSizesGqaMasksAndSinks) {
         {512, 2, 2, 1, 33, 2, 1, false, 0.0f, 0.0f, false, false, 2},    // the largest head size
         {64, 1, 32, 2, 5, 2, 1, true, 0.0f, 0.0f, false, false, 4},      // 5 keys, GQA 16 (two items a group)
         {128, 1, 4, 1, 1, 0, 1, true, 0.0f, 0.0f, false, false, 2},      // one key
+        // Head sizes that are no multiple of 64 (vision encoders: 40, 72, 80; 100 not even of 32):
+        // computed in 64-element chunks whose padding must stay zero.
+        {40, 3, 4, 2, 50, 2, 1, false, 0.0f, 0.0f, false, false, 2},
+        {72, 2, 4, 4, 70, 1, 4, true, 0.0f, 0.0f, false, true, 3},
+        {80, 1, 8, 2, 33, 2, 1, false, 0.0f, 0.0f, false, false, 4},
+        {100, 4, 2, 1, 40, 2, 1, true, 0.0f, 0.0f, true, false, 2},      // F32 K/V
     };
     uint32_t seed = 1;
     for (const fa_case & c : cases) {
@@ -327,6 +333,7 @@ TEST(HtpFlashAttn, HvxQuantizedAndBf16Caches) {
         {128, 1, 8, 2, 77, 2, 8, false, 0.0f, 0.0f, false, false, 4},  // decode, GQA 4, a mask per head
         {64, 5, 4, 4, 100, 1, 4, true, 0.0f, 0.0f, false, true, 3},    // permuted views, sinks, per-head mask
         {256, 2, 4, 1, 40, 2, 1, false, 0.0f, 0.0f, false, false, 1},  // Gemma 3's head size, 1 thread
+        {96, 3, 4, 2, 45, 2, 1, true, 0.0f, 0.0f, false, false, 2},    // 3 blocks a row: half a chunk padded
     };
     uint32_t seed = 41;
     for (const uint32_t type : {8u, 2u, 3u, 6u, 7u, 20u, 30u}) {  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, BF16

@@ -60,42 +60,48 @@ struct fa_memory {
     HVX_Vector * stats;  // [0] running max, [1] denominator, [2] the head's ALiBi slope (splats)
 };
 
-fa_memory head_state(uint8_t * scratch, uint32_t d, uint32_t g) {
-    auto * q_eo = reinterpret_cast<HVX_Vector *>(scratch + g * proto::htp_fa_head_scratch_bytes(d));
-    return {q_eo, q_eo + d / 32, q_eo + d / 16};
+fa_memory head_state(uint8_t * scratch, uint32_t d, uint32_t dv, uint32_t g) {
+    auto * q_eo = reinterpret_cast<HVX_Vector *>(scratch + g * proto::htp_fa_head_scratch_bytes(d, dv));
+    auto * acc  = q_eo + proto::htp_fa_pad(d) / 32;
+    return {q_eo, acc, acc + proto::htp_fa_pad(dv) / 32};
 }
 
-// A slot: the K block, the V block, then per head its 32 mask entries (a vector), query row and
-// output row; for a dequantized cache type, the staged K and V blocks last.
+// A slot (proto::htp_fa_slot_layout): the K block, the V block, then per head its 32 mask entries
+// (a vector), query row and output row; for a staged type, the staged K and V blocks last.
 struct fa_slot {
     HVX_Vector *       k;
     HVX_Vector *       v;
     const HVX_Vector * mask;     // head g's at mask[g]
-    uint8_t *          q;        // head g's at q + g * d * 4
-    uint8_t *          out;      // head g's at out + g * d * 4
-    uint8_t *          k_stage;  // the staged rows (dequantized types)
+    uint8_t *          q;        // head g's at q + g * pad(d) * 4
+    uint8_t *          out;      // head g's at out + g * pad(dv) * 4
+    uint8_t *          k_stage;  // the staged rows
     uint8_t *          v_stage;
 };
 
-fa_slot slot_at(uint8_t * slots, const htp_flash_attn_kparams & kp, uint32_t k) {
-    uint8_t * s       = slots + k * kp.slot_bytes;
-    uint8_t * v       = s + HTP_FA_BLOCK * kp.kv_row_stride;
-    uint8_t * mk      = v + HTP_FA_BLOCK * kp.kv_row_stride;
-    uint8_t * q       = mk + kp.heads * 128;
-    uint8_t * k_stage = q + 2 * kp.heads * kp.d * 4;
-    return {reinterpret_cast<HVX_Vector *>(s), reinterpret_cast<HVX_Vector *>(v), reinterpret_cast<const HVX_Vector *>(mk),
-            q, q + kp.heads * kp.d * 4, k_stage, k_stage + proto::htp_fa_stage_bytes(kp.kv_stage_stride)};
+fa_slot slot_at(uint8_t * slots, const proto::htp_fa_slot_layout & l, uint32_t k) {
+    uint8_t * s = slots + k * l.bytes;
+    return {reinterpret_cast<HVX_Vector *>(s), reinterpret_cast<HVX_Vector *>(s + l.v_at),
+            reinterpret_cast<const HVX_Vector *>(s + l.mask_at), s + l.q_at, s + l.out_at, s + l.k_stage_at,
+            s + l.v_stage_at};
+}
+
+__attribute__((noinline)) void zero_vectors(HVX_Vector * v, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) {
+        v[i] = Q6_V_vzero();
+    }
 }
 
 // A new item: the query row in even/odd order, zero accumulators, max -inf, denominator 0.
 // ln_slope: the head's ALiBi slope's logarithm, its power once per item rather than per block.
-__attribute__((noinline)) void fa_begin(const fa_memory & m, const HVX_Vector * q, uint32_t d, float ln_slope) {
+// d, dv: the padded head sizes (the query row's padding is zero).
+__attribute__((noinline)) void fa_begin(const fa_memory & m, const HVX_Vector * q, uint32_t d, uint32_t dv, float ln_slope) {
     for (uint32_t c = 0; c < d / 64; ++c) {
         const HVX_VectorPair e = Q6_W_vdeal_VVR(q[2 * c + 1], q[2 * c], -4);  // lo: evens, hi: odds
         m.q_eo[2 * c]          = Q6_V_lo_W(e);
         m.q_eo[2 * c + 1]      = Q6_V_hi_W(e);
-        m.acc[2 * c]           = Q6_V_vzero();
-        m.acc[2 * c + 1]       = Q6_V_vzero();
+    }
+    for (uint32_t v = 0; v < dv / 32; ++v) {
+        m.acc[v] = Q6_V_vzero();
     }
     m.stats[0] = hvx_splat_w(int32_t(0xFF800000u));
     m.stats[1] = Q6_V_vzero();
@@ -117,11 +123,12 @@ __attribute__((always_inline)) inline HVX_Vector fa_dot_f32(const HVX_Vector * k
 // slope * mask_j for the block's n keys, -inf past them; slope: the head's ALiBi slope in every lane
 // (without ALiBi: unused).
 __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const HVX_Vector * k, const HVX_Vector * mask,
-                                               uint32_t n, const htp_flash_attn_kparams & kp, HVX_Vector slope) {
-    const uint32_t   per_row = kp.kv_row_stride / 128;
-    const uint32_t   chunks  = kp.d / 64;
+                                               uint32_t n, const htp_flash_attn_kparams & kp,
+                                               const proto::htp_fa_slot_layout & l, HVX_Vector slope) {
+    const uint32_t   per_row = l.k_stride / 128;
+    const uint32_t   chunks  = proto::htp_fa_pad(kp.d) / 64;
     const HVX_Vector * q_eo  = m.q_eo;
-    HVX_Vector         sc    = kp.kv_elem == 4 ? hvx_sf_row_sums<HTP_FA_BLOCK>(
+    HVX_Vector         sc    = l.kv_elem == 4 ? hvx_sf_row_sums<HTP_FA_BLOCK>(
         [&](uint32_t r) { return fa_dot_f32(k + r * per_row, q_eo, chunks); }, 0)
                                                  : hvx_sf_row_sums<HTP_FA_BLOCK>(
         [&](uint32_t r) { return hvx_sf_dot_16<false>(k + r * per_row, q_eo, chunks); }, 0);
@@ -147,7 +154,7 @@ __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const HVX_Ve
 // block's n value rows. A max of -inf (nothing seen yet) is replaced by 0 in the exponents, so
 // -inf - -inf never occurs.
 __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const HVX_Vector * v, HVX_Vector sc, uint32_t n,
-                                             const htp_flash_attn_kparams & kp) {
+                                             const htp_flash_attn_kparams & kp, const proto::htp_fa_slot_layout & l) {
     const HVX_Vector neg_inf = hvx_splat_w(int32_t(0xFF800000u));
     HVX_Vector       key     = hvx_sf_order_key(sc);
     for (int32_t bytes = 64; bytes >= 4; bytes /= 2) {
@@ -167,13 +174,13 @@ __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const HVX_Vect
         int32_t    w[32];
     } lanes;
     lanes.v                  = p;
-    const uint32_t per_row = kp.kv_row_stride / 128;
-    for (uint32_t c = 0; c < kp.d / 64; ++c) {
+    const uint32_t per_row = l.v_stride / 128;
+    for (uint32_t c = 0; c < proto::htp_fa_pad(kp.dv) / 64; ++c) {
         HVX_Vector even = hvx_sf_mul(m.acc[2 * c], shrink);
         HVX_Vector odd  = hvx_sf_mul(m.acc[2 * c + 1], shrink);
         for (uint32_t j = 0; j < n; ++j) {
             HVX_Vector ve, vo;
-            if (kp.kv_elem == 4) {  // F32 values: dealt into even/odd
+            if (l.kv_elem == 4) {  // F32 values: dealt into even/odd
                 const HVX_VectorPair e = Q6_W_vdeal_VVR(v[j * per_row + 2 * c + 1], v[j * per_row + 2 * c], -4);
                 ve = Q6_V_lo_W(e), vo = Q6_V_hi_W(e);
             } else {
@@ -188,12 +195,12 @@ __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const HVX_Vect
     }
 }
 
-// The item's output row: the sink logit (when there is one) joins the denominator, then acc / l in
-// element order (0 when every key was masked).
+// The item's output row (dv: the padded size): the sink logit (when there is one) joins the
+// denominator, then acc / l in element order (0 when every key was masked).
 __attribute__((noinline)) void fa_finish(const fa_memory & m, HVX_Vector * out, bool has_sink, float sink,
-                                         uint32_t d) {
+                                         uint32_t dv) {
     const HVX_Vector inv = fa_output_factor(m.stats[0], m.stats[1], has_sink, sink);
-    for (uint32_t c = 0; c < d / 64; ++c) {
+    for (uint32_t c = 0; c < dv / 64; ++c) {
         const HVX_VectorPair o = Q6_W_vshuff_VVR(hvx_sf_mul(m.acc[2 * c + 1], inv), hvx_sf_mul(m.acc[2 * c], inv), -4);
         out[2 * c]             = Q6_V_lo_W(o);
         out[2 * c + 1]         = Q6_V_hi_W(o);
@@ -218,6 +225,7 @@ struct fa_job {
     const htp_tensor *     sinks;
     const htp_tensor *     dst;
     uint8_t *              vtcm;
+    proto::htp_fa_slot_layout layout;
     uint32_t               thread_bytes;
     uint32_t               item0, item_end;   // this device's items
     uint32_t               items_per_thread;
@@ -231,8 +239,12 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
     if (it0 >= it1) {
         return;
     }
+    const proto::htp_fa_slot_layout & l = job.layout;
     uint8_t * slots   = job.vtcm + i * job.thread_bytes;
-    uint8_t * scratch = slots + kp.n_slots * kp.slot_bytes;
+    uint8_t * scratch = slots + kp.n_slots * l.bytes;
+    // Zero slots: the rows' padding up to whole 64-element chunks stays zero (DMA and the
+    // dequantizer write the rows' own elements only), so padded lanes add 0 to the dots.
+    zero_vectors(reinterpret_cast<HVX_Vector *>(slots), kp.n_slots * l.bytes / 128);
 
     dma_queue *      q      = &job.octx->dma[i];
     const platform * plat   = job.octx->plat;
@@ -308,23 +320,24 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             }
             return true;
         },
-        [&](uint32_t k, const fa_block & b) { dma_queue_push_token(q, slot_at(slots, kp, k).out, trace_info(b.row)); },
+        [&](uint32_t k, const fa_block & b) { dma_queue_push_token(q, slot_at(slots, l, k).out, trace_info(b.row)); },
         [&](uint32_t k, const fa_block & b) {
-            const fa_slot  s   = slot_at(slots, kp, k);
+            const fa_slot  s   = slot_at(slots, l, k);
             const uint32_t ik2 = proto::fastdiv(b.iq2, kp.div_group);
             const uint32_t j0  = b.blk * HTP_FA_BLOCK;
             const uint16_t tag = trace_info(b.row);
-            // Rows in place into the K/V areas, or staged (proto::htp_fa_kv_plan).
-            const bool     staged    = kp.kv_stage_stride != 0;
-            const uint32_t stride    = staged ? kp.kv_stage_stride : kp.kv_row_stride;
-            const uint32_t row_bytes = staged ? kp.d / 32 * proto::htp_fa_stage_block_bytes(kp.kv_type, kp.heads)
-                                              : kp.d * kp.kv_elem;
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(staged ? s.k_stage : reinterpret_cast<uint8_t *>(s.k)),
-                                       dma_addr_at(k_base, j0 * job.k->nb[1] + ik2 * job.k->nb[2]), stride,
-                                       job.k->nb[1], row_bytes, b.n, tag);
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(staged ? s.v_stage : reinterpret_cast<uint8_t *>(s.v)),
-                                       dma_addr_at(v_base, j0 * job.v->nb[1] + ik2 * job.v->nb[2]), stride,
-                                       job.v->nb[1], row_bytes, b.n, tag);
+            // Rows in place into the K/V areas, or staged (proto::htp_fa_slot_layout).
+            if (l.k_stage_stride != 0) {
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k_stage), dma_addr_at(k_base, j0 * job.k->nb[1] + ik2 * job.k->nb[2]),
+                                           l.k_stage_stride, job.k->nb[1], proto::htp_fa_staged_row_bytes(kp.kv_type, kp.d), b.n, tag);
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v_stage), dma_addr_at(v_base, j0 * job.v->nb[1] + ik2 * job.v->nb[2]),
+                                           l.v_stage_stride, job.v->nb[1], proto::htp_fa_staged_row_bytes(kp.kv_type, kp.dv), b.n, tag);
+            } else {
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k), dma_addr_at(k_base, j0 * job.k->nb[1] + ik2 * job.k->nb[2]),
+                                           l.k_stride, job.k->nb[1], kp.d * l.kv_elem, b.n, tag);
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v), dma_addr_at(v_base, j0 * job.v->nb[1] + ik2 * job.v->nb[2]),
+                                           l.v_stride, job.v->nb[1], kp.dv * l.kv_elem, b.n, tag);
+            }
             for (uint32_t g = 0; g < kp.heads; ++g) {
                 if (job.mask) {
                     const uint32_t off = b.iq1 * job.mask->nb[1] +
@@ -336,18 +349,19 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                 }
             }
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.q), dma_addr_at(q_base, b.iq1 * job.q->nb[1] + b.iq2 * job.q->nb[2]),
-                                       kp.d * 4, job.q->nb[2], kp.d * 4, kp.heads, tag);
+                                       proto::htp_fa_pad(kp.d) * 4, job.q->nb[2], kp.d * 4, kp.heads, tag);
         },
         [&](uint32_t k, const fa_block & b) {
-            const fa_slot s = slot_at(slots, kp, k);
-            if (kp.kv_stage_stride != 0) {  // once for all the item's heads
-                hvx_kv_dequant_rows(kp.kv_type, s.k_stage, kp.kv_stage_stride, reinterpret_cast<uint8_t *>(s.k),
-                                    kp.kv_row_stride, b.n, kp.d / 32);
-                hvx_kv_dequant_rows(kp.kv_type, s.v_stage, kp.kv_stage_stride, reinterpret_cast<uint8_t *>(s.v),
-                                    kp.kv_row_stride, b.n, kp.d / 32);
+            const fa_slot  s  = slot_at(slots, l, k);
+            const uint32_t dp = proto::htp_fa_pad(kp.d), dvp = proto::htp_fa_pad(kp.dv);
+            if (l.k_stage_stride != 0) {  // once for all the item's heads
+                hvx_kv_dequant_rows(kp.kv_type, s.k_stage, l.k_stage_stride, reinterpret_cast<uint8_t *>(s.k), l.k_stride,
+                                    b.n, kp.d);
+                hvx_kv_dequant_rows(kp.kv_type, s.v_stage, l.v_stage_stride, reinterpret_cast<uint8_t *>(s.v), l.v_stride,
+                                    b.n, kp.dv);
             }
             for (uint32_t g = 0; g < kp.heads; ++g) {
-                const fa_memory mem = head_state(scratch, kp.d, g);
+                const fa_memory mem = head_state(scratch, kp.d, kp.dv, g);
                 const uint32_t  iq2 = b.iq2 + g;
                 if (b.blk == 0) {
                     float ln_slope = 0.0f;  // ALiBi: GGML's per-head powers of m0 and m1, as e^(ln 2 * c * power)
@@ -356,15 +370,15 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                         const float c   = __builtin_bit_cast(float, low ? kp.alibi_c0 : kp.alibi_c1);
                         ln_slope        = c * float(low ? iq2 + 1 : 2 * (iq2 - kp.n_head_log2) + 1) * 0.693147181f;
                     }
-                    fa_begin(mem, reinterpret_cast<const HVX_Vector *>(s.q + g * kp.d * 4), kp.d, ln_slope);
+                    fa_begin(mem, reinterpret_cast<const HVX_Vector *>(s.q + g * dp * 4), dp, dvp, ln_slope);
                 }
-                fa_accumulate(mem, s.v, fa_scores(mem, s.k, s.mask + g, b.n, kp, mem.stats[2]), b.n, kp);
+                fa_accumulate(mem, s.v, fa_scores(mem, s.k, s.mask + g, b.n, kp, l, mem.stats[2]), b.n, kp, l);
                 if (b.last) {
                     float sink = 0.0f;
                     if (kp.has_sinks) {
                         __builtin_memcpy(&sink, sinks + iq2 * 4, 4);  // a small DDR table: a scalar read
                     }
-                    fa_finish(mem, reinterpret_cast<HVX_Vector *>(s.out + g * kp.d * 4), kp.has_sinks != 0, sink, kp.d);
+                    fa_finish(mem, reinterpret_cast<HVX_Vector *>(s.out + g * dvp * 4), kp.has_sinks != 0, sink, dvp);
                 }
             }
         },
@@ -373,8 +387,8 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
                 return 0;
             }
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(o_base, b.iq2 * job.dst->nb[1] + b.iq1 * job.dst->nb[2]),
-                                       dma_addr_of(slot_at(slots, kp, k).out), job.dst->nb[1], kp.d * 4, kp.d * 4,
-                                       kp.heads, trace_info(b.row));
+                                       dma_addr_of(slot_at(slots, l, k).out), job.dst->nb[1], proto::htp_fa_pad(kp.dv) * 4,
+                                       kp.dv * 4, kp.heads, trace_info(b.row));
             return 1;
         });
 }
@@ -388,17 +402,14 @@ bool guard_flash_attn(const htp_op_context * octx) {
     const htp_tensor * k    = octx->src[1];
     const htp_tensor * mask = octx->src[3];
     const uint32_t     mask_kind = proto::htp_fa_mask_kind(mask);
-    const proto::htp_fa_kv_layout kv = proto::htp_fa_kv_plan(k->type, kp.d, kp.heads);
-    const uint32_t     kv_elem   = kv.kv_elem;
-    const uint32_t     stage     = kv.stage_stride;
     return proto::htp_fa_layout_valid(*q, *k, *octx->src[2], mask, octx->src[4], *octx->dst[0], true) &&
-           kp.kv_elem == kv_elem && kp.kv_type == k->type && kp.kv_stage_stride == stage &&
-           kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
-           kp.n_slots <= proto::HTP_FA_MAX_SLOTS && kp.d == q->ne[0] && kp.n_kv == k->ne[1] && kp.n_blocks >= 1 &&
+           kp.kv_type == k->type && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
+           kp.n_slots <= proto::HTP_FA_MAX_SLOTS && kp.d == q->ne[0] && kp.dv == octx->src[2]->ne[0] &&
+           kp.n_kv == k->ne[1] && kp.n_blocks >= 1 &&
            (kp.n_blocks - 1) * HTP_FA_BLOCK < kp.n_kv && kp.n_blocks * HTP_FA_BLOCK >= kp.n_kv &&
-           kp.heads >= 1 && kp.heads <= proto::HTP_FA_MAX_HEADS && kp.kv_row_stride == proto::htp_fa_kv_row_stride(kp.d, kv_elem) &&
-           kp.slot_bytes == proto::htp_fa_slot_bytes(kp.d, kp.heads, kv_elem, stage) &&
-           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.d, kp.heads, kv_elem, stage) && kp.mask == mask_kind &&
+           kp.heads >= 1 && kp.heads <= proto::HTP_FA_MAX_HEADS &&
+           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.kv_type, kp.d, kp.dv, kp.heads) &&
+           kp.mask == mask_kind &&
            kp.has_sinks == (octx->src[4] != nullptr) && uint64_t(kp.div_head.d) * kp.heads == q->ne[2] &&
            kp.div_group.d >= 1 && heads_divide_group(kp.heads, kp.div_group.d) &&
            kp.div_group.d * k->ne[2] == q->ne[2] && (mask == nullptr || kp.div_mask2.d == mask->ne[2]) &&
@@ -421,7 +432,8 @@ uint32_t op_flash_attn(htp_op_context * octx) {
         return proto::HTP_STATUS_VTCM_TOO_SMALL;
     }
     // Each thread's share, from the same sizes the host planned with (no division here).
-    job.thread_bytes     = job.kp.n_slots * job.kp.slot_bytes + proto::htp_fa_scratch_bytes(job.kp.d, job.kp.heads);
+    job.layout           = proto::htp_fa_slot_layout_of(job.kp.kv_type, job.kp.d, job.kp.dv, job.kp.heads);
+    job.thread_bytes     = job.kp.n_slots * job.layout.bytes + job.kp.heads * proto::htp_fa_head_scratch_bytes(job.kp.d, job.kp.dv);
     job.item0            = 0;
     job.item_end         = job.q->ne[1] * job.kp.div_head.d;
     job.items_per_thread = job.kp.items_per_thread;
