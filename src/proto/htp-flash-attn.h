@@ -36,7 +36,7 @@ constexpr uint32_t htp_fa_mask_kind(const htp_tensor * mask) {
 
 struct htp_flash_attn_kparams {
     uint32_t       n_threads;         // threads the work items are split over
-    uint32_t       items_per_thread;  // thread i takes items [i * it, (i + 1) * it) of n_q * n_head / heads
+    uint32_t       items_per_thread;  // thread i takes items [i * it, (i + 1) * it) of ne3 * n_q * n_head / heads
     uint32_t       heads;             // query heads per item, 1..HTP_FA_MAX_HEADS, dividing the GQA group
     uint32_t       n_slots;           // key blocks in flight, 2..HTP_FA_MAX_SLOTS
     uint32_t       d;                 // Q's and K's head size
@@ -137,6 +137,10 @@ constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, c
     // a multiple of 64.
     const bool     sizes_ok  = f32_kv ? d != 0 && dv != 0 && d <= HTP_FA_MAX_D && dv <= HTP_FA_MAX_D
                                       : d != 0 && d % 64 == 0 && d <= HTP_FA_MAX_D && dv == d;
+    // HVX: dims 3 (several sequences) of Q, K, V and the result alike (GGML's), the mask's repeated
+    // over them; HMX: 1.
+    const bool     dims3_ok  = q.ne[3] != 0 && k.ne[3] == q.ne[3] && v.ne[3] == q.ne[3] && dst.ne[3] == q.ne[3] &&
+                               (f32_kv || q.ne[3] == 1);
     const bool     kv_ok     = (k.type == HTP_TYPE_F16 && v.type == HTP_TYPE_F16) ||
                                (f32_kv && k.type == HTP_TYPE_F32 && v.type == HTP_TYPE_F32) || dequant;
     const uint32_t kv_elem   = k.type == HTP_TYPE_F32 ? 4 : 2;
@@ -144,15 +148,15 @@ constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, c
                                        : htp_rows_inside(k, kv_elem) && htp_rows_inside(v, kv_elem);
     if (q.type != HTP_TYPE_F32 || !kv_ok || dst.type != HTP_TYPE_F32 || !sizes_ok ||
         k.ne[0] != d || k.ne[1] == 0 || v.ne[1] != k.ne[1] || v.ne[2] != k.ne[2] || k.ne[2] == 0 ||
-        q.ne[2] < k.ne[2] || q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1 || dst.ne[0] != dv || dst.ne[1] != q.ne[2] ||
-        dst.ne[2] != q.ne[1] || dst.ne[3] != 1 || dst.nb[1] < dv * 4 || !htp_rows_inside(q, 4) ||
+        q.ne[2] < k.ne[2] || !dims3_ok || dst.ne[0] != dv || dst.ne[1] != q.ne[2] ||
+        dst.ne[2] != q.ne[1] || dst.nb[1] < dv * 4 || !htp_rows_inside(q, 4) ||
         !kv_inside || !htp_rows_inside(dst, 4)) {
         return false;
     }
     if (mask != nullptr) {
         const uint32_t elem = mask->type == HTP_TYPE_F16 ? 2 : 4;
         if ((mask->type != HTP_TYPE_F32 && mask->type != HTP_TYPE_F16) || mask->ne[0] < k.ne[1] || mask->ne[1] < q.ne[1] ||
-            mask->ne[2] == 0 || mask->ne[3] != 1 || !htp_rows_inside(*mask, elem)) {
+            mask->ne[2] == 0 || mask->ne[3] == 0 || (!f32_kv && mask->ne[3] != 1) || !htp_rows_inside(*mask, elem)) {
             return false;
         }
     }
@@ -177,8 +181,8 @@ constexpr htp_verdict htp_fa_refusal(const htp_tensor & q, const htp_tensor & k,
         return htp_refuse(f32_kv ? "the NPU attention takes head sizes up to 576"
                                  : "the HMX attention takes one head size, a multiple of 64 up to 256");
     }
-    if (q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1) {
-        return htp_refuse("the NPU attention takes dims 3 of 1");
+    if (!f32_kv && (q.ne[3] != 1 || k.ne[3] != 1 || v.ne[3] != 1)) {
+        return htp_refuse("the HMX attention takes dims 3 of 1");
     }
     return htp_refuse("the NPU attention takes Q, K, V and the mask as rows in order, the mask F16/F32 covering "
                       "the keys and query rows, one F32 sink per head");
@@ -200,18 +204,22 @@ inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_te
     if (q.ne[2] % k.ne[2] != 0 || (mask != nullptr && q.ne[2] % mask->ne[2] != 0)) {
         return htp_refuse("the heads are not a whole number of K/V heads (or of mask slices)");
     }
+    if (mask != nullptr && q.ne[3] % mask->ne[3] != 0) {
+        return htp_refuse("the sequences (dim 3) are not a whole number of mask slices");
+    }
     if (n_threads == 0) {
         return htp_refuse("the session's thread count is out of range");
     }
     htp_flash_attn_kparams kp{};
-    if (uint64_t(q.ne[1]) * q.ne[2] > UINT32_MAX) {
+    if (uint64_t(q.ne[1]) * q.ne[2] * q.ne[3] > UINT32_MAX) {
         return htp_refuse("more than 2^32 query rows");
     }
     // The most heads of a GQA group per item that divide the group, fit, and leave an item for
     // every thread (decode has one query row: its heads are the only parallelism).
     const uint32_t group = q.ne[2] / k.ne[2];
     kp.heads             = group < HTP_FA_MAX_HEADS ? group : HTP_FA_MAX_HEADS;
-    while (kp.heads > 1 && (group % kp.heads != 0 || uint64_t(q.ne[1]) * (q.ne[2] / kp.heads) < n_threads)) {
+    const uint64_t rows  = uint64_t(q.ne[1]) * q.ne[3];  // query rows of every sequence
+    while (kp.heads > 1 && (group % kp.heads != 0 || rows * (q.ne[2] / kp.heads) < n_threads)) {
         --kp.heads;
     }
     kp.d             = q.ne[0];
@@ -222,7 +230,7 @@ inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_te
     kp.n_slots       = HTP_FA_MAX_SLOTS;
     uint32_t threads = n_threads;
     for (;;) {
-        const uint64_t items = uint64_t(q.ne[1]) * (q.ne[2] / kp.heads);
+        const uint64_t items = rows * (q.ne[2] / kp.heads);
         kp.n_threads         = items < threads ? uint32_t(items) : threads;
         kp.items_per_thread  = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
         if (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.kv_type, kp.d, kp.dv, kp.heads) <= vtcm_size) {

@@ -78,7 +78,7 @@ ggml_tensor * build_fa(case_graph & g, const fa_variant & v) {
 } // namespace
 
 void add_flash_attn_cases(std::vector<op_case> & cases) {
-    constexpr ggml_type f16 = GGML_TYPE_F16, f32 = GGML_TYPE_F32;
+    constexpr ggml_type f16 = GGML_TYPE_F16, f32 = GGML_TYPE_F32, q8_0 = GGML_TYPE_Q8_0;
     const fa_variant variants[] = {
         {64, 64, 1, 32, 4, 4, 1, f16, 1, 0.0f, 0.0f, false, false},    // decode
         {64, 64, 7, 113, 8, 2, 1, f16, 1, 0.0f, 0.0f, false, false},   // GQA 4:1, odd n_kv
@@ -98,6 +98,8 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
         {64, 64, 5, 48, 4, 2, 1, f16, 1, 0.0f, 0.0f, true, false},     // sinks with a mask
         {64, 64, 5, 48, 4, 4, 1, f32, 0, 0.0f, 0.0f, true, false},     // sinks alone
         {64, 64, 3, 24, 4, 2, 2, f16, 1, 0.0f, 0.0f, false, false},    // 4-D
+        {64, 64, 2, 40, 4, 2, 3, f16, 2, 0.0f, 0.0f, true, false},     // 3 sequences, a mask per head
+        {128, 128, 1, 70, 8, 2, 4, q8_0, 1, 0.0f, 0.0f, false, false}, // 4 sequences' decode, quantized
         {64, 64, 4, 40, 4, 2, 1, f16, 1, 0.0f, 0.0f, false, true},     // K/V viewed from a cache
         {64, 64, 4, 40, 4, 4, 1, f32, 4, 8.0f, 20.0f, true, true},     // everything at once
         {256, 256, 1, 1000, 4, 1, 1, f16, 1, 0.0f, 0.0f, false, false},  // Gemma 3 decode, a long context

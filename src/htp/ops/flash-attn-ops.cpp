@@ -212,6 +212,7 @@ struct fa_block {
     uint32_t blk;
     uint32_t n;    // keys in this block
     uint32_t iq1, iq2;  // the query row, the item's first head
+    uint32_t iq3, im3;  // its sequence (dim 3, Q's, K/V's and the result's), the mask's slice for it
     bool     last;      // the item's last block: it finishes the rows
 };
 
@@ -263,8 +264,8 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
     // slice) once per thread, however many heads and items share it (a mask broadcast over the
     // heads, mask ne[2] == 1, is scanned once per row), its answer kept in a small table by slice.
     const uint8_t * m_ddr = job.mask ? htp_tensor_ptr(plat, job.mask) : nullptr;
-    auto last_of_slice    = [&](uint32_t iq1, uint32_t slice) {
-        const uint8_t * row = m_ddr + iq1 * job.mask->nb[1] + slice * job.mask->nb[2];
+    auto last_of_slice    = [&](uint32_t iq1, uint32_t slice, uint32_t im3) {
+        const uint8_t * row = m_ddr + iq1 * job.mask->nb[1] + slice * job.mask->nb[2] + im3 * job.mask->nb[3];
         for (uint32_t blk = kp.n_blocks - 1; blk > 0; --blk) {
             const uint32_t j1 = blk + 1 < kp.n_blocks ? (blk + 1) * HTP_FA_BLOCK : kp.n_kv;
             for (uint32_t j = blk * HTP_FA_BLOCK; j < j1; ++j) {
@@ -277,11 +278,11 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
         }
         return 0u;
     };
-    uint32_t memo_row[FA_MASK_MEMO], memo_slice[FA_MASK_MEMO], memo_last[FA_MASK_MEMO];
+    uint32_t memo_row[FA_MASK_MEMO], memo_slice[FA_MASK_MEMO], memo_im3[FA_MASK_MEMO], memo_last[FA_MASK_MEMO];
     for (uint32_t e = 0; e < FA_MASK_MEMO; ++e) {
         memo_row[e] = UINT32_MAX;
     }
-    auto last_of = [&](uint32_t iq1, uint32_t iq2) {
+    auto last_of = [&](uint32_t iq1, uint32_t iq2, uint32_t im3) {
         if (m_ddr == nullptr) {
             return kp.n_blocks - 1;
         }
@@ -291,14 +292,28 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
         for (uint32_t g = 0; g < slices; ++g) {
             const uint32_t slice = proto::fastmodulo(iq2 + g, kp.div_mask2);
             const uint32_t e     = slice % FA_MASK_MEMO;
-            if (memo_row[e] != iq1 || memo_slice[e] != slice) {
+            if (memo_row[e] != iq1 || memo_slice[e] != slice || memo_im3[e] != im3) {
                 memo_row[e]   = iq1;
                 memo_slice[e] = slice;
-                memo_last[e]  = last_of_slice(iq1, slice);
+                memo_im3[e]   = im3;
+                memo_last[e]  = last_of_slice(iq1, slice, im3);
             }
             last = memo_last[e] > last ? memo_last[e] : last;
         }
         return last;
+    };
+    // Dims 3 (several sequences): a thread's items run in order, so each one's sequence iq3 and
+    // the mask slice iq3 % mask.ne3 follow by counting (no division).
+    const uint32_t n_q   = job.q->ne[1];
+    const uint32_t m_ne3 = job.mask ? job.mask->ne[3] : 1;
+    uint32_t       iq3 = 0, row_base = 0, im3 = 0;
+    auto           query_row = [&](uint32_t r) {  // r = iq3 * n_q + iq1, never decreasing: iq1
+        while (r - row_base >= n_q) {
+            row_base += n_q;
+            ++iq3;
+            im3 = im3 + 1 == m_ne3 ? 0 : im3 + 1;
+        }
+        return r - row_base;
     };
     uint32_t item = it0, blk = 0, last = 0;
     stream_blocks<proto::HTP_FA_MAX_SLOTS, fa_block>(
@@ -307,12 +322,13 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             if (item >= it1) {
                 return false;
             }
-            const uint32_t iq1 = proto::fastdiv(item, kp.div_head);
-            const uint32_t iq2 = (item - iq1 * kp.div_head.d) * kp.heads;
+            const uint32_t r   = proto::fastdiv(item, kp.div_head);
+            const uint32_t iq1 = query_row(r);
+            const uint32_t iq2 = (item - r * kp.div_head.d) * kp.heads;
             if (blk == 0) {
-                last = last_of(iq1, iq2);
+                last = last_of(iq1, iq2, im3);
             }
-            b   = fa_block{item, blk, 0, iq1, iq2, blk == last};
+            b   = fa_block{item, blk, 0, iq1, iq2, iq3, im3, blk == last};
             b.n = blk + 1 < kp.n_blocks ? HTP_FA_BLOCK : kp.n_kv - blk * HTP_FA_BLOCK;
             if (++blk > last) {
                 blk = 0;
@@ -326,29 +342,33 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             const uint32_t ik2 = proto::fastdiv(b.iq2, kp.div_group);
             const uint32_t j0  = b.blk * HTP_FA_BLOCK;
             const uint16_t tag = trace_info(b.row);
+            const uint32_t k_row = j0 * job.k->nb[1] + ik2 * job.k->nb[2] + b.iq3 * job.k->nb[3];
+            const uint32_t v_row = j0 * job.v->nb[1] + ik2 * job.v->nb[2] + b.iq3 * job.v->nb[3];
             // Rows in place into the K/V areas, or staged (proto::htp_fa_slot_layout).
             if (l.k_stage_stride != 0) {
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k_stage), dma_addr_at(k_base, j0 * job.k->nb[1] + ik2 * job.k->nb[2]),
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k_stage), dma_addr_at(k_base, k_row),
                                            l.k_stage_stride, job.k->nb[1], proto::htp_fa_staged_row_bytes(kp.kv_type, kp.d), b.n, tag);
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v_stage), dma_addr_at(v_base, j0 * job.v->nb[1] + ik2 * job.v->nb[2]),
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v_stage), dma_addr_at(v_base, v_row),
                                            l.v_stage_stride, job.v->nb[1], proto::htp_fa_staged_row_bytes(kp.kv_type, kp.dv), b.n, tag);
             } else {
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k), dma_addr_at(k_base, j0 * job.k->nb[1] + ik2 * job.k->nb[2]),
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k), dma_addr_at(k_base, k_row),
                                            l.k_stride, job.k->nb[1], kp.d * l.kv_elem, b.n, tag);
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v), dma_addr_at(v_base, j0 * job.v->nb[1] + ik2 * job.v->nb[2]),
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v), dma_addr_at(v_base, v_row),
                                            l.v_stride, job.v->nb[1], kp.dv * l.kv_elem, b.n, tag);
             }
             for (uint32_t g = 0; g < kp.heads; ++g) {
                 if (job.mask) {
                     const uint32_t off = b.iq1 * job.mask->nb[1] +
-                                         proto::fastmodulo(b.iq2 + g, kp.div_mask2) * job.mask->nb[2] + j0 * m_elem;
+                                         proto::fastmodulo(b.iq2 + g, kp.div_mask2) * job.mask->nb[2] +
+                                         b.im3 * job.mask->nb[3] + j0 * m_elem;
                     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.mask + g), dma_addr_at(m_base, off), 128, 128,
                                                b.n * m_elem, 1, tag);
                 } else {
                     dma_queue_push_token(q, s.mask + g, tag);
                 }
             }
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.q), dma_addr_at(q_base, b.iq1 * job.q->nb[1] + b.iq2 * job.q->nb[2]),
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.q),
+                                       dma_addr_at(q_base, b.iq1 * job.q->nb[1] + b.iq2 * job.q->nb[2] + b.iq3 * job.q->nb[3]),
                                        proto::htp_fa_pad(kp.d) * 4, job.q->nb[2], kp.d * 4, kp.heads, tag);
         },
         [&](uint32_t k, const fa_block & b) {
@@ -386,7 +406,7 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             if (!b.last) {
                 return 0;
             }
-            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(o_base, b.iq2 * job.dst->nb[1] + b.iq1 * job.dst->nb[2]),
+            dma_queue_push_vtcm_to_ddr(q, dma_addr_at(o_base, b.iq2 * job.dst->nb[1] + b.iq1 * job.dst->nb[2] + b.iq3 * job.dst->nb[3]),
                                        dma_addr_of(slot_at(slots, l, k).out), job.dst->nb[1], proto::htp_fa_pad(kp.dv) * 4,
                                        kp.dv * 4, kp.heads, trace_info(b.row));
             return 1;
@@ -413,7 +433,7 @@ bool guard_flash_attn(const htp_op_context * octx) {
            kp.has_sinks == (octx->src[4] != nullptr) && uint64_t(kp.div_head.d) * kp.heads == q->ne[2] &&
            kp.div_group.d >= 1 && heads_divide_group(kp.heads, kp.div_group.d) &&
            kp.div_group.d * k->ne[2] == q->ne[2] && (mask == nullptr || kp.div_mask2.d == mask->ne[2]) &&
-           uint64_t(kp.items_per_thread) * kp.n_threads >= uint64_t(q->ne[1]) * kp.div_head.d;
+           uint64_t(kp.items_per_thread) * kp.n_threads >= uint64_t(q->ne[1]) * q->ne[3] * kp.div_head.d;
 }
 
 uint32_t op_flash_attn(htp_op_context * octx) {
@@ -435,7 +455,7 @@ uint32_t op_flash_attn(htp_op_context * octx) {
     job.layout           = proto::htp_fa_slot_layout_of(job.kp.kv_type, job.kp.d, job.kp.dv, job.kp.heads);
     job.thread_bytes     = job.kp.n_slots * job.layout.bytes + job.kp.heads * proto::htp_fa_head_scratch_bytes(job.kp.d, job.kp.dv);
     job.item0            = 0;
-    job.item_end         = job.q->ne[1] * job.kp.div_head.d;
+    job.item_end         = job.q->ne[1] * job.q->ne[3] * job.kp.div_head.d;
     job.items_per_thread = job.kp.items_per_thread;
     if (octx->mdev->count > 1) {
         // Items split over the group in any units: every output row leaves VTCM by DMA, which the
