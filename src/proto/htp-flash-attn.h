@@ -54,7 +54,8 @@ struct htp_flash_attn_kparams {
     uint32_t       n_head_log2;  // ALiBi (0: none): head h's slope 2^(c0 (h + 1)) below n_head_log2,
     uint32_t       alibi_c0;     //   else 2^(c1 (2 (h - n_head_log2) + 1)); c0, c1 float bits of
     uint32_t       alibi_c1;     //   -max_bias / n_head_log2 and half of it
-    uint32_t       kv_type;      // K's and V's GGML type; the slots' layout follows (htp_fa_slot_layout_of)
+    uint32_t       k_type;       // K's and V's GGML types (llama.cpp's -ctk and -ctv may differ); the
+    uint32_t       v_type;       //   slots' layout follows (htp_fa_slot_layout_of)
 };
 static_assert(sizeof(htp_flash_attn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -84,22 +85,24 @@ constexpr uint32_t htp_fa_stage_bytes(uint32_t stage_stride) {
 }
 
 // One slot of the HVX kernel (byte offsets): the K block, the V block, per head a mask vector,
-// query row and output row, then, for staged types, the staged K and V blocks. K/V rows are F16
-// read in place (kv_elem 2) or F32 rows (4: F32 in place, the staged types made F32 by HVX).
+// query row and output row, then, for staged types, the staged K and V blocks. K and V rows are
+// each F16 read in place (elem 2) or F32 rows (4: F32 in place, the staged types made F32 by HVX).
 struct htp_fa_slot_layout {
-    uint32_t kv_elem;
-    uint32_t k_stride, v_stride;              // VTCM strides of the K and V rows: padded head size * kv_elem
+    uint32_t k_elem, v_elem;
+    uint32_t k_stride, v_stride;              // VTCM strides of the K and V rows: padded head size * elem
     uint32_t k_stage_stride, v_stage_stride;  // 0: the rows land in place
     uint32_t v_at, mask_at, q_at, out_at, k_stage_at, v_stage_at, bytes;  // the K block at 0
 };
-constexpr htp_fa_slot_layout htp_fa_slot_layout_of(uint32_t kv_type, uint32_t d, uint32_t dv, uint32_t heads) {
+constexpr htp_fa_slot_layout htp_fa_slot_layout_of(uint32_t k_type, uint32_t v_type, uint32_t d, uint32_t dv,
+                                                   uint32_t heads) {
     htp_fa_slot_layout l{};
-    const uint32_t     block = htp_fa_stage_block_bytes(kv_type, heads);
-    l.kv_elem                = block != 0 || kv_type == HTP_TYPE_F32 ? 4 : 2;
-    l.k_stride               = htp_fa_pad(d) * l.kv_elem;
-    l.v_stride               = htp_fa_pad(dv) * l.kv_elem;
-    l.k_stage_stride         = block != 0 ? htp_fa_stage_stride(block, d) : 0;
-    l.v_stage_stride         = block != 0 ? htp_fa_stage_stride(block, dv) : 0;
+    const uint32_t     k_block = htp_fa_stage_block_bytes(k_type, heads), v_block = htp_fa_stage_block_bytes(v_type, heads);
+    l.k_elem                   = k_block != 0 || k_type == HTP_TYPE_F32 ? 4 : 2;
+    l.v_elem                   = v_block != 0 || v_type == HTP_TYPE_F32 ? 4 : 2;
+    l.k_stride                 = htp_fa_pad(d) * l.k_elem;
+    l.v_stride                 = htp_fa_pad(dv) * l.v_elem;
+    l.k_stage_stride           = k_block != 0 ? htp_fa_stage_stride(k_block, d) : 0;
+    l.v_stage_stride           = v_block != 0 ? htp_fa_stage_stride(v_block, dv) : 0;
     l.v_at                   = HTP_FA_BLOCK * l.k_stride;
     l.mask_at                = l.v_at + HTP_FA_BLOCK * l.v_stride;
     l.q_at                   = l.mask_at + heads * 128;
@@ -109,9 +112,9 @@ constexpr htp_fa_slot_layout htp_fa_slot_layout_of(uint32_t kv_type, uint32_t d,
     l.bytes                  = l.v_stage_at + htp_fa_stage_bytes(l.v_stage_stride);
     return l;
 }
-constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t kv_type, uint32_t d, uint32_t dv,
-                                    uint32_t heads) {
-    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_layout_of(kv_type, d, dv, heads).bytes +
+constexpr uint64_t htp_fa_vtcm_size(uint32_t n_threads, uint32_t n_slots, uint32_t k_type, uint32_t v_type, uint32_t d,
+                                    uint32_t dv, uint32_t heads) {
+    return uint64_t(n_threads) * (uint64_t(n_slots) * htp_fa_slot_layout_of(k_type, v_type, d, dv, heads).bytes +
                                   uint64_t(heads) * htp_fa_head_scratch_bytes(d, dv));
 }
 
@@ -132,7 +135,14 @@ constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, c
                                    const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst,
                                    bool f32_kv = false) {
     const uint32_t d         = q.ne[0], dv = v.ne[0];
-    const bool     dequant   = f32_kv && htp_kv_block_bytes(k.type) != 0 && v.type == k.type;
+    // HVX: K and V each F16, F32 or a dequantized type; HMX: both F16.
+    auto           kv_type_ok = [&](const htp_tensor & t) {
+        return t.type == HTP_TYPE_F16 || (f32_kv && (t.type == HTP_TYPE_F32 || htp_kv_block_bytes(t.type) != 0));
+    };
+    auto kv_rows_inside = [](const htp_tensor & t) {
+        return htp_kv_block_bytes(t.type) != 0 ? htp_fa_kv_blocks_inside(t)
+                                               : htp_rows_inside(t, t.type == HTP_TYPE_F32 ? 4 : 2);
+    };
     // HVX: any head sizes up to HTP_FA_MAX_D, V's its own (padded to 64-element chunks); HMX: one,
     // a multiple of 64.
     const bool     sizes_ok  = f32_kv ? d != 0 && dv != 0 && d <= HTP_FA_MAX_D && dv <= HTP_FA_MAX_D
@@ -141,11 +151,8 @@ constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, c
     // over them; HMX: 1.
     const bool     dims3_ok  = q.ne[3] != 0 && k.ne[3] == q.ne[3] && v.ne[3] == q.ne[3] && dst.ne[3] == q.ne[3] &&
                                (f32_kv || q.ne[3] == 1);
-    const bool     kv_ok     = (k.type == HTP_TYPE_F16 && v.type == HTP_TYPE_F16) ||
-                               (f32_kv && k.type == HTP_TYPE_F32 && v.type == HTP_TYPE_F32) || dequant;
-    const uint32_t kv_elem   = k.type == HTP_TYPE_F32 ? 4 : 2;
-    const bool     kv_inside = dequant ? htp_fa_kv_blocks_inside(k) && htp_fa_kv_blocks_inside(v)
-                                       : htp_rows_inside(k, kv_elem) && htp_rows_inside(v, kv_elem);
+    const bool     kv_ok     = kv_type_ok(k) && kv_type_ok(v);
+    const bool     kv_inside = kv_rows_inside(k) && kv_rows_inside(v);
     if (q.type != HTP_TYPE_F32 || !kv_ok || dst.type != HTP_TYPE_F32 || !sizes_ok ||
         k.ne[0] != d || k.ne[1] == 0 || v.ne[1] != k.ne[1] || v.ne[2] != k.ne[2] || k.ne[2] == 0 ||
         q.ne[2] < k.ne[2] || !dims3_ok || dst.ne[0] != dv || dst.ne[1] != q.ne[2] ||
@@ -170,10 +177,12 @@ constexpr htp_verdict htp_fa_refusal(const htp_tensor & q, const htp_tensor & k,
     if (q.type != HTP_TYPE_F32 || dst.type != HTP_TYPE_F32) {
         return htp_refuse("the NPU attention takes F32 Q and gives F32 results");
     }
-    if (!(k.type == HTP_TYPE_F16 && v.type == HTP_TYPE_F16) &&
-        !(f32_kv && k.type == v.type && (k.type == HTP_TYPE_F32 || htp_kv_block_bytes(k.type) != 0))) {
-        return htp_refuse(f32_kv ? "the NPU attention takes K and V of one type: F16, F32, BF16, Q8_0, Q4_0, Q4_1, "
-                                   "Q5_0, Q5_1 or IQ4_NL"
+    auto kv_type_ok = [&](uint32_t t) {
+        return t == HTP_TYPE_F16 || (f32_kv && (t == HTP_TYPE_F32 || htp_kv_block_bytes(t) != 0));
+    };
+    if (!kv_type_ok(k.type) || !kv_type_ok(v.type)) {
+        return htp_refuse(f32_kv ? "the NPU attention takes K and V each F16, F32, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 "
+                                   "or IQ4_NL"
                                  : "the HMX attention takes F16 K and V");
     }
     if (f32_kv ? q.ne[0] == 0 || q.ne[0] > max_d || v.ne[0] == 0 || v.ne[0] > max_d || k.ne[0] != q.ne[0]
@@ -226,14 +235,15 @@ inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_te
     kp.dv            = v.ne[0];
     kp.n_kv          = k.ne[1];
     kp.n_blocks      = (kp.n_kv + HTP_FA_BLOCK - 1) / HTP_FA_BLOCK;
-    kp.kv_type       = k.type;
+    kp.k_type        = k.type;
+    kp.v_type        = v.type;
     kp.n_slots       = HTP_FA_MAX_SLOTS;
     uint32_t threads = n_threads;
     for (;;) {
         const uint64_t items = rows * (q.ne[2] / kp.heads);
         kp.n_threads         = items < threads ? uint32_t(items) : threads;
         kp.items_per_thread  = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
-        if (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.kv_type, kp.d, kp.dv, kp.heads) <= vtcm_size) {
+        if (htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.k_type, kp.v_type, kp.d, kp.dv, kp.heads) <= vtcm_size) {
             break;
         }
         if (kp.n_slots > 2) {
@@ -248,7 +258,7 @@ inline htp_verdict prepare_flash_attn_kparams(const htp_tensor & q, const htp_te
             return htp_refuse(HTP_REFUSED_VTCM);
         }
     }
-    kp.vtcm_size = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.kv_type, kp.d, kp.dv, kp.heads));
+    kp.vtcm_size = uint32_t(htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.k_type, kp.v_type, kp.d, kp.dv, kp.heads));
     // GGML folds the softcap's division into the scale: s = softcap * tanh(q·k * (scale / softcap)).
     kp.scale     = softcap != 0.0f ? __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, params[0]) / softcap)
                                    : uint32_t(params[0]);

@@ -24,6 +24,7 @@ struct fa_variant {
     bool      sinks, kv_permuted;
     double    q_range = 1.0;  // queries uniform in [-q_range, q_range]: 100 gives logits in the thousands
     bool      kv_view = false;  // K/V the first half of a cache twice as long (in memory dim 1)
+    ggml_type v_type  = GGML_TYPE_COUNT;  // V's type where it differs from K's (llama.cpp's -ctv)
 };
 
 std::string fa_params(const fa_variant & v) {
@@ -33,23 +34,24 @@ std::string fa_params(const fa_variant & v) {
            std::to_string(v.n_head_kv) + ",ne3=" + std::to_string(v.ne3) + ",type_kv=" + type_str(v.kv_type) +
            ",mask=" + masks[v.mask] + ",max_bias=" + num_str(v.max_bias) + ",softcap=" + num_str(v.softcap) +
            (v.sinks ? ",sinks" : "") + (v.kv_permuted ? ",kv=permuted" : "") +
-           (v.q_range != 1.0 ? ",q_range=" + num_str(float(v.q_range)) : "") + (v.kv_view ? ",kv_view" : "");
+           (v.q_range != 1.0 ? ",q_range=" + num_str(float(v.q_range)) : "") + (v.kv_view ? ",kv_view" : "") +
+           (v.v_type != GGML_TYPE_COUNT ? ",type_v=" + type_str(v.v_type) : "");
 }
 
 // K or V of head size d: [d, n_kv, n_head_kv, ne3], laid out [d, heads, kv] and permuted back when
 // kv_permuted, and a view of the first half of a tensor twice as long in its second memory
 // dimension when kv_view (test-backend-ops' kv_view: strides of the whole cache, not of the view).
-ggml_tensor * kv_input(case_graph & g, const fa_variant & v, int64_t d) {
+ggml_tensor * kv_input(case_graph & g, const fa_variant & v, int64_t d, ggml_type type) {
     const shape              ne{d, v.n_kv, v.n_head_kv, v.ne3};
     const std::array<int, 4> axes = v.kv_permuted ? std::array<int, 4>{0, 2, 1, 3} : std::array<int, 4>{0, 1, 2, 3};
     if (!v.kv_view) {
-        return v.kv_permuted ? g.permuted_input(v.kv_type, ne, axes) : g.input(v.kv_type, ne);
+        return v.kv_permuted ? g.permuted_input(type, ne, axes) : g.input(type, ne);
     }
     shape stored;
     for (int i = 0; i < 4; ++i) {
         stored[size_t(i)] = ne[size_t(axes[size_t(i)])];
     }
-    ggml_tensor * cache = g.input(v.kv_type, {stored[0], 2 * stored[1], stored[2], stored[3]});
+    ggml_tensor * cache = g.input(type, {stored[0], 2 * stored[1], stored[2], stored[3]});
     ggml_tensor * t     = ggml_view_4d(g.ctx(), cache, stored[0], stored[1], stored[2], stored[3], cache->nb[1],
                                        cache->nb[2], cache->nb[3], 0);
     return v.kv_permuted ? ggml_permute(g.ctx(), t, axes[0], axes[1], axes[2], axes[3]) : t;
@@ -57,8 +59,8 @@ ggml_tensor * kv_input(case_graph & g, const fa_variant & v, int64_t d) {
 
 ggml_tensor * build_fa(case_graph & g, const fa_variant & v) {
     ggml_tensor * q   = g.input(GGML_TYPE_F32, {v.d, v.n_q, v.n_head, v.ne3}, uniform(-v.q_range, v.q_range));
-    ggml_tensor * k   = kv_input(g, v, v.d);
-    ggml_tensor * val = kv_input(g, v, v.dv);
+    ggml_tensor * k   = kv_input(g, v, v.d, v.kv_type);
+    ggml_tensor * val = kv_input(g, v, v.dv, v.v_type != GGML_TYPE_COUNT ? v.v_type : v.kv_type);
     ggml_tensor * mask = nullptr;
     if (v.mask) {
         const int64_t rows  = v.mask == 3 ? v.n_q + 5 : v.n_q;
@@ -141,6 +143,17 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
         for (const fa_variant & v : quantized) {
             cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});
         }
+    }
+    // K and V of different types (-ctk q8_0 -ctv q4_0, an F16 K with a quantized V, and back).
+    const std::pair<ggml_type, ggml_type> mixed[] = {{GGML_TYPE_Q8_0, GGML_TYPE_Q4_0},
+                                                     {GGML_TYPE_F16, GGML_TYPE_Q8_0},
+                                                     {GGML_TYPE_Q4_0, GGML_TYPE_F16}};
+    for (const auto & [kt, vt] : mixed) {
+        fa_variant v{128, 128, 3, 200, 8, 2, 1, kt, 1, 0.0f, 0.0f, true, false};
+        v.v_type = vt;
+        cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});
+        v.n_head = v.n_head_kv = 2;  // one head an item: F16 read in place beside a staged side
+        cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});
     }
 }
 

@@ -128,7 +128,7 @@ __attribute__((noinline)) HVX_Vector fa_scores(const fa_memory & m, const HVX_Ve
     const uint32_t   per_row = l.k_stride / 128;
     const uint32_t   chunks  = proto::htp_fa_pad(kp.d) / 64;
     const HVX_Vector * q_eo  = m.q_eo;
-    HVX_Vector         sc    = l.kv_elem == 4 ? hvx_sf_row_sums<HTP_FA_BLOCK>(
+    HVX_Vector         sc    = l.k_elem == 4 ? hvx_sf_row_sums<HTP_FA_BLOCK>(
         [&](uint32_t r) { return fa_dot_f32(k + r * per_row, q_eo, chunks); }, 0)
                                                  : hvx_sf_row_sums<HTP_FA_BLOCK>(
         [&](uint32_t r) { return hvx_sf_dot_16<false>(k + r * per_row, q_eo, chunks); }, 0);
@@ -180,7 +180,7 @@ __attribute__((noinline)) void fa_accumulate(const fa_memory & m, const HVX_Vect
         HVX_Vector odd  = hvx_sf_mul(m.acc[2 * c + 1], shrink);
         for (uint32_t j = 0; j < n; ++j) {
             HVX_Vector ve, vo;
-            if (l.kv_elem == 4) {  // F32 values: dealt into even/odd
+            if (l.v_elem == 4) {  // F32 values: dealt into even/odd
                 const HVX_VectorPair e = Q6_W_vdeal_VVR(v[j * per_row + 2 * c + 1], v[j * per_row + 2 * c], -4);
                 ve = Q6_V_lo_W(e), vo = Q6_V_hi_W(e);
             } else {
@@ -346,15 +346,18 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             const uint32_t v_row = j0 * job.v->nb[1] + ik2 * job.v->nb[2] + b.iq3 * job.v->nb[3];
             // Rows in place into the K/V areas, or staged (proto::htp_fa_slot_layout).
             if (l.k_stage_stride != 0) {
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k_stage), dma_addr_at(k_base, k_row),
-                                           l.k_stage_stride, job.k->nb[1], proto::htp_fa_staged_row_bytes(kp.kv_type, kp.d), b.n, tag);
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v_stage), dma_addr_at(v_base, v_row),
-                                           l.v_stage_stride, job.v->nb[1], proto::htp_fa_staged_row_bytes(kp.kv_type, kp.dv), b.n, tag);
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k_stage), dma_addr_at(k_base, k_row), l.k_stage_stride,
+                                           job.k->nb[1], proto::htp_fa_staged_row_bytes(kp.k_type, kp.d), b.n, tag);
             } else {
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k), dma_addr_at(k_base, k_row),
-                                           l.k_stride, job.k->nb[1], kp.d * l.kv_elem, b.n, tag);
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v), dma_addr_at(v_base, v_row),
-                                           l.v_stride, job.v->nb[1], kp.dv * l.kv_elem, b.n, tag);
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k), dma_addr_at(k_base, k_row), l.k_stride, job.k->nb[1],
+                                           kp.d * l.k_elem, b.n, tag);
+            }
+            if (l.v_stage_stride != 0) {
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v_stage), dma_addr_at(v_base, v_row), l.v_stage_stride,
+                                           job.v->nb[1], proto::htp_fa_staged_row_bytes(kp.v_type, kp.dv), b.n, tag);
+            } else {
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v), dma_addr_at(v_base, v_row), l.v_stride, job.v->nb[1],
+                                           kp.dv * l.v_elem, b.n, tag);
             }
             for (uint32_t g = 0; g < kp.heads; ++g) {
                 if (job.mask) {
@@ -375,9 +378,11 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             const fa_slot  s  = slot_at(slots, l, k);
             const uint32_t dp = proto::htp_fa_pad(kp.d), dvp = proto::htp_fa_pad(kp.dv);
             if (l.k_stage_stride != 0) {  // once for all the item's heads
-                hvx_kv_dequant_rows(kp.kv_type, s.k_stage, l.k_stage_stride, reinterpret_cast<uint8_t *>(s.k), l.k_stride,
+                hvx_kv_dequant_rows(kp.k_type, s.k_stage, l.k_stage_stride, reinterpret_cast<uint8_t *>(s.k), l.k_stride,
                                     b.n, kp.d);
-                hvx_kv_dequant_rows(kp.kv_type, s.v_stage, l.v_stage_stride, reinterpret_cast<uint8_t *>(s.v), l.v_stride,
+            }
+            if (l.v_stage_stride != 0) {
+                hvx_kv_dequant_rows(kp.v_type, s.v_stage, l.v_stage_stride, reinterpret_cast<uint8_t *>(s.v), l.v_stride,
                                     b.n, kp.dv);
             }
             for (uint32_t g = 0; g < kp.heads; ++g) {
@@ -423,12 +428,12 @@ bool guard_flash_attn(const htp_op_context * octx) {
     const htp_tensor * mask = octx->src[3];
     const uint32_t     mask_kind = proto::htp_fa_mask_kind(mask);
     return proto::htp_fa_layout_valid(*q, *k, *octx->src[2], mask, octx->src[4], *octx->dst[0], true) &&
-           kp.kv_type == k->type && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
+           kp.k_type == k->type && kp.v_type == octx->src[2]->type && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.n_slots >= 2 &&
            kp.n_slots <= proto::HTP_FA_MAX_SLOTS && kp.d == q->ne[0] && kp.dv == octx->src[2]->ne[0] &&
            kp.n_kv == k->ne[1] && kp.n_blocks >= 1 &&
            (kp.n_blocks - 1) * HTP_FA_BLOCK < kp.n_kv && kp.n_blocks * HTP_FA_BLOCK >= kp.n_kv &&
            kp.heads >= 1 && kp.heads <= proto::HTP_FA_MAX_HEADS &&
-           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.kv_type, kp.d, kp.dv, kp.heads) &&
+           kp.vtcm_size == proto::htp_fa_vtcm_size(kp.n_threads, kp.n_slots, kp.k_type, kp.v_type, kp.d, kp.dv, kp.heads) &&
            kp.mask == mask_kind &&
            kp.has_sinks == (octx->src[4] != nullptr) && uint64_t(kp.div_head.d) * kp.heads == q->ne[2] &&
            kp.div_group.d >= 1 && heads_divide_group(kp.heads, kp.div_group.d) &&
@@ -452,7 +457,7 @@ uint32_t op_flash_attn(htp_op_context * octx) {
         return proto::HTP_STATUS_VTCM_TOO_SMALL;
     }
     // Each thread's share, from the same sizes the host planned with (no division here).
-    job.layout           = proto::htp_fa_slot_layout_of(job.kp.kv_type, job.kp.d, job.kp.dv, job.kp.heads);
+    job.layout           = proto::htp_fa_slot_layout_of(job.kp.k_type, job.kp.v_type, job.kp.d, job.kp.dv, job.kp.heads);
     job.thread_bytes     = job.kp.n_slots * job.layout.bytes + job.kp.heads * proto::htp_fa_head_scratch_bytes(job.kp.d, job.kp.dv);
     job.item0            = 0;
     job.item_end         = job.q->ne[1] * job.q->ne[3] * job.kp.div_head.d;
