@@ -46,61 +46,71 @@ inline HVX_Vector hvx_kv_high_bits(const uint8_t * qh) {
     return Q6_Vw_vasl_VwR(Q6_V_vand_VV(b, Q6_V_vsplat_R(1)), 4);
 }
 
-// The block at p of cache type `type` as 32 fp32 lanes.
-inline HVX_Vector hvx_kv_dequant_block(uint32_t type, const uint8_t * p) {
-    switch (type) {
-        case proto::HTP_TYPE_Q8_0:
-            return hvx_sf_mul(hvx_w_small_to_sf(hvx_kv_bytes_to_w(load_unaligned(p + 2))), hvx_kv_scale(p));
-        case proto::HTP_TYPE_Q4_0: {
-            const HVX_Vector q = Q6_Vw_vsub_VwVw(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 2))), Q6_V_vsplat_R(8));
-            return hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p));
-        }
-        case proto::HTP_TYPE_Q4_1: {
-            const HVX_Vector q = hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 4)));
-            return hvx_sf_add(hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p)), hvx_kv_scale(p + 2));
-        }
-        case proto::HTP_TYPE_Q5_0: {
-            const HVX_Vector q = Q6_Vw_vsub_VwVw(
-                Q6_V_vor_VV(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 6))), hvx_kv_high_bits(p + 2)),
-                Q6_V_vsplat_R(16));
-            return hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p));
-        }
-        case proto::HTP_TYPE_Q5_1: {
-            const HVX_Vector q =
-                Q6_V_vor_VV(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 8))), hvx_kv_high_bits(p + 4));
-            return hvx_sf_add(hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p)), hvx_kv_scale(p + 2));
-        }
-        case proto::HTP_TYPE_IQ4_NL: {  // d * kvalues_iq4nl[nibble]: the table's low bytes, picked by vlut32
-            alignas(128) static const int16_t kTable[64] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                                            1,    13,   25,  38,  53,  69,  89,  113};
-            const HVX_Vector v = Q6_Vb_vlut32_VbVbR(hvx_kv_nibbles(load_unaligned(p + 2)),
-                                                    *reinterpret_cast<const HVX_Vector *>(kTable), 0);
-            return hvx_sf_mul(hvx_w_small_to_sf(hvx_kv_bytes_to_w(v)), hvx_kv_scale(p));
-        }
-        case proto::HTP_TYPE_F16: return hvx_hf_rows_to_sf(load_unaligned(p));
-        default:  // BF16: the upper halves of fp32
-            return Q6_Vw_vasl_VwR(Q6_V_lo_W(Q6_Wuw_vunpack_Vuh(load_unaligned(p))), 16);
+// The block at p of cache type Type as 32 fp32 lanes.
+template <uint32_t Type> inline HVX_Vector hvx_kv_dequant_block(const uint8_t * p) {
+    if constexpr (Type == proto::HTP_TYPE_Q8_0) {
+        return hvx_sf_mul(hvx_w_small_to_sf(hvx_kv_bytes_to_w(load_unaligned(p + 2))), hvx_kv_scale(p));
+    } else if constexpr (Type == proto::HTP_TYPE_Q4_0) {
+        const HVX_Vector q = Q6_Vw_vsub_VwVw(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 2))), Q6_V_vsplat_R(8));
+        return hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p));
+    } else if constexpr (Type == proto::HTP_TYPE_Q4_1) {
+        const HVX_Vector q = hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 4)));
+        return hvx_sf_add(hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p)), hvx_kv_scale(p + 2));
+    } else if constexpr (Type == proto::HTP_TYPE_Q5_0) {
+        const HVX_Vector q = Q6_Vw_vsub_VwVw(
+            Q6_V_vor_VV(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 6))), hvx_kv_high_bits(p + 2)),
+            Q6_V_vsplat_R(16));
+        return hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p));
+    } else if constexpr (Type == proto::HTP_TYPE_Q5_1) {
+        const HVX_Vector q =
+            Q6_V_vor_VV(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 8))), hvx_kv_high_bits(p + 4));
+        return hvx_sf_add(hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p)), hvx_kv_scale(p + 2));
+    } else if constexpr (Type == proto::HTP_TYPE_IQ4_NL) {  // d * kvalues_iq4nl[nibble]: vlut32 picks the table's low bytes
+        alignas(128) static const int16_t kTable[64] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                                        1,    13,   25,  38,  53,  69,  89,  113};
+        const HVX_Vector v = Q6_Vb_vlut32_VbVbR(hvx_kv_nibbles(load_unaligned(p + 2)),
+                                                *reinterpret_cast<const HVX_Vector *>(kTable), 0);
+        return hvx_sf_mul(hvx_w_small_to_sf(hvx_kv_bytes_to_w(v)), hvx_kv_scale(p));
+    } else if constexpr (Type == proto::HTP_TYPE_F16) {
+        return hvx_hf_rows_to_sf(load_unaligned(p));
+    } else {  // BF16: the upper halves of fp32
+        return Q6_Vw_vasl_VwR(Q6_V_lo_W(Q6_Wuw_vunpack_Vuh(load_unaligned(p))), 16);
     }
 }
 
 // n rows of `elems` elements each (rows src_stride bytes apart; F16 and BF16 any count, the block
 // types whole blocks) into fp32 rows dst_stride bytes apart: whole vectors, the lanes past `elems`
-// zero (F16/BF16 rows' last block reads on into the staging's stride or slack).
-__attribute__((noinline)) inline void hvx_kv_dequant_rows(uint32_t type, const uint8_t * src, uint32_t src_stride,
-                                                          uint8_t * dst, uint32_t dst_stride, uint32_t n,
-                                                          uint32_t elems) {
-    const uint32_t bytes = type == proto::HTP_TYPE_F16 || type == proto::HTP_TYPE_BF16 ? 64 : proto::htp_kv_block_bytes(type);
-    const uint32_t whole = elems / 32, tail = elems % 32;
+// zero (F16/BF16 rows' last block reads on into the staging's stride or slack). One instance per
+// type: a switch inside the loop would keep every type's constants live across it.
+template <uint32_t Type>
+__attribute__((noinline)) void hvx_kv_dequant_rows_as(const uint8_t * src, uint32_t src_stride, uint8_t * dst,
+                                                      uint32_t dst_stride, uint32_t n, uint32_t elems) {
+    constexpr uint32_t bytes = Type == proto::HTP_TYPE_F16 || Type == proto::HTP_TYPE_BF16 ? 64 : proto::htp_kv_block_bytes(Type);
+    const uint32_t     whole = elems / 32, tail = elems % 32;
     for (uint32_t r = 0; r < n; ++r) {
         HVX_Vector *    out = reinterpret_cast<HVX_Vector *>(dst + r * dst_stride);
         const uint8_t * in  = src + r * src_stride;
         for (uint32_t b = 0; b < whole; ++b) {
-            out[b] = hvx_kv_dequant_block(type, in + b * bytes);
+            out[b] = hvx_kv_dequant_block<Type>(in + b * bytes);
         }
         if (tail != 0) {
-            out[whole] = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(4 * tail)), hvx_kv_dequant_block(type, in + whole * bytes),
+            out[whole] = Q6_V_vmux_QVV(Q6_Q_vsetq_R(int32_t(4 * tail)), hvx_kv_dequant_block<Type>(in + whole * bytes),
                                        Q6_V_vzero());
         }
+    }
+}
+
+inline void hvx_kv_dequant_rows(uint32_t type, const uint8_t * src, uint32_t src_stride, uint8_t * dst,
+                                uint32_t dst_stride, uint32_t n, uint32_t elems) {
+    switch (type) {
+        case proto::HTP_TYPE_Q8_0: return hvx_kv_dequant_rows_as<proto::HTP_TYPE_Q8_0>(src, src_stride, dst, dst_stride, n, elems);
+        case proto::HTP_TYPE_Q4_0: return hvx_kv_dequant_rows_as<proto::HTP_TYPE_Q4_0>(src, src_stride, dst, dst_stride, n, elems);
+        case proto::HTP_TYPE_Q4_1: return hvx_kv_dequant_rows_as<proto::HTP_TYPE_Q4_1>(src, src_stride, dst, dst_stride, n, elems);
+        case proto::HTP_TYPE_Q5_0: return hvx_kv_dequant_rows_as<proto::HTP_TYPE_Q5_0>(src, src_stride, dst, dst_stride, n, elems);
+        case proto::HTP_TYPE_Q5_1: return hvx_kv_dequant_rows_as<proto::HTP_TYPE_Q5_1>(src, src_stride, dst, dst_stride, n, elems);
+        case proto::HTP_TYPE_IQ4_NL: return hvx_kv_dequant_rows_as<proto::HTP_TYPE_IQ4_NL>(src, src_stride, dst, dst_stride, n, elems);
+        case proto::HTP_TYPE_F16: return hvx_kv_dequant_rows_as<proto::HTP_TYPE_F16>(src, src_stride, dst, dst_stride, n, elems);
+        default: return hvx_kv_dequant_rows_as<proto::HTP_TYPE_BF16>(src, src_stride, dst, dst_stride, n, elems);
     }
 }
 
