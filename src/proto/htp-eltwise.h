@@ -122,12 +122,13 @@ constexpr htp_verdict htp_eltwise_plan(uint64_t total_rows, uint32_t row_size, u
     return HTP_TAKEN;
 }
 
-// The pipeline of the ops that move one F32 dst row per block (GET_ROWS, PAD): two streams (the
-// fetched row, the result), and the walk over dst's rows.
+// The pipeline of the ops that move one dst row (of elem-byte elements) per block (GET_ROWS, PAD,
+// CONCAT, REPEAT, ROLL): two streams (the fetched row, the result), and the walk over dst's rows.
 inline htp_verdict htp_dst_row_plan(const htp_tensor & dst, uint32_t n_threads, uint32_t vtcm_size,
-                                    htp_eltwise_pipeline * pipe, fastdiv_values * div_ne1, fastdiv_values * div_ne2) {
+                                    htp_eltwise_pipeline * pipe, fastdiv_values * div_ne1, fastdiv_values * div_ne2,
+                                    uint32_t elem = 4) {
     const uint64_t total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (const htp_verdict v = htp_eltwise_plan(total_rows, dst.ne[0] * 4, 2, n_threads, vtcm_size, pipe); !v) {
+    if (const htp_verdict v = htp_eltwise_plan(total_rows, dst.ne[0] * elem, 2, n_threads, vtcm_size, pipe); !v) {
         return v;
     }
     pipe->block_rows = 1;

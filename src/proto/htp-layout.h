@@ -128,16 +128,11 @@ inline htp_verdict prepare_layout_kparams(uint32_t opcode, const htp_tensor & a,
         kp.div_src2 = init_fastdiv(a.ne[2]);
         kp.div_src3 = init_fastdiv(a.ne[3]);
     }
-    const uint64_t total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (const htp_verdict v = htp_eltwise_plan(total_rows, dst.ne[0] * kp.elem, 2, n_threads, vtcm_size, &kp.pipe);
+    if (const htp_verdict v = htp_dst_row_plan(dst, n_threads, vtcm_size, &kp.pipe, &kp.div_ne1, &kp.div_ne2, kp.elem);
         !v) {
         return v;
     }
-    kp.pipe.block_rows = 1;
-    kp.pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
-    kp.div_ne1         = init_fastdiv(dst.ne[1]);
-    kp.div_ne2         = init_fastdiv(dst.ne[2]);
-    *out               = kp;
+    *out = kp;
     return HTP_TAKEN;
 }
 
@@ -164,16 +159,11 @@ inline htp_verdict prepare_roll_kparams(const htp_tensor & a, const htp_tensor &
         }
         kp.shift[d] = uint32_t(s < 0 ? s + ne : s);
     }
-    const uint64_t total_rows = uint64_t(dst.ne[1]) * dst.ne[2] * dst.ne[3];
-    if (const htp_verdict v = htp_eltwise_plan(total_rows, dst.ne[0] * kp.elem, 2, n_threads, vtcm_size, &kp.pipe);
+    if (const htp_verdict v = htp_dst_row_plan(dst, n_threads, vtcm_size, &kp.pipe, &kp.div_ne1, &kp.div_ne2, kp.elem);
         !v) {
         return v;
     }
-    kp.pipe.block_rows = 1;
-    kp.pipe.vtcm_size  = uint32_t(htp_eltwise_vtcm_size(kp.pipe, 2));
-    kp.div_ne1         = init_fastdiv(dst.ne[1]);
-    kp.div_ne2         = init_fastdiv(dst.ne[2]);
-    *out               = kp;
+    *out = kp;
     return HTP_TAKEN;
 }
 

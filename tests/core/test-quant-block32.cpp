@@ -241,20 +241,22 @@ TEST(QuantBlock32KnownAnswer, Q8_0RoundsHalfAwayFromZero) {
 // upper index): weights x^2; candidate scales max/127 and (t - 127)/max for t in -7..7 as inverse
 // scales; for each, the indices and the weighted least-squares d; the largest d * sum(w q x) wins;
 // the indices are taken again with the winner.
+// The table entry nearest v, by brute force (ties to the upper index).
+int nearest_iq4nl(float v) {
+    int best = 0;
+    for (int i = 1; i < 16; ++i) {
+        if (std::fabs(v - kvalues_iq4nl[i]) <= std::fabs(v - kvalues_iq4nl[best])) {
+            best = i;
+        }
+    }
+    return best;
+}
+
 struct iq4nl_model {
     float   d;
     uint8_t index[32];
 };
 iq4nl_model iq4nl_search(const std::vector<float> & x) {
-    auto nearest = [](float v) {
-        int best = 0;
-        for (int i = 1; i < 16; ++i) {
-            if (std::fabs(v - kvalues_iq4nl[i]) <= std::fabs(v - kvalues_iq4nl[best])) {
-                best = i;
-            }
-        }
-        return best;
-    };
     float max = 0;
     for (float v : x) {
         max = std::fabs(v) > std::fabs(max) ? v : max;
@@ -262,7 +264,7 @@ iq4nl_model iq4nl_search(const std::vector<float> & x) {
     auto fit = [&](float id, float * sumqx, float * sumq2) {
         *sumqx = *sumq2 = 0;
         for (float v : x) {
-            const float q = kvalues_iq4nl[nearest(id * v)];
+            const float q = kvalues_iq4nl[nearest_iq4nl(id * v)];
             *sumqx += v * v * q * v;
             *sumq2 += v * v * q * q;
         }
@@ -279,7 +281,7 @@ iq4nl_model iq4nl_search(const std::vector<float> & x) {
     }
     iq4nl_model m{d, {}};
     for (size_t e = 0; e < x.size(); ++e) {
-        m.index[e] = uint8_t(nearest((1 / d) * x[e]));
+        m.index[e] = uint8_t(nearest_iq4nl((1 / d) * x[e]));
     }
     return m;
 }
@@ -288,15 +290,6 @@ iq4nl_model iq4nl_search(const std::vector<float> & x) {
 // -127) (the first value of largest magnitude becomes entry 0), d their weighted least-squares
 // scale, the indices kept.
 iq4nl_model iq4nl_from_float(const std::vector<float> & x) {
-    auto nearest = [](float v) {
-        int best = 0;
-        for (int i = 1; i < 16; ++i) {
-            if (std::fabs(v - kvalues_iq4nl[i]) <= std::fabs(v - kvalues_iq4nl[best])) {
-                best = i;
-            }
-        }
-        return best;
-    };
     float max = 0;
     for (float v : x) {
         max = std::fabs(v) > std::fabs(max) ? v : max;
@@ -305,7 +298,7 @@ iq4nl_model iq4nl_from_float(const std::vector<float> & x) {
     const float id    = 1 / (max / -127.0f);
     float       sumqx = 0, sumq2 = 0;
     for (size_t e = 0; e < x.size(); ++e) {
-        m.index[e]    = uint8_t(nearest(id * x[e]));
+        m.index[e]    = uint8_t(nearest_iq4nl(id * x[e]));
         const float q = kvalues_iq4nl[m.index[e]];
         sumqx += x[e] * x[e] * q * x[e];
         sumq2 += x[e] * x[e] * q * q;

@@ -361,7 +361,8 @@ TEST(HtpGraph, SupportsOpDecidesFromStaticProperties) {
         check(ggml_add(&ctx, a, row), true, "src1 rows broadcast");
         check(ggml_add(&ctx, h, h), true, "F16 rows");
         check(ggml_add(&ctx, q, q), false, "F32, F16, BF16 only");
-        check(ggml_cpy(&ctx, a, ggml_new_tensor_2d(&ctx, GGML_TYPE_IQ4_NL, 64, 8)), false, "no IQ4_NL quantizer");
+        check(ggml_cpy(&ctx, a, ggml_new_tensor_2d(&ctx, GGML_TYPE_IQ4_NL, 64, 8)), true, "IQ4_NL's quantizer");
+        check(ggml_cpy(&ctx, a, ggml_new_tensor_2d(&ctx, GGML_TYPE_Q4_K, 256, 2)), false, "no K-quant quantizer");
         check(ggml_repeat(&ctx, a, a), false, "filtered");
         check(ggml_concat(&ctx, a, a, 1), true, "CONCAT");
         check(ggml_unary(&ctx, a, GGML_UNARY_OP_GELU), true, "GELU");

@@ -345,20 +345,14 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
             const uint32_t k_row = j0 * job.k->nb[1] + ik2 * job.k->nb[2] + b.iq3 * job.k->nb[3];
             const uint32_t v_row = j0 * job.v->nb[1] + ik2 * job.v->nb[2] + b.iq3 * job.v->nb[3];
             // Rows in place into the K/V areas, or staged (proto::htp_fa_slot_layout).
-            if (l.k_stage_stride != 0) {
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k_stage), dma_addr_at(k_base, k_row), l.k_stage_stride,
-                                           job.k->nb[1], proto::htp_fa_staged_row_bytes(kp.k_type, kp.d), b.n, tag);
-            } else {
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.k), dma_addr_at(k_base, k_row), l.k_stride, job.k->nb[1],
-                                           kp.d * l.k_elem, b.n, tag);
-            }
-            if (l.v_stage_stride != 0) {
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v_stage), dma_addr_at(v_base, v_row), l.v_stage_stride,
-                                           job.v->nb[1], proto::htp_fa_staged_row_bytes(kp.v_type, kp.dv), b.n, tag);
-            } else {
-                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(s.v), dma_addr_at(v_base, v_row), l.v_stride, job.v->nb[1],
-                                           kp.dv * l.v_elem, b.n, tag);
-            }
+            auto push_rows = [&](uint8_t * stage, HVX_Vector * rows, dma_addr_t from, const htp_tensor * t, uint32_t type,
+                                 uint32_t d, uint32_t stage_stride, uint32_t stride, uint32_t elem) {
+                dma_queue_push_ddr_to_vtcm(q, dma_addr_of(stage_stride != 0 ? stage : reinterpret_cast<uint8_t *>(rows)), from,
+                                           stage_stride != 0 ? stage_stride : stride, t->nb[1],
+                                           stage_stride != 0 ? proto::htp_fa_staged_row_bytes(type, d) : d * elem, b.n, tag);
+            };
+            push_rows(s.k_stage, s.k, dma_addr_at(k_base, k_row), job.k, kp.k_type, kp.d, l.k_stage_stride, l.k_stride, l.k_elem);
+            push_rows(s.v_stage, s.v, dma_addr_at(v_base, v_row), job.v, kp.v_type, kp.dv, l.v_stage_stride, l.v_stride, l.v_elem);
             for (uint32_t g = 0; g < kp.heads; ++g) {
                 if (job.mask) {
                     const uint32_t off = b.iq1 * job.mask->nb[1] +
