@@ -178,7 +178,9 @@ TEST(CpuSupportsOp, RejectsExactlyWhatIsNotImplemented) {
     ggml_tensor * kh = ggml_new_tensor_3d(&ctx, GGML_TYPE_F16, 64, 8, 2);
     ggml_tensor * kq = ggml_new_tensor_3d(&ctx, GGML_TYPE_Q8_0, 64, 8, 2);
     EXPECT_TRUE(dev->supports_op(ggml_flash_attn_ext(&ctx, q, kh, kh, nullptr, 1, 0, 0)));
-    EXPECT_FALSE(dev->supports_op(ggml_flash_attn_ext(&ctx, q, kq, kq, nullptr, 1, 0, 0)));
+    EXPECT_TRUE(dev->supports_op(ggml_flash_attn_ext(&ctx, q, kq, kq, nullptr, 1, 0, 0)));  // a quantized cache
+    ggml_tensor * ki = ggml_new_tensor_3d(&ctx, GGML_TYPE_I32, 64, 8, 2);
+    EXPECT_FALSE(dev->supports_op(ggml_flash_attn_ext(&ctx, q, ki, ki, nullptr, 1, 0, 0)));  // no to_float
 
     for (ggml_tensor * view : {ggml_view_1d(&ctx, f32, 8, 0), ggml_reshape_1d(&ctx, f32, 1024),
                                ggml_transpose(&ctx, f32), ggml_permute(&ctx, x, 1, 0, 2, 3), f32}) {
