@@ -9,6 +9,7 @@
 #include "hvx-hf-rows.h"
 #include "hvx-sort.h"
 #include "hvx-tile-dot.h"
+#include "hvx-tile-unpack.h"
 #include "proto/htp-types.h"
 #include "vnpu/hvx/hvx-memory.h"
 #include "vnpu/hvx/hvx.h"
@@ -47,29 +48,29 @@ inline HVX_Vector hvx_kv_high_bits(const uint8_t * qh) {
 }
 
 // The block at p of cache type Type as 32 fp32 lanes.
+// Offsets within the block: proto::htp_qblock_layout_of.
 template <uint32_t Type> inline HVX_Vector hvx_kv_dequant_block(const uint8_t * p) {
+    constexpr proto::htp_qblock_layout l = proto::htp_qblock_layout_of(Type);
     if constexpr (Type == proto::HTP_TYPE_Q8_0) {
-        return hvx_sf_mul(hvx_w_small_to_sf(hvx_kv_bytes_to_w(load_unaligned(p + 2))), hvx_kv_scale(p));
+        return hvx_sf_mul(hvx_w_small_to_sf(hvx_kv_bytes_to_w(load_unaligned(p + l.codes_at))), hvx_kv_scale(p));
     } else if constexpr (Type == proto::HTP_TYPE_Q4_0) {
-        const HVX_Vector q = Q6_Vw_vsub_VwVw(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 2))), Q6_V_vsplat_R(8));
+        const HVX_Vector q =
+            Q6_Vw_vsub_VwVw(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + l.codes_at))), Q6_V_vsplat_R(8));
         return hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p));
     } else if constexpr (Type == proto::HTP_TYPE_Q4_1) {
-        const HVX_Vector q = hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 4)));
-        return hvx_sf_add(hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p)), hvx_kv_scale(p + 2));
+        const HVX_Vector q = hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + l.codes_at)));
+        return hvx_sf_add(hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p)), hvx_kv_scale(p + l.min_at));
     } else if constexpr (Type == proto::HTP_TYPE_Q5_0) {
         const HVX_Vector q = Q6_Vw_vsub_VwVw(
-            Q6_V_vor_VV(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 6))), hvx_kv_high_bits(p + 2)),
+            Q6_V_vor_VV(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + l.codes_at))), hvx_kv_high_bits(p + l.qh_at)),
             Q6_V_vsplat_R(16));
         return hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p));
     } else if constexpr (Type == proto::HTP_TYPE_Q5_1) {
         const HVX_Vector q =
-            Q6_V_vor_VV(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + 8))), hvx_kv_high_bits(p + 4));
-        return hvx_sf_add(hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p)), hvx_kv_scale(p + 2));
-    } else if constexpr (Type == proto::HTP_TYPE_IQ4_NL) {  // d * kvalues_iq4nl[nibble]: vlut32 picks the table's low bytes
-        alignas(128) static const int16_t kTable[64] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                                        1,    13,   25,  38,  53,  69,  89,  113};
-        const HVX_Vector v = Q6_Vb_vlut32_VbVbR(hvx_kv_nibbles(load_unaligned(p + 2)),
-                                                *reinterpret_cast<const HVX_Vector *>(kTable), 0);
+            Q6_V_vor_VV(hvx_kv_bytes_to_w(hvx_kv_nibbles(load_unaligned(p + l.codes_at))), hvx_kv_high_bits(p + l.qh_at));
+        return hvx_sf_add(hvx_sf_mul(hvx_w_small_to_sf(q), hvx_kv_scale(p)), hvx_kv_scale(p + l.min_at));
+    } else if constexpr (Type == proto::HTP_TYPE_IQ4_NL) {  // d * kvalues_iq4nl[nibble] by vlut32
+        const HVX_Vector v = Q6_Vb_vlut32_VbVbR(hvx_kv_nibbles(load_unaligned(p + l.codes_at)), hvx_iq4nl_table(), 0);
         return hvx_sf_mul(hvx_w_small_to_sf(hvx_kv_bytes_to_w(v)), hvx_kv_scale(p));
     } else if constexpr (Type == proto::HTP_TYPE_F16) {
         return hvx_hf_rows_to_sf(load_unaligned(p));
@@ -85,7 +86,7 @@ template <uint32_t Type> inline HVX_Vector hvx_kv_dequant_block(const uint8_t * 
 template <uint32_t Type>
 __attribute__((noinline)) void hvx_kv_dequant_rows_as(const uint8_t * src, uint32_t src_stride, uint8_t * dst,
                                                       uint32_t dst_stride, uint32_t n, uint32_t elems) {
-    constexpr uint32_t bytes = Type == proto::HTP_TYPE_F16 || Type == proto::HTP_TYPE_BF16 ? 64 : proto::htp_kv_block_bytes(Type);
+    constexpr uint32_t bytes = Type == proto::HTP_TYPE_F16 ? 64 : proto::htp_kv_block_bytes(Type);
     const uint32_t     whole = elems / 32, tail = elems % 32;
     for (uint32_t r = 0; r < n; ++r) {
         HVX_Vector *    out = reinterpret_cast<HVX_Vector *>(dst + r * dst_stride);

@@ -20,6 +20,7 @@
 #include "hvx-hf-rows.h"
 #include "hvx-quant-act.h"
 #include "hvx-sort.h"
+#include "hvx-tile-unpack.h"
 #include "vnpu/hvx/hvx.h"
 
 namespace hexnpu::htp {
@@ -194,7 +195,7 @@ using q5_1_rows = qx_1_rows<5>;
 struct iq4_nl_rows {
     static constexpr uint32_t code_bytes = 16;
     static constexpr bool     with_min = false, with_qh = false;
-    static constexpr int8_t   values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+    static constexpr const int8_t (&values)[16] = HVX_IQ4NL_VALUES;
     static HVX_Vector block_lane(HVX_Vector x, HVX_Vector lane, HVX_Vector *) { return detail_q::first_max(x, lane); }
     __attribute__((noinline)) static void scales(HVX_Vector * max_to_d, HVX_Vector * id) {
         const HVX_Vector sign = Q6_V_vand_VV(*max_to_d, hvx_splat_w(int32_t(0x80000000u)));

@@ -69,10 +69,24 @@ inline void hvx_tile_unpack_lut(const HVX_Vector * tile, HVX_Vector * w, HVX_Vec
         w[2 * v + 1]            = Q6_Vh_vshuff_Vh(Q6_V_hi_W(cp));
     }
 }
+// GGML's kvalues_iq4nl, and as a vlut32 table (the values in halfwords 0..15): the tiles, the KV
+// dequantizer (hvx-kv-dequant.h) and the SET_ROWS quantizer (hvx-quant-rows.h) share them.
+inline constexpr int8_t HVX_IQ4NL_VALUES[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+struct alignas(128) hvx_lut16 {
+    int16_t h[64];
+};
+constexpr hvx_lut16 hvx_lut16_of(const int8_t (&values)[16]) {
+    hvx_lut16 t{};
+    for (int i = 0; i < 16; ++i) {
+        t.h[i] = values[i];
+    }
+    return t;
+}
+inline constexpr hvx_lut16 HVX_IQ4NL_LUT = hvx_lut16_of(HVX_IQ4NL_VALUES);
+inline HVX_Vector hvx_iq4nl_table() { return *reinterpret_cast<const HVX_Vector *>(HVX_IQ4NL_LUT.h); }
+
 inline void hvx_tile_unpack_iq4_nl(const HVX_Vector * tile, HVX_Vector * w) {
-    alignas(128) static const int16_t kTable[64] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                                    1,    13,   25,  38,  53,  69,  89,  113};
-    hvx_tile_unpack_lut(tile, w, *reinterpret_cast<const HVX_Vector *>(kTable));
+    hvx_tile_unpack_lut(tile, w, hvx_iq4nl_table());
 }
 inline void hvx_tile_unpack_mxfp4(const HVX_Vector * tile, HVX_Vector * w) {
     alignas(128) static const int16_t kTable[64] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};

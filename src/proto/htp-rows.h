@@ -21,24 +21,6 @@ namespace hexnpu::proto {
 // INVAL_PARAMS (that row is not written).
 inline constexpr uint32_t HTP_SET_ROWS_MAX_BLOCK_ROWS = 32;
 
-// The block types SET_ROWS writes, as GGML lays out a 32-element block: its bytes, its fp16 scale d
-// at 0, its codes (qs: `codes` bytes, 32 int8 or 16 bytes of nibble pairs) at codes_at, its fp16
-// minimum m at min_at and its fifth bits qh (a word) at qh_at (0: the type has none). All zero for
-// the other types.
-struct htp_qblock_layout {
-    uint32_t bytes, codes, codes_at, min_at, qh_at;
-};
-constexpr htp_qblock_layout htp_qblock_layout_of(uint32_t type) {
-    switch (type) {
-        case HTP_TYPE_Q8_0: return {34, 32, 2, 0, 0};
-        case HTP_TYPE_Q4_0: return {18, 16, 2, 0, 0};
-        case HTP_TYPE_Q4_1: return {20, 16, 4, 2, 0};
-        case HTP_TYPE_Q5_0: return {22, 16, 6, 0, 2};
-        case HTP_TYPE_Q5_1: return {24, 16, 8, 2, 4};
-        case HTP_TYPE_IQ4_NL: return {18, 16, 2, 0, 0};
-        default: return {};
-    }
-}
 constexpr uint32_t htp_qblock_codes(uint32_t type) { return htp_qblock_layout_of(type).codes; }
 constexpr uint32_t htp_qblock_bytes(uint32_t type) { return htp_qblock_layout_of(type).bytes; }
 

@@ -243,9 +243,12 @@ void fa_thread(uint32_t, uint32_t i, void * data) {
     const proto::htp_fa_slot_layout & l = job.layout;
     uint8_t * slots   = job.vtcm + i * job.thread_bytes;
     uint8_t * scratch = slots + kp.n_slots * l.bytes;
-    // Zero slots: the rows' padding up to whole 64-element chunks stays zero (DMA and the
-    // dequantizer write the rows' own elements only), so padded lanes add 0 to the dots.
-    zero_vectors(reinterpret_cast<HVX_Vector *>(slots), kp.n_slots * l.bytes / 128);
+    // Head sizes that are no multiple of 64: zero slots, so the rows' padding up to whole chunks
+    // stays zero (DMA and the dequantizer write the rows' own elements only) and padded lanes add
+    // 0 to the dots. Whole chunks leave no padding: nothing to clear.
+    if (kp.d % 64 != 0 || kp.dv % 64 != 0) {
+        zero_vectors(reinterpret_cast<HVX_Vector *>(slots), kp.n_slots * l.bytes / 128);
+    }
 
     dma_queue *      q      = &job.octx->dma[i];
     const platform * plat   = job.octx->plat;
