@@ -132,6 +132,14 @@ void          ggml_soft_max_add_sinks(ggml_tensor * soft_max, ggml_tensor * sink
 ggml_tensor * ggml_rope_ext(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, ggml_tensor * freq_factors,
                             int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                             float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+// MROPE / IMROPE / VISION (Qwen2-VL, Qwen3-VL and their vision encoders): pos holds 4 * ne[2]
+// positions (t for every token, then h, w, e); sections[k] pairs turn by position k.
+ggml_tensor * ggml_rope_multi(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, ggml_tensor * freq_factors,
+                              int n_dims, const int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig,
+                              float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast,
+                              float beta_slow);
+// The rotated dims start at element n_offs (op_params 15; not VISION): [n_offs, n_offs + n_dims).
+ggml_tensor * ggml_rope_set_offset(ggml_tensor * rope, int n_offs);
 ggml_tensor * ggml_flash_attn_ext(ggml_context * ctx, ggml_tensor * q, ggml_tensor * k, ggml_tensor * v,
                                   ggml_tensor * mask, float scale, float max_bias, float logit_softcap);
 void          ggml_flash_attn_ext_add_sinks(ggml_tensor * fa, ggml_tensor * sinks);

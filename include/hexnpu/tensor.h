@@ -97,9 +97,14 @@ enum ggml_sort_order : int32_t { GGML_SORT_ORDER_ASC, GGML_SORT_ORDER_DESC };
 // F32 asks for fp32 sums and outputs, so the NPU keeps such a product off the HMX unit's fp16 tiles.
 enum ggml_prec : int32_t { GGML_PREC_DEFAULT = 0, GGML_PREC_F32 = 10 };
 
-// ROPE modes (op_params[2]).
+// ROPE modes (op_params[2]). MROPE, VISION and IMROPE take four positions per token (t, h, w, e) and
+// the sections (op_params 11-14) that say which pairs turn by which (ggml_rope_multi).
 inline constexpr int GGML_ROPE_TYPE_NORMAL = 0;
 inline constexpr int GGML_ROPE_TYPE_NEOX   = 2;
+inline constexpr int GGML_ROPE_TYPE_MROPE  = 8;
+inline constexpr int GGML_ROPE_TYPE_VISION = 24;
+inline constexpr int GGML_ROPE_TYPE_IMROPE = 40;
+inline constexpr int GGML_MROPE_SECTIONS   = 4;
 
 enum ggml_tensor_flag : int32_t {
     GGML_TENSOR_FLAG_INPUT  = 1,

@@ -530,18 +530,25 @@ void ggml_soft_max_add_sinks(ggml_tensor * soft_max, ggml_tensor * sinks) {
     soft_max->src[2] = sinks;
 }
 
-ggml_tensor * ggml_rope_ext(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, ggml_tensor * freq_factors,
-                            int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
-                            float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
-    require(mode == GGML_ROPE_TYPE_NORMAL || mode == GGML_ROPE_TYPE_NEOX, "ROPE", "mode must be NORMAL or NEOX");
-    require(n_dims > 0 && n_dims % 2 == 0 && n_dims <= a->ne[0], "ROPE", "n_dims must be even and <= ne[0]");
-    require(pos->type == GGML_TYPE_I32 && pos->ne[0] == a->ne[2], "ROPE", "positions must be I32, one per ne[2]");
-    require(!freq_factors || (freq_factors->type == GGML_TYPE_F32 && freq_factors->ne[0] >= n_dims / 2), "ROPE",
-            "freq factors must be F32 with n_dims/2 entries");
+namespace {
+
+ggml_tensor * rope_impl(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, ggml_tensor * freq_factors, int n_dims,
+                        const int * sections, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                        float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    const bool multi = (mode & GGML_ROPE_TYPE_MROPE) != 0;
+    // VISION rotates the whole row: pairs (i, i + n_dims), n_dims = ne[0] / 2.
+    const int rotated = mode == GGML_ROPE_TYPE_VISION ? 2 * n_dims : n_dims;
+    require(n_dims > 0 && n_dims % 2 == 0 && rotated <= a->ne[0], "ROPE", "n_dims must be even and <= ne[0]");
+    require(mode != GGML_ROPE_TYPE_VISION || rotated == a->ne[0], "ROPE", "VISION rotates ne[0] = 2 n_dims");
+    require(pos->type == GGML_TYPE_I32 && pos->ne[0] == (multi ? 4 : 1) * a->ne[2], "ROPE",
+            multi ? "positions must be I32, four per ne[2]" : "positions must be I32, one per ne[2]");
+    const int pairs = rotated / 2;
+    require(!freq_factors || (freq_factors->type == GGML_TYPE_F32 && freq_factors->ne[0] >= pairs), "ROPE",
+            "freq factors must be F32 with one entry per rotated pair");
     ggml_tensor * r = op1(ctx, GGML_OP_ROPE, a);
     r->src[1]       = pos;
     r->src[2]       = freq_factors;
-    // GGML's layout: [n_past(unused), n_dims, mode, n_ctx(unused), n_ctx_orig, floats...].
+    // GGML's layout: [n_past(unused), n_dims, mode, n_ctx(unused), n_ctx_orig, floats..., sections, n_offs].
     ggml_set_op_param<int32_t>(r, 1, n_dims);
     ggml_set_op_param<int32_t>(r, 2, mode);
     ggml_set_op_param<int32_t>(r, 4, n_ctx_orig);
@@ -551,7 +558,49 @@ ggml_tensor * ggml_rope_ext(ggml_context * ctx, ggml_tensor * a, ggml_tensor * p
     ggml_set_op_param<float>(r, 8, attn_factor);
     ggml_set_op_param<float>(r, 9, beta_fast);
     ggml_set_op_param<float>(r, 10, beta_slow);
+    for (int k = 0; sections && k < GGML_MROPE_SECTIONS; ++k) {
+        ggml_set_op_param<int32_t>(r, 11 + k, sections[k]);
+    }
     return r;
+}
+
+} // namespace
+
+ggml_tensor * ggml_rope_ext(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, ggml_tensor * freq_factors,
+                            int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                            float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    require(mode == GGML_ROPE_TYPE_NORMAL || mode == GGML_ROPE_TYPE_NEOX, "ROPE",
+            "mode must be NORMAL or NEOX (ggml_rope_multi takes the others)");
+    return rope_impl(ctx, a, pos, freq_factors, n_dims, nullptr, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
+                     attn_factor, beta_fast, beta_slow);
+}
+
+ggml_tensor * ggml_rope_multi(ggml_context * ctx, ggml_tensor * a, ggml_tensor * pos, ggml_tensor * freq_factors,
+                              int n_dims, const int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig,
+                              float freq_base, float freq_scale, float ext_factor, float attn_factor, float beta_fast,
+                              float beta_slow) {
+    require(mode == GGML_ROPE_TYPE_MROPE || mode == GGML_ROPE_TYPE_IMROPE || mode == GGML_ROPE_TYPE_VISION, "ROPE",
+            "ggml_rope_multi's mode must be MROPE, IMROPE or VISION");
+    int sum = 0;
+    for (int k = 0; k < GGML_MROPE_SECTIONS; ++k) {
+        require(sections[k] >= 0, "ROPE", "sections must not be negative");
+        sum += sections[k];
+    }
+    require(sections[0] > 0 || sections[1] > 0 || sections[2] > 0, "ROPE", "one of sections 0-2 must be positive");
+    require(sum <= a->ne[0], "ROPE", "the sections add up to more than ne[0]");
+    return rope_impl(ctx, a, pos, freq_factors, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
+                     attn_factor, beta_fast, beta_slow);
+}
+
+ggml_tensor * ggml_rope_set_offset(ggml_tensor * rope, int n_offs) {
+    require(rope->op == GGML_OP_ROPE, "ROPE", "the offset is a ROPE node's");
+    const int mode   = ggml_get_op_param<int32_t>(rope, 2);
+    const int n_dims = ggml_get_op_param<int32_t>(rope, 1);
+    require(mode != GGML_ROPE_TYPE_VISION, "ROPE", "VISION rotates the whole row: no offset");
+    require(n_offs >= 0 && n_offs % 2 == 0 && n_offs + n_dims <= rope->ne[0], "ROPE",
+            "the offset must be even, with offset + n_dims <= ne[0]");
+    ggml_set_op_param<int32_t>(rope, 15, n_offs);
+    return rope;
 }
 
 ggml_tensor * ggml_flash_attn_ext(ggml_context * ctx, ggml_tensor * q, ggml_tensor * k, ggml_tensor * v,

@@ -38,9 +38,9 @@ constexpr op_words kWords[] = {
     {ids::PERMUTE, words({0, 1, 2, 3})},              // axes (hexnpu reads ne/nb)
     {ids::SOFT_MAX, words({0, 1})},                   // scale, max_bias (sinks: src[2])
     // 0 and 3 unused (n_past, n_ctx), 1 n_dims, 2 mode, 4 n_ctx_orig, 5-10 freq_base, freq_scale,
-    // ext_factor, attn_factor, beta_fast, beta_slow, 11-14 the MROPE sections (hexnpu refuses
-    // those modes). Not 15: the rotated window's offset (ggml_rope_set_offset).
-    {ids::ROPE, words({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})},
+    // ext_factor, attn_factor, beta_fast, beta_slow, 11-14 the MROPE / IMROPE / VISION sections,
+    // 15 the rotated window's offset (ggml_rope_set_offset).
+    {ids::ROPE, words({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})},
     // Left and right pads of each dim. Not 8: circular (wrap-around) padding.
     {ids::PAD, words({0, 1, 2, 3, 4, 5, 6, 7})},
     {ids::ARGSORT, words({0})},                       // order

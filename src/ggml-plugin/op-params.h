@@ -1,6 +1,6 @@
 // Which of a ggml node's op_params hexnpu implements. ggml zero-fills op_params, and every
-// parameter that changes an op's meaning is non-zero when set (ROPE's window offset, PAD's
-// circular mode, a matmul's src1 precision), so the plugin claims a node only when each non-zero
+// parameter that changes an op's meaning is non-zero when set (PAD's circular mode, a matmul's
+// src1 precision), so the plugin claims a node only when each non-zero
 // word is one hexnpu reads and its value one hexnpu honours: a parameter it does not understand
 // is a refusal, never an approximation.
 #pragma once

@@ -1,5 +1,6 @@
 // ROPE: NORMAL and NEOX, with and without frequency factors and YaRN, partial rotation, F16,
-// strided (fused-QKV style) rows and 4-D inputs.
+// strided (fused-QKV style) rows and 4-D inputs; the multi-position modes (MROPE, IMROPE, VISION)
+// with model sections; a rotation window at an offset.
 #include "op-case.h"
 
 namespace hexnpu::optest {
@@ -20,6 +21,77 @@ struct rope_variant {
 // (repeated products) and on the NPU (an exponential) alike, ~5e-4 rad at p ~ 8192: rotated
 // values differ by that much relative, an NMSE up to ~3e-7.
 constexpr tolerance kLongRopeTol{1e-6, 1e-6};
+
+// A multi-position or offset case: sections (MROPE/IMROPE/VISION) or n_offs on top of a variant.
+struct rope_multi_variant {
+    ggml_type type;
+    shape     ne;
+    int       n_dims;
+    int       mode;
+    int       sections[4];
+    int       n_offs;
+    bool      freq_factors;
+    bool      yarn;
+};
+
+const char * mode_name(int mode) {
+    switch (mode) {
+        case GGML_ROPE_TYPE_NORMAL: return "normal";
+        case GGML_ROPE_TYPE_NEOX: return "neox";
+        case GGML_ROPE_TYPE_MROPE: return "mrope";
+        case GGML_ROPE_TYPE_IMROPE: return "imrope";
+        default: return "vision";
+    }
+}
+
+void add_rope_multi_cases(std::vector<op_case> & cases) {
+    const rope_multi_variant variants[] = {
+        {GGML_TYPE_F32, {128, 12, 5, 1}, 128, GGML_ROPE_TYPE_MROPE, {16, 24, 24, 0}, 0, false, false},   // Qwen2-VL
+        {GGML_TYPE_F32, {128, 12, 5, 1}, 128, GGML_ROPE_TYPE_MROPE, {16, 24, 24, 0}, 0, true, true},
+        {GGML_TYPE_F16, {128, 4, 3, 1}, 128, GGML_ROPE_TYPE_MROPE, {16, 24, 24, 0}, 0, false, false},
+        {GGML_TYPE_F32, {128, 4, 3, 1}, 20, GGML_ROPE_TYPE_MROPE, {6, 6, 6, 0}, 0, false, false},          // 10 of 64 pairs
+        {GGML_TYPE_F32, {64, 4, 3, 1}, 64, GGML_ROPE_TYPE_MROPE, {4, 4, 4, 4}, 0, false, false},            // sectors repeat, e used
+        {GGML_TYPE_F32, {128, 16, 5, 1}, 128, GGML_ROPE_TYPE_IMROPE, {24, 20, 20, 0}, 0, false, false},   // Qwen3-VL
+        {GGML_TYPE_F32, {256, 8, 4, 1}, 64, GGML_ROPE_TYPE_IMROPE, {11, 11, 10, 0}, 0, true, false},      // Qwen3.5
+        {GGML_TYPE_F16, {128, 4, 3, 1}, 128, GGML_ROPE_TYPE_IMROPE, {24, 20, 20, 0}, 0, false, true},
+        {GGML_TYPE_F32, {80, 16, 6, 1}, 40, GGML_ROPE_TYPE_VISION, {20, 20, 0, 0}, 0, false, false},      // Qwen2-VL ViT
+        {GGML_TYPE_F32, {72, 16, 6, 1}, 36, GGML_ROPE_TYPE_VISION, {18, 18, 0, 0}, 0, true, false},       // head size 72
+        {GGML_TYPE_F16, {80, 4, 3, 1}, 40, GGML_ROPE_TYPE_VISION, {10, 10, 10, 10}, 0, false, true},
+        {GGML_TYPE_F32, {64, 4, 3, 1}, 32, GGML_ROPE_TYPE_VISION, {0, 8, 8, 0}, 0, false, false},         // empty first section
+        {GGML_TYPE_F32, {128, 8, 3, 1}, 32, GGML_ROPE_TYPE_NORMAL, {}, 32, false, false},                  // rotated window
+        {GGML_TYPE_F32, {128, 8, 3, 1}, 32, GGML_ROPE_TYPE_NEOX, {}, 32, true, true},
+        {GGML_TYPE_F16, {128, 8, 3, 1}, 64, GGML_ROPE_TYPE_NEOX, {}, 64, false, false},
+        {GGML_TYPE_F32, {80, 4, 3, 1}, 20, GGML_ROPE_TYPE_NORMAL, {}, 6, false, false},
+        {GGML_TYPE_F32, {128, 12, 2, 1}, 24, GGML_ROPE_TYPE_MROPE, {8, 8, 8, 0}, 32, false, false},
+        {GGML_TYPE_F32, {128, 12, 2, 1}, 24, GGML_ROPE_TYPE_IMROPE, {8, 8, 8, 0}, 2, true, true},
+    };
+    for (const rope_multi_variant & v : variants) {
+        const bool  multi      = (v.mode & GGML_ROPE_TYPE_MROPE) != 0;
+        const int   pairs      = v.mode == GGML_ROPE_TYPE_VISION ? v.n_dims : v.n_dims / 2;
+        const float freq_scale = v.yarn ? 0.25f : 1.0f;
+        const float ext_factor = v.yarn ? 1.0f : 0.0f;
+        std::string name = "type=" + type_str(v.type) + ",ne=" + shape_str(v.ne) + ",n_dims=" + std::to_string(v.n_dims) +
+                           ",mode=" + mode_name(v.mode);
+        if (multi) {
+            name += ",sections=" + std::to_string(v.sections[0]) + "/" + std::to_string(v.sections[1]) + "/" +
+                    std::to_string(v.sections[2]) + "/" + std::to_string(v.sections[3]);
+        }
+        name += (v.n_offs ? ",n_offs=" + std::to_string(v.n_offs) : "") + (v.freq_factors ? ",ff" : "") +
+                (v.yarn ? ",yarn" : "");
+        cases.push_back({name, for_result_type(kSumTol, v.type), [=](case_graph & g) {
+                             ggml_tensor * a   = g.input(v.type, v.ne);
+                             ggml_tensor * pos = g.input(GGML_TYPE_I32, {(multi ? 4 : 1) * v.ne[2], 1, 1, 1}, indices(128));
+                             ggml_tensor * ff  = v.freq_factors ? g.input(GGML_TYPE_F32, {pairs, 1, 1, 1}, uniform(1.0, 4.0))
+                                                                : nullptr;
+                             ggml_tensor * r =
+                                 multi ? ggml_rope_multi(g.ctx(), a, pos, ff, v.n_dims, v.sections, v.mode, 4096, 10000.0f,
+                                                         freq_scale, ext_factor, 1.0f, 32.0f, 1.0f)
+                                       : ggml_rope_ext(g.ctx(), a, pos, ff, v.n_dims, v.mode, 4096, 10000.0f, freq_scale,
+                                                       ext_factor, 1.0f, 32.0f, 1.0f);
+                             return v.n_offs ? ggml_rope_set_offset(r, v.n_offs) : r;
+                         }});
+    }
+}
 
 } // namespace
 
@@ -62,6 +134,7 @@ void add_rope_cases(std::vector<op_case> & cases) {
                              }});
         }
     }
+    add_rope_multi_cases(cases);
 }
 
 } // namespace hexnpu::optest

@@ -301,6 +301,29 @@ def rope_cases():
                     (x, tensor_bytes(g, "f32", rand(rng, *ne))), (pos, tensor_bytes(g, "i32", positions))]
             tol = MATH if max_pos > 128 else EXACT  # far positions: fp32 angles differ by ~|angle| * 6e-8
             yield Case("ROPE", f"ne={dims(ne)},n_dims={n_dims},mode={name},freq_base={base:g},pos<{max_pos}", tol, build)
+    # The multi-position modes (four positions per token, the sections in op_params 11-14) and the
+    # rotation window's offset (op_params 15, ggml_rope_set_offset).
+    multi = lambda g: g.op("rope_multi", C.c_void_p, C.c_void_p, C.c_void_p, C.c_int, C.c_int * 4, C.c_int,  # noqa: E731
+                           C.c_int, F, F, F, F, F, F)
+    for mode, name, ne, n_dims, sections, n_offs in ((8, "mrope", (128, 4, 3, 1), 128, (16, 24, 24, 0), 0),
+                                                     (40, "imrope", (128, 4, 3, 1), 128, (24, 20, 20, 0), 0),
+                                                     (24, "vision", (80, 4, 3, 1), 40, (20, 20, 0, 0), 0),
+                                                     (2, "neox", (128, 4, 3, 1), 32, None, 32),
+                                                     (40, "imrope", (128, 4, 3, 1), 24, (8, 8, 8, 0), 2)):
+        def build(g, w, a, rng, ne=ne, n_dims=n_dims, sections=sections, n_offs=n_offs, mode=mode):
+            n_pos = ne[2] * (4 if sections else 1)
+            x, pos = a.tensor("f32", *ne), a.tensor("i32", n_pos)
+            positions = rng.integers(0, 128, size=n_pos).astype(np.int32)
+            if sections:
+                r = multi(g)(a.ctx, x, pos, None, n_dims, (C.c_int * 4)(*sections), mode, 4096, 10000.0, 1.0, 0.0,
+                             1.0, 32.0, 1.0)
+            else:
+                r = rope(g)(a.ctx, x, pos, None, n_dims, mode, 4096, 10000.0, 1.0, 0.0, 1.0, 32.0, 1.0)
+            if n_offs:
+                r = g.op("rope_set_offset", C.c_int)(r, n_offs)  # (tensor, n_offs): no context
+            return r, [(x, tensor_bytes(g, "f32", rand(rng, *ne))), (pos, tensor_bytes(g, "i32", positions))]
+        label = f"ne={dims(ne)},n_dims={n_dims},mode={name}" + (f",sections={'/'.join(map(str, sections))}" if sections else "")
+        yield Case("ROPE", label + (f",n_offs={n_offs}" if n_offs else ""), EXACT, build)
 
 
 def set_rows_cases():

@@ -98,10 +98,12 @@ def test_an_op_parameter_hexnpu_does_not_implement_is_refused():
     dev = g.dev_by_name(b"HTP0")
     c = Context(g)
     try:
-        rope = _rope_graph(g, c)
-        assert g.dev_supports_op(dev, rope)
+        x, pos = c.tensor("f32", 64, 4, 3), c.tensor("i32", 3)
+        rope = g.op("rope", C.c_void_p, C.c_void_p, C.c_int, C.c_int)(c.ctx, x, pos, 32, 0)
         set_offset = _sig(g.base, "ggml_rope_set_offset", None, C.c_void_p, C.c_int)
-        set_offset(rope, 32)  # the rotated window starts at element 32
+        set_offset(rope, 32)  # the rotated window is elements 32..63: implemented, so claimed
+        assert g.dev_supports_op(dev, rope)
+        set_offset(rope, 48)  # 48..79 leaves the row: refused (ggml's CPU asserts)
         assert not g.dev_supports_op(dev, rope)
 
         x = c.tensor("f32", 10, 5, 3)

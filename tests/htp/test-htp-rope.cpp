@@ -219,20 +219,38 @@ TEST(HtpRope, SmallVtcmAndQf32Arch) {
     run_and_check(s73, {96, 64, 3, 9, 2, 0, 1, 36, 20, true, 0.0f, 1.0f, 0.75f, 3}, 33);
 }
 
-// The ops the kernel cannot compute are refused, with the reason: a rotation offset (op_params 15,
-// DeepSeek's MLA), MROPE's mode.
+// The ops the kernel cannot compute are refused, with the reason; what it computes is taken: a
+// rotation offset (op_params 15, DeepSeek's MLA) inside the row, MROPE with four positions per token.
 TEST(HtpRope, TheHostRefusesWhatTheKernelDoesNotCompute) {
-    operand so = make(0, {64, 4, 3, 1}), po = make(26, {3, 1, 1, 1});
+    operand so = make(0, {64, 4, 3, 1}), po = make(26, {3, 1, 1, 1}), po4 = make(26, {12, 1, 1, 1});
     int32_t params[proto::HTP_OP_MAX_PARAMS] = {0, 32, 2, 0, 4096, fbits(10000.0f), fbits(1.0f), 0, fbits(1.0f)};
     proto::htp_rope_kparams kp{};
+    auto refused_because = [&](const operand & pos, const char * why) {
+        const proto::htp_verdict v = proto::prepare_rope_kparams(so.t, pos.t, nullptr, so.t, params, 2, 8u << 20, &kp);
+        EXPECT_FALSE(v);
+        EXPECT_NE(std::string(v ? "" : v.why).find(why), std::string::npos) << (v ? "taken" : v.why);
+    };
     ASSERT_TRUE(proto::prepare_rope_kparams(so.t, po.t, nullptr, so.t, params, 2, 8u << 20, &kp));
     params[15] = 16;
-    const proto::htp_verdict offset = proto::prepare_rope_kparams(so.t, po.t, nullptr, so.t, params, 2, 8u << 20, &kp);
-    ASSERT_FALSE(offset);
-    EXPECT_NE(std::string(offset.why).find("op_params 15"), std::string::npos);
+    ASSERT_TRUE(proto::prepare_rope_kparams(so.t, po.t, nullptr, so.t, params, 2, 8u << 20, &kp));
+    EXPECT_EQ(kp.n_offs, 16u);
+    params[15] = 34;  // 34 + 32 > 64
+    refused_because(po, "rotated window");
     params[15] = 0;
-    params[2]  = 8;  // GGML_ROPE_TYPE_MROPE
-    EXPECT_FALSE(proto::prepare_rope_kparams(so.t, po.t, nullptr, so.t, params, 2, 8u << 20, &kp));
+    params[2]  = 8;  // GGML_ROPE_TYPE_MROPE, no sections
+    refused_because(po4, "sections");
+    params[11] = 8, params[12] = 4, params[13] = 4;
+    refused_because(po, "four I32");
+    ASSERT_TRUE(proto::prepare_rope_kparams(so.t, po4.t, nullptr, so.t, params, 2, 8u << 20, &kp));
+    EXPECT_EQ(kp.multi, uint32_t(proto::HTP_ROPE_MROPE));
+    params[2] = 24;  // VISION rotates 2 n_dims = 64 elements: the whole row, and no offset
+    ASSERT_TRUE(proto::prepare_rope_kparams(so.t, po4.t, nullptr, so.t, params, 2, 8u << 20, &kp));
+    EXPECT_EQ(kp.n_dims, 64u);
+    params[15] = 2;
+    refused_because(po4, "rotated window");
+    params[15] = 0;
+    params[2]  = 1;  // no such mode
+    refused_because(po, "modes");
 }
 
 // The reference can fail: the kernel prepared for NORMAL, checked as NEOX (and the other way round),

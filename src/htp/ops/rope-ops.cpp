@@ -1,7 +1,7 @@
 // ROPE on F32, F16 or BF16 rows (16-bit rows widened in VTCM; proto/htp-rope.h, htp_rope_kparams): each thread streams its rows DDR -> DMA ->
 // VTCM -> HVX -> VTCM -> DMA -> DDR; a block never crosses an (i2, i3) slice, so one position
-// (positions[i2], a 4-byte transfer into the block's position slot) and one table of cos/sin
-// serve all its rows.
+// (positions[i2], a 4-byte transfer into the block's position slot; the multi-position modes:
+// positions[i2 + k ne2], k < 4) and one table of cos/sin serve all its rows.
 #include "hvx-arith.h"
 #include "hvx-div.h"
 #include "hvx-exp.h"
@@ -53,6 +53,26 @@ __attribute__((noinline)) void rope_extrap(HVX_Vector * table, HVX_Vector p, uin
     }
 }
 
+// The multi-position modes' theta_extrap: the powers of theta_scale (rope_extrap at position 1)
+// into table[2 half + v], then pair by pair the position the walk picks times its power's entry.
+__attribute__((noinline)) void rope_extrap_multi(HVX_Vector * table, uint32_t half, const htp_rope_kparams & kp) {
+    const int32_t * slot = reinterpret_cast<const int32_t *>(table);
+    const float     p[4] = {float(slot[0]), float(slot[1]), float(slot[2]), float(slot[3])};
+    rope_extrap(table + 2 * half, hvx_splat_sf(1.0f), half, kp);
+    const float *         powers = reinterpret_cast<const float *>(table + 2 * half);
+    float *               extrap = reinterpret_cast<float *>(table);
+    proto::htp_rope_walk  walk(kp);
+    const uint32_t        pairs = kp.n_dims / 2;
+    for (uint32_t j = 0; j < pairs; ++j) {
+        uint32_t       power;
+        const uint32_t k = walk.next(kp.multi, &power);
+        extrap[j]        = p[k] * powers[power];
+    }
+    for (uint32_t j = pairs; j < 32 * half; ++j) {
+        extrap[j] = 0.0f;
+    }
+}
+
 // theta_extrap divided by the frequency factors, which the DMA put in table[half + v], there.
 __attribute__((noinline)) void rope_divide(HVX_Vector * table, uint32_t half) {
     for (uint32_t v = 0; v < half; ++v) {
@@ -89,26 +109,29 @@ inline HVX_Vector row_elems_at(const HVX_Vector * row, uint32_t per_row, uint32_
     return Q6_V_valign_VVR(hi, row[q], int32_t((e % 32) * 4));
 }
 
-// n_dims not a multiple of 64: the row copied, then its pairs rotated 32 at a time, read at any
-// element offset and written back with byte-predicated stores of just the rotated elements.
+// n_dims not a multiple of 64, or a rotation offset: the row copied, then its pairs rotated 32 at a
+// time, read at any element offset and written back with byte-predicated stores of just the
+// rotated elements.
 __attribute__((noinline)) void rope_rows_any(HVX_Vector * d, const HVX_Vector * s, const HVX_Vector * table,
                                              uint32_t nrows, uint32_t per_row, const htp_rope_kparams & kp) {
     const uint32_t pairs = kp.n_dims / 2;
     const uint32_t half  = (kp.n_dims + 63) / 64;
+    const uint32_t off   = kp.n_offs;
     for (uint32_t r = 0; r < nrows; ++r, d += per_row, s += per_row) {
         for (uint32_t v = 0; v < per_row; ++v) {
             d[v] = s[v];
         }
-        float * out = reinterpret_cast<float *>(d);
+        float * out = reinterpret_cast<float *>(d) + off;
         for (uint32_t v = 0; v < half; ++v) {
             const uint32_t   m = pairs - 32 * v < 32 ? pairs - 32 * v : 32;  // pairs in this chunk
             const HVX_Vector c = table[v], sn = table[half + v];
             HVX_Vector       x0, x1;
             if (kp.neox) {
-                x0 = row_elems_at(s, per_row, 32 * v);
-                x1 = row_elems_at(s, per_row, pairs + 32 * v);
+                x0 = row_elems_at(s, per_row, off + 32 * v);
+                x1 = row_elems_at(s, per_row, off + pairs + 32 * v);
             } else {
-                const HVX_VectorPair e = Q6_W_vdeal_VVR(row_elems_at(s, per_row, 64 * v + 32), s[2 * v], -4);
+                const HVX_VectorPair e =
+                    Q6_W_vdeal_VVR(row_elems_at(s, per_row, off + 64 * v + 32), row_elems_at(s, per_row, off + 64 * v), -4);
                 x0 = Q6_V_lo_W(e), x1 = Q6_V_hi_W(e);
             }
             const HVX_Vector y0 = hvx_sf_sub(hvx_sf_mul(x0, c), hvx_sf_mul(x1, sn));
@@ -130,9 +153,13 @@ __attribute__((noinline)) void rope_rows_any(HVX_Vector * d, const HVX_Vector * 
 __attribute__((noinline)) void rope_rows(HVX_Vector * d, const HVX_Vector * s, HVX_Vector * table, uint32_t nrows,
                                          uint32_t per_row, const htp_rope_kparams & kp) {
     const uint32_t half = (kp.n_dims + 63) / 64;  // vectors of pairs
-    // The position in every lane: lane 0 kept, the others zeroed, then summed.
-    const HVX_Vector p  = hvx_w_small_to_sf(hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vsetq_R(4), table[0], Q6_V_vzero())));
-    rope_extrap(table, p, half, kp);
+    if (kp.multi != proto::HTP_ROPE_SINGLE) {
+        rope_extrap_multi(table, half, kp);
+    } else {
+        // The position in every lane: lane 0 kept, the others zeroed, then summed.
+        const HVX_Vector p = hvx_w_small_to_sf(hvx_w_allsum(Q6_V_vmux_QVV(Q6_Q_vsetq_R(4), table[0], Q6_V_vzero())));
+        rope_extrap(table, p, half, kp);
+    }
     if (kp.freq_factors) {
         rope_divide(table, half);
     } else {
@@ -148,7 +175,7 @@ __attribute__((noinline)) void rope_rows(HVX_Vector * d, const HVX_Vector * s, H
         table[v]           = hvx_sf_mul(c, m);
         table[half + v]    = hvx_sf_mul(sn, m);
     }
-    if (kp.n_dims % 64 != 0) {
+    if (kp.n_dims % 64 != 0 || kp.n_offs != 0) {
         rope_rows_any(d, s, table, nrows, per_row, kp);
         return;
     }
@@ -198,8 +225,10 @@ void rope_thread(uint32_t, uint32_t i, void * data) {
     stream_rows(job.octx, i, job.kp.pipe, job.kp.div_ne1, job.kp.div_ne2, plan, job.src, job.dst, row_bytes, row_bytes,
                 job.ff ? 2 : 1,
                 [&](dma_queue * q, uint32_t k, const row_block & b) {
+                    // One position, or four, ne2 apart.
                     dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k)), dma_addr_at(pos_base, b.i2 * 4), 4,
-                                               4, 4, 1, trace_info(b.row));
+                                               job.dst->ne[2] * 4, 4, job.kp.multi != proto::HTP_ROPE_SINGLE ? 4 : 1,
+                                               trace_info(b.row));
                     if (job.ff) {
                         dma_queue_push_ddr_to_vtcm(q, dma_addr_of(plan.slot(i, 1, k) + ff_offset), ff_base, ff_bytes,
                                                    ff_bytes, ff_bytes, 1, trace_info(b.row));
@@ -228,8 +257,10 @@ bool guard_rope(const htp_op_context * octx) {
            eltwise_walk_fits(dst, kp.div_ne1, kp.div_ne2) && elem != 0 && src->type == kp.row_type &&
            dst->type == kp.row_type && proto::htp_rows_inside(*src, elem) && proto::htp_rows_apart(*dst, elem) &&
            kp.pipe.row_size == dst->ne[0] * 4 && kp.n_dims % 2 == 0 && kp.n_dims != 0 && kp.n_dims <= dst->ne[0] &&
-           proto::htp_rope_table_bytes(kp.n_dims) <= proto::htp_eltwise_slot_bytes(kp.pipe) &&
-           pos->type == HTP_TYPE_I32 && pos->ne[0] == dst->ne[2] && pos->ne[0] <= pos->size / 4 &&
+           kp.n_offs % 2 == 0 && kp.n_offs + kp.n_dims <= dst->ne[0] && kp.multi <= proto::HTP_ROPE_VISION &&
+           proto::htp_rope_table_bytes(kp.n_dims, kp.multi) <= proto::htp_eltwise_slot_bytes(kp.pipe) &&
+           pos->type == HTP_TYPE_I32 && pos->ne[0] == (kp.multi != proto::HTP_ROPE_SINGLE ? 4 : 1) * dst->ne[2] &&
+           pos->ne[0] <= pos->size / 4 &&
            kp.freq_factors == (octx->src[2] != nullptr) &&
            (octx->src[2] == nullptr || (octx->src[2]->type == HTP_TYPE_F32 && octx->src[2]->size >= kp.n_dims * 2));
 }
