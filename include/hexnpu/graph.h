@@ -105,6 +105,12 @@ ggml_tensor * ggml_sum(ggml_context * ctx, ggml_tensor * a);     // every elemen
 ggml_tensor * ggml_argmax(ggml_context * ctx, ggml_tensor * a);  // I32 [ne1]: each row's largest, the last of ties
 // dst[i] = src[(i - shift) mod ne] in every dimension.
 ggml_tensor * ggml_roll(ggml_context * ctx, ggml_tensor * a, int shift0, int shift1, int shift2, int shift3);
+// A convolution's input unrolled (GGML's im2col): a is the kernel [KW, KH, IC, OC] (only its shape
+// is read), b the image [IW, IH, IC, N] (2-D) or [IW, IC, N] (1-D); the result [IC*KH*KW, OW, OH, N]
+// (1-D: [IC*KW, OW, N]) of dst_type (F32 or F16): row (iow, ioh, n) holds b's elements
+// (iow*s0 + kw*d0 - p0, ioh*s1 + kh*d1 - p1) for each (ic, kh, kw), zero outside the image.
+ggml_tensor * ggml_im2col(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, int s0, int s1, int p0, int p1, int d0,
+                          int d1, bool is_2D, ggml_type dst_type);
 ggml_tensor * ggml_argsort(ggml_context * ctx, ggml_tensor * a, ggml_sort_order order);
 ggml_tensor * ggml_top_k(ggml_context * ctx, ggml_tensor * a, int k);  // indices of the k largest, I32
 ggml_tensor * ggml_concat(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, int dim);

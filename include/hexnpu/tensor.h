@@ -61,6 +61,7 @@ enum ggml_op : int32_t {
     GGML_OP_ARGMAX,
     GGML_OP_LEAKY_RELU,
     GGML_OP_ROLL,
+    GGML_OP_IM2COL,
     GGML_OP_COUNT,
 };
 

@@ -359,6 +359,30 @@ ggml_tensor * ggml_mean(ggml_context * ctx, ggml_tensor * a) {
 
 ggml_tensor * ggml_cumsum(ggml_context * ctx, ggml_tensor * a) { return op1(ctx, GGML_OP_CUMSUM, a); }
 
+ggml_tensor * ggml_im2col(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, int s0, int s1, int p0, int p1, int d0,
+                          int d1, bool is_2D, ggml_type dst_type) {
+    require(is_2D ? a->ne[2] == b->ne[2] : a->ne[1] == b->ne[1] && b->ne[3] == 1, "IM2COL",
+            "the kernel's input channels must be the image's");
+    require(dst_type == GGML_TYPE_F32 || dst_type == GGML_TYPE_F16, "IM2COL", "the result is F32 or F16");
+    require(s0 > 0 && d0 > 0 && p0 >= 0 && (!is_2D || (s1 > 0 && d1 > 0 && p1 >= 0)), "IM2COL",
+            "strides and dilations must be positive, paddings not negative");
+    // GGML's ggml_calc_conv_output_size: (in + 2p - d (k - 1) - 1) / s + 1.
+    auto out_size = [](int64_t in, int64_t k, int s, int p, int d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; };
+    const int64_t OH = is_2D ? out_size(b->ne[1], a->ne[1], s1, p1, d1) : 1;
+    const int64_t OW = out_size(b->ne[0], a->ne[0], s0, p0, d0);
+    require(OH > 0 && OW > 0, "IM2COL", "the image is smaller than the kernel");
+    ggml_tensor * r = ggml_new_tensor_4d(ctx, dst_type, is_2D ? a->ne[2] * a->ne[1] * a->ne[0] : a->ne[1] * a->ne[0], OW,
+                                         is_2D ? OH : b->ne[2], is_2D ? b->ne[3] : 1);
+    r->op     = GGML_OP_IM2COL;
+    r->src[0] = a;
+    r->src[1] = b;
+    const int32_t params[7] = {s0, s1, p0, p1, d0, d1, is_2D ? 1 : 0};
+    for (int k = 0; k < 7; ++k) {
+        ggml_set_op_param<int32_t>(r, k, params[k]);
+    }
+    return r;
+}
+
 ggml_tensor * ggml_roll(ggml_context * ctx, ggml_tensor * a, int shift0, int shift1, int shift2, int shift3) {
     require(a->nb[0] == ggml_type_size(a->type), "ROLL", "src0's elements must be adjacent");
     const int shifts[4] = {shift0, shift1, shift2, shift3};

@@ -95,7 +95,7 @@ const char * ggml_op_name(ggml_op op) {
         "TOP_K",    "CONCAT",     "REPEAT",    "PAD",       "FILL",    "NORM",       "RMS_NORM", "L2_NORM",
         "MUL_MAT",  "MUL_MAT_ID", "SCALE",     "CLAMP",     "SET_ROWS", "GET_ROWS",  "CPY",      "CONT",
         "RESHAPE",  "VIEW",       "PERMUTE",   "TRANSPOSE", "SOFT_MAX", "ROPE",      "FLASH_ATTN_EXT",
-        "UNARY",    "GLU",        "SUM",       "ARGMAX",    "LEAKY_RELU", "ROLL",
+        "UNARY",    "GLU",        "SUM",       "ARGMAX",    "LEAKY_RELU", "ROLL",    "IM2COL",
     };
     return op >= 0 && op < GGML_OP_COUNT ? names[op] : "?";
 }

@@ -94,6 +94,7 @@ const op_family * family_of(ggml_op op) {
     static constexpr op_family softmax{cpu::supports_softmax, cpu::compute_softmax};
     static constexpr op_family rope{cpu::supports_rope, cpu::compute_rope};
     static constexpr op_family flash_attn{cpu::supports_flash_attn, cpu::compute_flash_attn};
+    static constexpr op_family im2col{cpu::supports_im2col, cpu::compute_im2col};
     switch (op) {
         case GGML_OP_ADD:
         case GGML_OP_SUB:
@@ -146,6 +147,8 @@ const op_family * family_of(ggml_op op) {
             return &rope;
         case GGML_OP_FLASH_ATTN_EXT:
             return &flash_attn;
+        case GGML_OP_IM2COL:
+            return &im2col;
         default:
             return nullptr;
     }

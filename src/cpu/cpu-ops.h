@@ -75,6 +75,10 @@ void compute_rows(const compute_context & ctx, ggml_tensor * dst);
 bool supports_matmul(const ggml_tensor * op);
 void compute_matmul(const compute_context & ctx, ggml_tensor * dst);
 
+// IM2COL (cpu-ops-im2col.cpp)
+bool supports_im2col(const ggml_tensor * op);
+void compute_im2col(const compute_context & ctx, ggml_tensor * dst);
+
 // SOFT_MAX (cpu-ops-softmax.cpp)
 bool supports_softmax(const ggml_tensor * op);
 void compute_softmax(const compute_context & ctx, ggml_tensor * dst);

@@ -34,6 +34,7 @@ constexpr op_words kWords[] = {
     {ids::FILL, words({0})},                          // value
     {ids::LEAKY_RELU, words({0})},                    // negative slope
     {ids::ROLL, words({0, 1, 2, 3})},                 // the shifts
+    {ids::IM2COL, words({0, 1, 2, 3, 4, 5, 6})},      // s0, s1, p0, p1, d0, d1, is_2D
     {ids::VIEW, words({0, 1})},                       // byte offset (hexnpu reads view_offs)
     {ids::PERMUTE, words({0, 1, 2, 3})},              // axes (hexnpu reads ne/nb)
     {ids::SOFT_MAX, words({0, 1})},                   // scale, max_bias (sinks: src[2])

@@ -57,6 +57,7 @@ constexpr op_pair kOps[] = {
     {ids::CLAMP, GGML_OP_CLAMP},
     {ids::PAD, GGML_OP_PAD},
     {ids::ROLL, GGML_OP_ROLL},
+    {ids::IM2COL, GGML_OP_IM2COL},
     {ids::ARGSORT, GGML_OP_ARGSORT},
     {ids::TOP_K, GGML_OP_TOP_K},
     {ids::LEAKY_RELU, GGML_OP_LEAKY_RELU},

@@ -11,16 +11,18 @@
 namespace hexnpu::hexagon {
 namespace {
 
-static_assert(proto::HTP_TYPE_F32 == GGML_TYPE_F32 && proto::HTP_TYPE_F16 == GGML_TYPE_F16 &&
-              proto::HTP_TYPE_Q4_0 == GGML_TYPE_Q4_0 && proto::HTP_TYPE_Q4_1 == GGML_TYPE_Q4_1 &&
-              proto::HTP_TYPE_Q5_0 == GGML_TYPE_Q5_0 && proto::HTP_TYPE_Q5_1 == GGML_TYPE_Q5_1 &&
-              proto::HTP_TYPE_Q8_0 == GGML_TYPE_Q8_0 && proto::HTP_TYPE_Q2_K == GGML_TYPE_Q2_K &&
-              proto::HTP_TYPE_Q3_K == GGML_TYPE_Q3_K && proto::HTP_TYPE_Q4_K == GGML_TYPE_Q4_K &&
-              proto::HTP_TYPE_Q5_K == GGML_TYPE_Q5_K && proto::HTP_TYPE_Q6_K == GGML_TYPE_Q6_K &&
-              proto::HTP_TYPE_IQ4_NL == GGML_TYPE_IQ4_NL && proto::HTP_TYPE_I32 == GGML_TYPE_I32 &&
-              proto::HTP_TYPE_I64 == GGML_TYPE_I64 && proto::HTP_TYPE_BF16 == GGML_TYPE_BF16 &&
-              proto::HTP_TYPE_MXFP4 == GGML_TYPE_MXFP4 && proto::HTP_TYPE_Q1_0 == GGML_TYPE_Q1_0 &&
-              proto::HTP_TYPE_Q2_0 == GGML_TYPE_Q2_0,
+// proto/htp-types.h must give GGML's type ids (compared as integers: two enums).
+constexpr bool same_id(int htp, int ggml) { return htp == ggml; }
+static_assert(same_id(proto::HTP_TYPE_F32, GGML_TYPE_F32) && same_id(proto::HTP_TYPE_F16, GGML_TYPE_F16) &&
+              same_id(proto::HTP_TYPE_Q4_0, GGML_TYPE_Q4_0) && same_id(proto::HTP_TYPE_Q4_1, GGML_TYPE_Q4_1) &&
+              same_id(proto::HTP_TYPE_Q5_0, GGML_TYPE_Q5_0) && same_id(proto::HTP_TYPE_Q5_1, GGML_TYPE_Q5_1) &&
+              same_id(proto::HTP_TYPE_Q8_0, GGML_TYPE_Q8_0) && same_id(proto::HTP_TYPE_Q2_K, GGML_TYPE_Q2_K) &&
+              same_id(proto::HTP_TYPE_Q3_K, GGML_TYPE_Q3_K) && same_id(proto::HTP_TYPE_Q4_K, GGML_TYPE_Q4_K) &&
+              same_id(proto::HTP_TYPE_Q5_K, GGML_TYPE_Q5_K) && same_id(proto::HTP_TYPE_Q6_K, GGML_TYPE_Q6_K) &&
+              same_id(proto::HTP_TYPE_IQ4_NL, GGML_TYPE_IQ4_NL) && same_id(proto::HTP_TYPE_I32, GGML_TYPE_I32) &&
+              same_id(proto::HTP_TYPE_I64, GGML_TYPE_I64) && same_id(proto::HTP_TYPE_BF16, GGML_TYPE_BF16) &&
+              same_id(proto::HTP_TYPE_MXFP4, GGML_TYPE_MXFP4) && same_id(proto::HTP_TYPE_Q1_0, GGML_TYPE_Q1_0) &&
+              same_id(proto::HTP_TYPE_Q2_0, GGML_TYPE_Q2_0),
               "proto/htp-types.h must give GGML's type ids");
 
 bool is_float_rows(ggml_type t) { return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16; }
@@ -132,6 +134,7 @@ constexpr ggml_row GGML_ROWS[] = {
     {GGML_OP_CONCAT, -1, proto::HTP_OP_CONCAT},
     {GGML_OP_REPEAT, -1, proto::HTP_OP_REPEAT},
     {GGML_OP_ROLL, -1, proto::HTP_OP_ROLL},
+    {GGML_OP_IM2COL, -1, proto::HTP_OP_IM2COL},
     {GGML_OP_ARGSORT, -1, proto::HTP_OP_ARGSORT},
     {GGML_OP_TOP_K, -1, proto::HTP_OP_TOP_K},
     {GGML_OP_FLASH_ATTN_EXT, -1, proto::HTP_OP_FLASH_ATTN_EXT_HMX, attention_on_hmx, "prompts (GGML_HEXAGON_FA_SELECT)", true},

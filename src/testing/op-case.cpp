@@ -62,6 +62,7 @@ const std::vector<op_case> & op_case_catalog() {
         add_reduce_cases(cases);
         add_sort_cases(cases);
         add_layout_cases(cases);
+        add_im2col_cases(cases);
         add_rows_cases(cases);
         add_norm_cases(cases);
         add_matmul_cases(cases);

@@ -115,6 +115,7 @@ void add_glu_cases(std::vector<op_case> & cases);
 void add_reduce_cases(std::vector<op_case> & cases);
 void add_sort_cases(std::vector<op_case> & cases);
 void add_layout_cases(std::vector<op_case> & cases);
+void add_im2col_cases(std::vector<op_case> & cases);
 void add_copy_cases(std::vector<op_case> & cases);
 void add_rows_cases(std::vector<op_case> & cases);
 void add_norm_cases(std::vector<op_case> & cases);

@@ -95,6 +95,27 @@ std::vector<op_case> op_perf_catalog(bool large) {
     add(cases, "ne=[4096,64,1,1]", [](case_graph & g) {
         return ggml_argsort(g.ctx(), g.input(GGML_TYPE_F32, {4096, 64, 1, 1}), GGML_SORT_ORDER_DESC);
     });
+    // A vision encoder's patch embedding (SigLIP in Gemma 3: 14x14 patches of an 896x896 RGB image,
+    // F16 rows for its F16 kernel) and a 3x3 convolution layer's input.
+    add(cases, "image=[896,896,3,1],kernel=[14,14,3,1152],s=14,out=f16", [](case_graph & g) {
+        return ggml_im2col(g.ctx(), g.input(GGML_TYPE_F16, {14, 14, 3, 1152}), g.input(GGML_TYPE_F32, {896, 896, 3, 1}), 14,
+                           14, 0, 0, 1, 1, true, GGML_TYPE_F16);
+    });
+    add(cases, "image=[64,64,64,1],kernel=[3,3,64,64],s=1,p=1,out=f32", [](case_graph & g) {
+        return ggml_im2col(g.ctx(), g.input(GGML_TYPE_F16, {3, 3, 64, 64}), g.input(GGML_TYPE_F32, {64, 64, 64, 1}), 1, 1,
+                           1, 1, 1, 1, true, GGML_TYPE_F32);
+    });
+    // A mixture of experts' up projection (Qwen3-30B-A3B: 128 experts of 2048 -> 768, 8 per token),
+    // Q4_0, at decode and for a 512-token prompt.
+    for (const int64_t n_tokens : {int64_t(1), int64_t(512)}) {
+        add(cases, "type=q4_0,k=2048,m=768,n_experts=128,n_used=8,n_tokens=" + std::to_string(n_tokens),
+            [=](case_graph & g) {
+                ggml_tensor * as  = g.input(GGML_TYPE_Q4_0, {2048, 768, 128, 1});
+                ggml_tensor * b   = g.input(GGML_TYPE_F32, {2048, 8, n_tokens, 1});
+                ggml_tensor * ids = g.input(GGML_TYPE_I32, {8, n_tokens, 1, 1}, distinct_indices(128));
+                return ggml_mul_mat_id(g.ctx(), as, b, ids);
+            });
+    }
     return cases;
 }
 

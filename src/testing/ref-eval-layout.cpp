@@ -1,5 +1,5 @@
-// Data movement in double: copies and type conversions, concatenation, repetition, padding, and
-// row gathers and scatters.
+// Data movement in double: copies and type conversions, concatenation, repetition, padding, im2col,
+// and row gathers and scatters.
 #include "ref-eval-ops.h"
 
 #include <span>
@@ -17,6 +17,31 @@ void eval_copy(ref_evaluator & ev, const ggml_tensor * node) {
         const auto row = std::span<const double>(src).subspan(k, size_t(node->ne[0]));
         same_type ? ev.copy_row(node, i1, i2, i3, row) : ev.set_row(node, i1, i2, i3, row);
         k += size_t(node->ne[0]);
+    });
+}
+
+// IM2COL: result element (i0, i1, i2, i3) with i0 = (ic KH + kh) KW + kw is the image's element
+// (i1 s0 + kw d0 - p0, i2 s1 + kh d1 - p1) of channel ic, image i3 (1-D: row -p1 of channel ic of
+// image i2), zero outside the image.
+void eval_im2col(ref_evaluator & ev, const ggml_tensor * node) {
+    const ggml_tensor * img = node->src[1];
+    int32_t             p[7];
+    for (int k = 0; k < 7; ++k) {
+        p[k] = ggml_get_op_param<int32_t>(node, k);
+    }
+    const bool    is_2d = p[6] == 1;
+    const int64_t KW = node->src[0]->ne[0], KH = is_2d ? node->src[0]->ne[1] : 1;
+    const int64_t IW = img->ne[0], IH = is_2d ? img->ne[1] : 1;
+    for_each_element(node, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+        const int64_t kw = i0 % KW, kh = i0 / KW % KH, ic = i0 / (KW * KH);
+        const int64_t ioh = is_2d ? i2 : 0, n = is_2d ? i3 : i2;
+        const int64_t iw = i1 * p[0] + kw * p[4] - p[2], ih = ioh * p[1] + kh * p[5] - p[3];
+        const bool    inside = iw >= 0 && iw < IW && ih >= 0 && ih < IH;
+        double        value  = 0.0;
+        if (inside) {
+            value = is_2d ? ev.get(img, iw, ih, ic, n) : ev.get(img, iw, ic, n, 0);
+        }
+        ev.set(node, i0, i1, i2, i3, value);
     });
 }
 

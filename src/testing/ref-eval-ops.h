@@ -14,6 +14,7 @@ void eval_unary(ref_evaluator & ev, const ggml_tensor * node);    // SQR ... COS
 void eval_glu(ref_evaluator & ev, const ggml_tensor * node);      // GLU
 void eval_reduce(ref_evaluator & ev, const ggml_tensor * node);   // SUM, ARGMAX, SUM_ROWS, MEAN, CUMSUM
 void eval_sort(ref_evaluator & ev, const ggml_tensor * node);     // ARGSORT, TOP_K
+void eval_im2col(ref_evaluator & ev, const ggml_tensor * node);   // IM2COL (ref-eval-layout.cpp)
 void eval_layout(ref_evaluator & ev, const ggml_tensor * node);   // CONCAT, REPEAT, PAD, ROLL
 void eval_rows(ref_evaluator & ev, const ggml_tensor * node);     // GET_ROWS, SET_ROWS
 void eval_norm(ref_evaluator & ev, const ggml_tensor * node);     // NORM, RMS_NORM, L2_NORM

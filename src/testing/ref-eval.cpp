@@ -91,6 +91,9 @@ void ref_evaluator::compute(const ggml_cgraph & graph) {
         case GGML_OP_ROLL:
             eval_layout(*this, node);
             break;
+        case GGML_OP_IM2COL:
+            eval_im2col(*this, node);
+            break;
         case GGML_OP_GET_ROWS:
         case GGML_OP_SET_ROWS:
             eval_rows(*this, node);

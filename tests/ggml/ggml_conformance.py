@@ -326,6 +326,22 @@ def rope_cases():
         yield Case("ROPE", label + (f",n_offs={n_offs}" if n_offs else ""), EXACT, build)
 
 
+def im2col_cases():
+    """A vision encoder's patch embedding (2-D, F16 rows), a padded 3x3 convolution (2-D, F32) and a
+    dilated, strided 1-D one."""
+    im2col = lambda g: g.op("im2col", C.c_void_p, C.c_void_p, *([C.c_int] * 6), C.c_bool, C.c_int)  # noqa: E731
+    for image, kernel, s, p, d, is_2d, out in (((28, 28, 3, 1), (14, 14, 3, 8), 14, 0, 1, True, "f16"),
+                                               ((10, 10, 3, 2), (3, 3, 3, 4), 1, 1, 1, True, "f32"),
+                                               ((40, 6, 2, 1), (3, 6, 5, 1), 2, 2, 3, False, "f32")):
+        def build(g, w, a, rng, image=image, kernel=kernel, s=s, p=p, d=d, is_2d=is_2d, out=out):
+            k, x = a.tensor("f16", *kernel), a.tensor("f32", *image)
+            dst_type = {"f32": 0, "f16": 1}[out]
+            r = im2col(g)(a.ctx, k, x, s, s if is_2d else 0, p, p if is_2d else 0, d, d if is_2d else 0, is_2d, dst_type)
+            return r, [(x, tensor_bytes(g, "f32", rand(rng, *image)))]
+        yield Case("IM2COL", f"image={dims(image)},kernel={dims(kernel)},s={s},p={p},d={d},{'2d' if is_2d else '1d'},{out}",
+                   EXACT, build, out_dtype={"f16": np.float16, "f32": np.float32}[out])
+
+
 def set_rows_cases():
     """The KV cache's writes: F32 rows into F16/F32 rows named by I64/I32 ids, the other rows kept;
     one decode token and a micro-batch into Gemma 3's 256-wide rows, ids broadcast over heads; a
@@ -404,7 +420,7 @@ def matmul_cases():
 
 
 def all_cases():
-    for family in (binary_cases, unary_cases, reduce_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, set_rows_cases,
+    for family in (binary_cases, unary_cases, reduce_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, im2col_cases, set_rows_cases,
                    get_rows_cases, layout_cases, sort_cases, flash_attn_cases, matmul_cases):
         yield from family()
 

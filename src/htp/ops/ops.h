@@ -52,6 +52,8 @@ uint32_t op_layout(htp_op_context * octx);  // CONCAT, REPEAT (DMA pieces of row
 bool     guard_layout(const htp_op_context * octx);
 uint32_t op_roll(htp_op_context * octx);  // ROLL (DMA pieces of rows)
 bool     guard_roll(const htp_op_context * octx);
+uint32_t op_im2col(htp_op_context * octx);  // IM2COL (DMA gathers from the image)
+bool     guard_im2col(const htp_op_context * octx);
 uint32_t op_sort(htp_op_context * octx);  // ARGSORT, TOP_K (bitonic, in VTCM)
 bool     guard_sort(const htp_op_context * octx);
 uint32_t op_reduce(htp_op_context * octx);  // SUM, ARGMAX (rows in chunks)
