@@ -2,6 +2,8 @@
 //   llama:  RMSNorm, GQA attention with RoPE (NORMAL), SwiGLU FFN
 //   qwen2:  llama + Q/K/V biases, RoPE NEOX
 //   qwen3:  llama + RMSNorm on each Q and K head (QK-norm), RoPE NEOX
+//   qwen3moe: qwen3 with a mixture of experts for the FFN (moe_ffn: llama.cpp's build_moe_ffn with
+//           a softmax router, the top n_expert_used experts' weights renormalized, SwiGLU experts)
 //   gemma3: embeddings times sqrt(n_embd); QK-norm; post-attention and post-FFN norms; GEGLU
 //           (tanh GELU); Q scaled by f_attention_scale; sliding-window attention on five of six
 //           layers with their own RoPE base; tied output embedding.
@@ -13,6 +15,35 @@
 #include <cmath>
 
 namespace hexnpu::model {
+namespace {
+
+// The mixture-of-experts FFN of cur [n_embd, n_tokens], as llama.cpp builds it for qwen3moe: the
+// router's softmax over the experts, the n_used largest (TOP_K) and their probabilities summed to
+// one, then per token the used experts' SwiGLU FFNs (MUL_MAT_ID) weighted and added.
+ggml_tensor * moe_ffn(ggml_context & ctx, const layer_weights & L, const hparams & h, ggml_tensor * cur) {
+    const int64_t n_tokens = cur->ne[1], n_used = h.n_expert_used;
+    ggml_tensor * probs    = ggml_soft_max_ext(&ctx, ggml_mul_mat(&ctx, L.ffn_gate_inp, cur), nullptr, 1.0f, 0.0f);
+    ggml_tensor * selected = ggml_top_k(&ctx, probs, int(n_used));  // [n_used, n_tokens]
+    ggml_tensor * weights  = ggml_get_rows(&ctx, ggml_reshape_3d(&ctx, probs, 1, h.n_expert, n_tokens), selected);
+    weights                = ggml_reshape_2d(&ctx, weights, n_used, n_tokens);
+    ggml_tensor * sum      = ggml_clamp(&ctx, ggml_sum_rows(&ctx, weights), 6.103515625e-5f, INFINITY);
+    weights                = ggml_reshape_3d(&ctx, ggml_div(&ctx, weights, sum), 1, n_used, n_tokens);
+
+    cur                   = ggml_reshape_3d(&ctx, cur, cur->ne[0], 1, n_tokens);
+    ggml_tensor * up      = ggml_mul_mat_id(&ctx, L.ffn_up_exps, cur, selected);    // [n_ff_exp, n_used, n_tokens]
+    ggml_tensor * gate    = ggml_mul_mat_id(&ctx, L.ffn_gate_exps, cur, selected);
+    ggml_tensor * experts = ggml_mul_mat_id(&ctx, L.ffn_down_exps, ggml_glu(&ctx, gate, up, GGML_GLU_OP_SWIGLU, false),
+                                            selected);  // [n_embd, n_used, n_tokens]
+    experts               = ggml_mul(&ctx, experts, weights);
+    ggml_tensor * out     = nullptr;
+    for (int64_t i = 0; i < n_used; ++i) {
+        ggml_tensor * e = ggml_view_2d(&ctx, experts, experts->ne[0], n_tokens, experts->nb[2], size_t(i) * experts->nb[1]);
+        out             = out ? ggml_add(&ctx, out, e) : e;
+    }
+    return n_used == 1 ? ggml_cont(&ctx, out) : out;
+}
+
+} // namespace
 
 model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int64_t n_tokens, int64_t n_kv,
                                        int64_t n_outputs, const std::vector<ggml_tensor *> & k_cache,
@@ -113,11 +144,15 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
         }
         x = ggml_add(&ctx, cur, x);
 
-        cur                = norm(x, L.ffn_norm);
-        ggml_tensor * gate = ggml_mul_mat(&ctx, L.ffn_gate, cur);
-        ggml_tensor * up   = ggml_mul_mat(&ctx, L.ffn_up, cur);
-        cur = ggml_glu(&ctx, gate, up, gemma ? GGML_GLU_OP_GEGLU : GGML_GLU_OP_SWIGLU, false);
-        cur = ggml_mul_mat(&ctx, L.ffn_down, cur);
+        cur = norm(x, L.ffn_norm);
+        if (L.ffn_gate_inp) {
+            cur = moe_ffn(ctx, L, h, cur);
+        } else {
+            ggml_tensor * gate = ggml_mul_mat(&ctx, L.ffn_gate, cur);
+            ggml_tensor * up   = ggml_mul_mat(&ctx, L.ffn_up, cur);
+            cur = ggml_glu(&ctx, gate, up, gemma ? GGML_GLU_OP_GEGLU : GGML_GLU_OP_SWIGLU, false);
+            cur = ggml_mul_mat(&ctx, L.ffn_down, cur);
+        }
         if (L.post_ffn_norm) {
             cur = norm(cur, L.post_ffn_norm);
         }

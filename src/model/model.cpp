@@ -44,6 +44,7 @@ const char * arch_name(arch a) {
         case arch::llama: return "llama";
         case arch::qwen2: return "qwen2";
         case arch::qwen3: return "qwen3";
+        case arch::qwen3moe: return "qwen3moe";
         case arch::gemma3: return "gemma3";
     }
     return "?";
@@ -71,10 +72,13 @@ void model::read_hparams() {
         hp_.architecture = arch::qwen2;
     } else if (an == "qwen3") {
         hp_.architecture = arch::qwen3;
+    } else if (an == "qwen3moe") {
+        hp_.architecture = arch::qwen3moe;
     } else if (an == "gemma3") {
         hp_.architecture = arch::gemma3;
     } else {
-        throw model_error("unknown architecture " + gguf::layout::quoted(an) + " (supported: llama, qwen2, qwen3, gemma3)");
+        throw model_error("unknown architecture " + gguf::layout::quoted(an) +
+                          " (supported: llama, qwen2, qwen3, qwen3moe, gemma3)");
     }
     const std::string pre = an + ".";
     auto get_u = [&](const std::string & key, int64_t def, bool required) -> int64_t {
@@ -117,7 +121,8 @@ void model::read_hparams() {
     }
     h.n_embd      = get_u("embedding_length", 0, true);
     h.n_layer     = get_u("block_count", 0, true);
-    h.n_ff        = get_u("feed_forward_length", 0, true);
+    const bool moe = h.architecture == arch::qwen3moe;
+    h.n_ff        = get_u("feed_forward_length", 0, !moe);  // a mixture of experts: each expert's width instead
     h.n_head      = get_u("attention.head_count", 0, true);
     h.n_head_kv   = get_u("attention.head_count_kv", h.n_head, false);
     if (h.n_embd == 0 || h.n_layer == 0 || h.n_head == 0 || h.n_head_kv == 0 || h.n_head % h.n_head_kv != 0) {
@@ -162,6 +167,17 @@ void model::read_hparams() {
         h.embd_scale         = true;
         h.f_attention_scale  = h.n_layer == 62 ? 1.0f / std::sqrt(float(h.n_embd / h.n_head))
                                                : 1.0f / std::sqrt(float(h.n_embd_head_k));
+    }
+
+    if (moe) {
+        h.n_expert      = get_u("expert_count", 0, true);
+        h.n_expert_used = get_u("expert_used_count", 0, true);
+        h.n_ff_exp      = get_u("expert_feed_forward_length", 0, true);
+        if (h.n_expert_used < 1 || h.n_expert_used > h.n_expert || h.n_ff_exp < 1) {
+            throw model_error("bad mixture of experts: " + std::to_string(h.n_expert_used) + " of " +
+                              std::to_string(h.n_expert) + " experts used per token, expert FFN width " +
+                              std::to_string(h.n_ff_exp) + " (need 1 <= used <= count and a positive width)");
+        }
     }
 
     const gguf::tensor_info * te = reader_.find_tensor("token_embd.weight");
@@ -216,7 +232,7 @@ void model::create_tensors(const load_options & opts) {
     const int64_t Eq = h.n_embd_head_k * h.n_head, Ek = h.n_embd_k_gqa(), Ev = h.n_embd_v_gqa();
     const int64_t Eo = h.n_embd_head_v * h.n_head;
     const bool    gemma = h.architecture == arch::gemma3;
-    const bool    qk_norm = gemma || h.architecture == arch::qwen3;
+    const bool    qk_norm = gemma || h.architecture == arch::qwen3 || h.architecture == arch::qwen3moe;
 
     tok_embd    = get("token_embd.weight", {E, V}, true, false);
     output_norm = get("output_norm.weight", {E}, true, false);
@@ -252,6 +268,14 @@ void model::create_tensors(const load_options & opts) {
             L.post_ffn_norm  = get(b + "post_ffw_norm.weight", {E}, true, false);
         }
         L.ffn_norm = get(b + "ffn_norm.weight", {E}, true, false);
+        if (h.n_expert > 0) {
+            const int64_t X = h.n_expert, F = h.n_ff_exp;
+            L.ffn_gate_inp  = get(b + "ffn_gate_inp.weight", {E, X}, true, true);
+            L.ffn_gate_exps = get(b + "ffn_gate_exps.weight", {E, F, X}, true, true);
+            L.ffn_up_exps   = get(b + "ffn_up_exps.weight", {E, F, X}, true, true);
+            L.ffn_down_exps = get(b + "ffn_down_exps.weight", {F, E, X}, true, true);
+            continue;
+        }
         L.ffn_gate = get(b + "ffn_gate.weight", {E, h.n_ff}, true, true);
         L.ffn_up   = get(b + "ffn_up.weight", {E, h.n_ff}, true, true);
         L.ffn_down = get(b + "ffn_down.weight", {h.n_ff, E}, true, true);

@@ -1,5 +1,5 @@
 // A GGUF language model: hyperparameters and weights (memory-mapped), and the per-architecture
-// forward graphs (llama, qwen2, qwen3, gemma3). See context.h for the KV cache and evaluation.
+// forward graphs (llama, qwen2, qwen3, qwen3moe, gemma3). See context.h for the KV cache and evaluation.
 #pragma once
 
 #include "hexnpu/backend.h"
@@ -22,7 +22,7 @@ class model_error : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum class arch { llama, qwen2, qwen3, gemma3 };
+enum class arch { llama, qwen2, qwen3, qwen3moe, gemma3 };
 
 const char * arch_name(arch a);
 
@@ -50,6 +50,9 @@ struct hparams {
     std::vector<bool> swa_layers;               // per layer: uses the sliding window
     float       f_attention_scale  = 0.0f;      // Q scale (gemma3); 0: 1/sqrt(head size) in the softmax
     bool        embd_scale         = false;     // gemma: embeddings times sqrt(n_embd)
+    int64_t     n_expert           = 0;         // qwen3moe: experts per layer, used per token, their FFN width
+    int64_t     n_expert_used      = 0;
+    int64_t     n_ff_exp           = 0;
 
     int64_t n_embd_k_gqa() const { return n_embd_head_k * n_head_kv; }
     int64_t n_embd_v_gqa() const { return n_embd_head_v * n_head_kv; }
@@ -71,6 +74,10 @@ struct layer_weights {
     ggml_tensor * ffn_gate       = nullptr;
     ggml_tensor * ffn_up         = nullptr;
     ggml_tensor * ffn_down       = nullptr;
+    ggml_tensor * ffn_gate_inp   = nullptr;  // qwen3moe: the router [n_embd, n_expert]
+    ggml_tensor * ffn_gate_exps  = nullptr;  //   the experts' [n_embd, n_ff_exp, n_expert]
+    ggml_tensor * ffn_up_exps    = nullptr;
+    ggml_tensor * ffn_down_exps  = nullptr;  //   [n_ff_exp, n_embd, n_expert]
     ggml_tensor * post_ffn_norm  = nullptr;  // gemma3
 };
 

@@ -41,6 +41,9 @@ bool synth_preset(const std::string & name, synth_params & out) {
     } else if (name == "qwen2-tiny" || name == "qwen3-tiny") {
         p.arch = name.substr(0, 5), p.n_embd = 128, p.n_layer = 2, p.n_head = 4, p.n_head_kv = 2, p.n_ff = 256;
         p.rope_base = 1000000.0f;
+    } else if (name == "qwen3moe-tiny") {
+        p.arch = "qwen3moe", p.n_embd = 128, p.n_layer = 2, p.n_head = 4, p.n_head_kv = 2, p.n_ff = 256;
+        p.n_expert = 16, p.n_expert_used = 4, p.n_ff_exp = 64, p.rope_base = 1000000.0f;
     } else {
         return false;
     }
@@ -49,7 +52,7 @@ bool synth_preset(const std::string & name, synth_params & out) {
     return true;
 }
 
-std::string synth_preset_names() { return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny"; }
+std::string synth_preset_names() { return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny"; }
 
 synth_model::synth_model(const synth_params & p) {
     if (p.n_embd % p.n_head != 0 || p.n_head % p.n_head_kv != 0) {
@@ -59,8 +62,12 @@ synth_model::synth_model(const synth_params & p) {
         throw std::invalid_argument("synth: n_vocab must be at least 259 (3 control tokens + 256 bytes)");
     }
     rng r{p.seed};
-    if (p.arch != "llama" && p.arch != "qwen2" && p.arch != "qwen3" && p.arch != "gemma3") {
+    if (p.arch != "llama" && p.arch != "qwen2" && p.arch != "qwen3" && p.arch != "qwen3moe" && p.arch != "gemma3") {
         throw std::invalid_argument("synth: unknown architecture " + p.arch);
+    }
+    const bool moe = p.arch == "qwen3moe";
+    if (moe && (p.n_expert_used < 1 || p.n_expert_used > p.n_expert || p.n_ff_exp < 1)) {
+        throw std::invalid_argument("synth: a mixture of experts needs 1 <= n_expert_used <= n_expert and n_ff_exp >= 1");
     }
     const bool gemma    = p.arch == "gemma3";
     const int  head_dim = p.n_embd_head > 0 ? p.n_embd_head : p.n_embd / p.n_head;
@@ -87,6 +94,11 @@ synth_model::synth_model(const synth_params & p) {
     w.set(a + "attention.layer_norm_rms_epsilon", gguf::value::from_f32(gemma ? 1e-6f : 1e-5f));
     if (gemma) {
         w.set(a + "attention.sliding_window", gguf::value::from_u32(uint32_t(p.n_swa)));
+    }
+    if (moe) {
+        w.set(a + "expert_count", gguf::value::from_u32(uint32_t(p.n_expert)));
+        w.set(a + "expert_used_count", gguf::value::from_u32(uint32_t(p.n_expert_used)));
+        w.set(a + "expert_feed_forward_length", gguf::value::from_u32(uint32_t(p.n_ff_exp)));
     }
 
     // SentencePiece-style vocabulary: control tokens, the 256 byte tokens, then filler pieces.
@@ -117,7 +129,7 @@ synth_model::synth_model(const synth_params & p) {
     w.set("tokenizer.ggml.bos_token_id", gguf::value::from_u32(1));
     w.set("tokenizer.ggml.eos_token_id", gguf::value::from_u32(2));
 
-    auto add = [&](const std::string & name, std::vector<int64_t> ne, bool is_norm) {
+    auto add = [&](const std::string & name, std::vector<int64_t> ne, bool is_norm, ggml_type as = GGML_TYPE_COUNT) {
         int64_t n = 1;
         for (int64_t d : ne) {
             n *= d;
@@ -128,7 +140,7 @@ synth_model::synth_model(const synth_params & p) {
         for (float & v : f) {
             v = is_norm ? 1.0f + 0.1f * r.gaussian() : scale * r.gaussian();
         }
-        const ggml_type type = is_norm ? GGML_TYPE_F32 : p.type;
+        const ggml_type type = is_norm ? GGML_TYPE_F32 : as != GGML_TYPE_COUNT ? as : p.type;
         auto            buf  = std::make_unique<std::vector<uint8_t>>(ggml_row_size(type, ne[0]) * size_t(n / ne[0]));
         convert_rows(GGML_TYPE_F32, f.data(), type, buf->data(), n / ne[0], ne[0], 1);
         w.add_tensor(name, type, ne, buf->data());
@@ -158,7 +170,7 @@ synth_model::synth_model(const synth_params & p) {
             add_bias(b + "attn_k.bias", n_embd_kv);
             add_bias(b + "attn_v.bias", n_embd_kv);
         }
-        if (gemma || p.arch == "qwen3") {
+        if (gemma || p.arch == "qwen3" || moe) {
             add(b + "attn_q_norm.weight", {head_dim}, true);
             add(b + "attn_k_norm.weight", {head_dim}, true);
         }
@@ -167,9 +179,16 @@ synth_model::synth_model(const synth_params & p) {
             add(b + "post_attention_norm.weight", {p.n_embd}, true);
         }
         add(b + "ffn_norm.weight", {p.n_embd}, true);
-        add(b + "ffn_gate.weight", {p.n_embd, p.n_ff}, false);
-        add(b + "ffn_up.weight", {p.n_embd, p.n_ff}, false);
-        add(b + "ffn_down.weight", {p.n_ff, p.n_embd}, false);
+        if (moe) {  // the router (kept F32, as converters keep it) and the experts' stacked matrices
+            add(b + "ffn_gate_inp.weight", {p.n_embd, p.n_expert}, false, GGML_TYPE_F32);
+            add(b + "ffn_gate_exps.weight", {p.n_embd, p.n_ff_exp, p.n_expert}, false);
+            add(b + "ffn_up_exps.weight", {p.n_embd, p.n_ff_exp, p.n_expert}, false);
+            add(b + "ffn_down_exps.weight", {p.n_ff_exp, p.n_embd, p.n_expert}, false);
+        } else {
+            add(b + "ffn_gate.weight", {p.n_embd, p.n_ff}, false);
+            add(b + "ffn_up.weight", {p.n_embd, p.n_ff}, false);
+            add(b + "ffn_down.weight", {p.n_ff, p.n_embd}, false);
+        }
         if (gemma) {
             add(b + "post_ffw_norm.weight", {p.n_embd}, true);
         }

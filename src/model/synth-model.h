@@ -14,7 +14,7 @@ namespace hexnpu {
 
 struct synth_params {
     std::string name       = "tiny";
-    std::string arch       = "llama";  // llama, qwen2, qwen3 or gemma3
+    std::string arch       = "llama";  // llama, qwen2, qwen3, qwen3moe or gemma3
     int         n_vocab    = 512;
     int         n_embd     = 256;
     int         n_layer    = 2;
@@ -24,6 +24,9 @@ struct synth_params {
     int         n_ctx      = 512;
     int         n_embd_head = 0;       // 0: n_embd / n_head
     int         n_swa      = 0;        // gemma3: sliding window
+    int         n_expert   = 0;        // qwen3moe: experts, used per token, and their FFN width
+    int         n_expert_used = 0;
+    int         n_ff_exp   = 0;
     float       rope_base  = 10000.0f;
     ggml_type   type       = GGML_TYPE_F32;  // type of the weight matrices; norms stay f32
     uint64_t    seed       = 42;
@@ -35,9 +38,10 @@ struct synth_params {
 // Named presets: "tiny" (~1.8M parameters), "small" (~53M) and "1b" (TinyLlama 1.1B's shapes with 4
 // of its 22 layers, ~310M) llamas; "gemma3-tiny", "qwen2-tiny"
 // and "qwen3-tiny" (the other architectures' tensors and keys at tiny sizes; gemma3 with six layers,
-// head size 64 != n_embd / n_head, sliding window 4, tied embeddings).
+// head size 64 != n_embd / n_head, sliding window 4, tied embeddings); "qwen3moe-tiny" (Qwen3-30B-A3B's
+// layout: 16 experts of FFN width 64, 4 used per token).
 bool synth_preset(const std::string & name, synth_params & out);
-// Every preset's name, for messages: "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny".
+// Every preset's name, for messages: "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny".
 std::string synth_preset_names();
 
 // The model's tensors and metadata; the writer references data owned by the returned object.

@@ -1,8 +1,9 @@
-"""An independent reference forward pass for the llama, qwen2, qwen3 and gemma3 architectures in
-numpy (float64), reading a GGUF with the `gguf` package. It shares no code with src/: it follows
-the published model definitions (and llama.cpp's conventions where GGUF encodes them: RoPE pair
-layout per architecture, Gemma's norm weights stored with the +1 folded in, the sliding-window
-rule p_q - p_k < n_swa, every sixth Gemma 3 layer global, the KV cache rounded to float16).
+"""An independent reference forward pass for the llama, qwen2, qwen3, qwen3moe and gemma3
+architectures in numpy (float64), reading a GGUF with the `gguf` package. It shares no code with
+src/: it follows the published model definitions (and llama.cpp's conventions where GGUF encodes
+them: RoPE pair layout per architecture, Gemma's norm weights stored with the +1 folded in, the
+sliding-window rule p_q - p_k < n_swa, every sixth Gemma 3 layer global, the KV cache rounded to
+float16; Qwen3-MoE's router: a softmax over the experts, the top expert_used_count renormalized).
 """
 
 import numpy as np
@@ -55,6 +56,24 @@ def gelu_tanh(x):
 
 def silu(x):
     return x / (1.0 + np.exp(-x))
+
+
+def moe_ffn(m, p, h):
+    """Qwen3-MoE's FFN of h [n_tokens, n_embd]: per token, the experts with the largest router
+    probabilities, their SwiGLU outputs weighted by those probabilities summed to one."""
+    t = m.t
+    k = m.key("expert_used_count")
+    logits = h @ t[p + "ffn_gate_inp.weight"].T  # [n_tokens, n_expert]
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    gate, up, down = t[p + "ffn_gate_exps.weight"], t[p + "ffn_up_exps.weight"], t[p + "ffn_down_exps.weight"]
+    out = np.zeros_like(h)
+    for i in range(h.shape[0]):
+        chosen = np.argsort(-probs[i])[:k]
+        w = probs[i, chosen] / max(probs[i, chosen].sum(), 6.103515625e-5)
+        for e, we in zip(chosen, w):
+            out[i] += we * ((silu(gate[e] @ h[i]) * (up[e] @ h[i])) @ down[e].T)
+    return out
 
 
 def forward(m, tokens, last_n=None):
@@ -124,9 +143,12 @@ def forward(m, tokens, last_n=None):
             a = rms_norm(a, t[p + "post_attention_norm.weight"], eps)
         x = x + a
         h = rms_norm(x, t[p + "ffn_norm.weight"], eps)
-        g = h @ t[p + "ffn_gate.weight"].T
-        u = h @ t[p + "ffn_up.weight"].T
-        f = ((gelu_tanh(g) if gemma else silu(g)) * u) @ t[p + "ffn_down.weight"].T
+        if p + "ffn_gate_inp.weight" in t:
+            f = moe_ffn(m, p, h)
+        else:
+            g = h @ t[p + "ffn_gate.weight"].T
+            u = h @ t[p + "ffn_up.weight"].T
+            f = ((gelu_tanh(g) if gemma else silu(g)) * u) @ t[p + "ffn_down.weight"].T
         if gemma:
             f = rms_norm(f, t[p + "post_ffw_norm.weight"], eps)
         x = x + f

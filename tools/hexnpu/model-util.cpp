@@ -279,6 +279,11 @@ std::unique_ptr<model::model> load_model(const std::string & path, devices & d) 
             }
             ggml_context  ctx;
             ggml_tensor * a = ggml_new_tensor(&ctx, w->type, 4, w->ne);
+            if (w->ne[2] > 1) {  // the experts' stacked matrices: read by MUL_MAT_ID
+                ggml_tensor * b   = ggml_new_tensor_3d(&ctx, GGML_TYPE_F32, w->ne[0], 1, 1);
+                ggml_tensor * ids = ggml_new_tensor_2d(&ctx, GGML_TYPE_I32, 1, 1);
+                return npu->supports_op(ggml_mul_mat_id(&ctx, a, b, ids)) ? repack : nullptr;
+            }
             ggml_tensor * b = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, w->ne[0], 1);
             return npu->supports_op(ggml_mul_mat(&ctx, a, b)) ? repack : nullptr;
         };
