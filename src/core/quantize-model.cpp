@@ -57,8 +57,19 @@ void check_quantizer(ggml_type type) {
     }
 }
 
+// As llama-quantize: a model's biases (gpt-oss's experts' are 2-D), norms and mixture-of-experts
+// router (ffn_gate_inp) keep their type.
+bool converted_by_name(const std::string & name) {
+    return !name.ends_with(".bias") && name.find("_norm.weight") == std::string::npos &&
+           name.find("ffn_gate_inp.weight") == std::string::npos;
+}
+
 tensor_plan plan_one(size_t index, const gguf::tensor_info & t, const quantize_options & opt, bool has_output) {
     tensor_plan p{index, t.type, tensor_action::copy, "", t.nbytes};
+    if (!converted_by_name(t.name)) {
+        p.why_copied = t.name.ends_with(".bias") ? "a bias" : "a norm or the experts' router";
+        return p;
+    }
     const ggml_type target  = target_of(t, opt, has_output);
     const bool      matrix  = t.n_dims >= 2;
     const bool      in_quant = ggml_is_quantized(t.type);

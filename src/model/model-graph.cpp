@@ -7,6 +7,10 @@
 //   gemma3: embeddings times sqrt(n_embd); QK-norm; post-attention and post-FFN norms; GEGLU
 //           (tanh GELU); Q scaled by f_attention_scale; sliding-window attention on five of six
 //           layers with their own RoPE base; tied output embedding.
+//   gpt-oss: QKV and output biases, attention sinks, sliding-window attention on even layers (the
+//           global RoPE, YaRN included), the pre-FFN norm named post_attention_norm, a mixture of
+//           experts whose router picks by its biased logits and weighs the picked by their
+//           softmax, experts with biases (ADD_ID) and SWIGLU_OAI (alpha 1.702, limit 7).
 // The norms multiply by the weights as stored in the GGUF (the converter already folds Gemma's
 // "1 + w" into them). K and V go to the F16 cache with SET_ROWS; attention is FLASH_ATTN_EXT over
 // the cache's first n_kv rows with a causal (and, for local layers, sliding-window) mask.
@@ -17,25 +21,41 @@
 namespace hexnpu::model {
 namespace {
 
-// The mixture-of-experts FFN of cur [n_embd, n_tokens], as llama.cpp builds it for qwen3moe: the
-// router's softmax over the experts, the n_used largest (TOP_K) and their probabilities summed to
-// one, then per token the used experts' SwiGLU FFNs (MUL_MAT_ID) weighted and added.
+// The mixture-of-experts FFN of cur [n_embd, n_tokens], as llama.cpp's build_moe_ffn builds it.
+// qwen3moe: the router's softmax over the experts, the n_used largest (TOP_K) and their
+// probabilities summed to one, SwiGLU experts. gpt-oss: the router's biased logits pick, the
+// softmax of the picked logits weighs, experts with biases and SWIGLU_OAI. Then per token the used
+// experts' outputs weighted and added.
 ggml_tensor * moe_ffn(ggml_context & ctx, const layer_weights & L, const hparams & h, ggml_tensor * cur) {
+    const bool    oss      = h.architecture == arch::gpt_oss;
     const int64_t n_tokens = cur->ne[1], n_used = h.n_expert_used;
-    ggml_tensor * probs    = ggml_soft_max_ext(&ctx, ggml_mul_mat(&ctx, L.ffn_gate_inp, cur), nullptr, 1.0f, 0.0f);
+    ggml_tensor * logits   = ggml_mul_mat(&ctx, L.ffn_gate_inp, cur);  // [n_expert, n_tokens]
+    if (L.ffn_gate_inp_b) {
+        logits = ggml_add(&ctx, logits, L.ffn_gate_inp_b);
+    }
+    ggml_tensor * probs    = oss ? logits : ggml_soft_max_ext(&ctx, logits, nullptr, 1.0f, 0.0f);
     ggml_tensor * selected = ggml_top_k(&ctx, probs, int(n_used));  // [n_used, n_tokens]
     ggml_tensor * weights  = ggml_get_rows(&ctx, ggml_reshape_3d(&ctx, probs, 1, h.n_expert, n_tokens), selected);
     weights                = ggml_reshape_2d(&ctx, weights, n_used, n_tokens);
-    ggml_tensor * sum      = ggml_clamp(&ctx, ggml_sum_rows(&ctx, weights), 6.103515625e-5f, INFINITY);
-    weights                = ggml_reshape_3d(&ctx, ggml_div(&ctx, weights, sum), 1, n_used, n_tokens);
+    if (oss) {
+        weights = ggml_soft_max_ext(&ctx, weights, nullptr, 1.0f, 0.0f);
+    } else {
+        ggml_tensor * sum = ggml_clamp(&ctx, ggml_sum_rows(&ctx, weights), 6.103515625e-5f, INFINITY);
+        weights           = ggml_div(&ctx, weights, sum);
+    }
+    weights = ggml_reshape_3d(&ctx, weights, 1, n_used, n_tokens);
 
+    // An expert matmul [.., n_used, n_tokens], plus the picked experts' biases where there are.
+    auto experts_mm = [&](ggml_tensor * w, ggml_tensor * bias, ggml_tensor * x) {
+        ggml_tensor * y = ggml_mul_mat_id(&ctx, w, x, selected);
+        return bias ? ggml_add_id(&ctx, y, bias, selected) : y;
+    };
     cur                   = ggml_reshape_3d(&ctx, cur, cur->ne[0], 1, n_tokens);
-    ggml_tensor * up      = ggml_mul_mat_id(&ctx, L.ffn_up_exps, cur, selected);    // [n_ff_exp, n_used, n_tokens]
-    ggml_tensor * gate    = ggml_mul_mat_id(&ctx, L.ffn_gate_exps, cur, selected);
-    ggml_tensor * experts = ggml_mul_mat_id(&ctx, L.ffn_down_exps, ggml_glu(&ctx, gate, up, GGML_GLU_OP_SWIGLU, false),
-                                            selected);  // [n_embd, n_used, n_tokens]
-    experts               = ggml_mul(&ctx, experts, weights);
-    ggml_tensor * out     = nullptr;
+    ggml_tensor * up      = experts_mm(L.ffn_up_exps, L.ffn_up_exps_b, cur);  // [n_ff_exp, n_used, n_tokens]
+    ggml_tensor * gate    = experts_mm(L.ffn_gate_exps, L.ffn_gate_exps_b, cur);
+    ggml_tensor * act     = oss ? ggml_swiglu_oai(&ctx, gate, up, 1.702f, 7.0f) : ggml_glu(&ctx, gate, up, GGML_GLU_OP_SWIGLU, false);
+    ggml_tensor * experts = ggml_mul(&ctx, experts_mm(L.ffn_down_exps, L.ffn_down_exps_b, act), weights);
+    ggml_tensor * out     = nullptr;  // [n_embd, n_tokens]: the n_used slices added
     for (int64_t i = 0; i < n_used; ++i) {
         ggml_tensor * e = ggml_view_2d(&ctx, experts, experts->ne[0], n_tokens, experts->nb[2], size_t(i) * experts->nb[1]);
         out             = out ? ggml_add(&ctx, out, e) : e;
@@ -107,8 +127,8 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
             k = norm(k, L.k_norm);
         }
         const float base  = swa ? h.rope_freq_base_swa : h.rope_freq_base;
-        const float scale = swa ? 1.0f : h.rope_freq_scale;
-        const float ext   = swa ? 0.0f : h.rope_ext_factor;
+        const float scale = swa ? h.rope_freq_scale_swa : h.rope_freq_scale;
+        const float ext   = swa ? h.rope_ext_factor_swa : h.rope_ext_factor;
         q = ggml_rope_ext(&ctx, q, in.pos, rope_freqs, int(h.n_rot), h.rope_type, int(h.n_ctx_orig), base, scale,
                           ext, 1.0f, 32.0f, 1.0f);
         k = ggml_rope_ext(&ctx, k, in.pos, rope_freqs, int(h.n_rot), h.rope_type, int(h.n_ctx_orig), base, scale,
@@ -132,8 +152,14 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
                                        size_t(hd_v) * v_cache_l->nb[0], 0);
         ggml_tensor * Q    = ggml_permute(&ctx, q, 0, 2, 1, 3);  // [hd, n_tokens, n_head]
         ggml_tensor * attn = ggml_flash_attn_ext(&ctx, Q, K, V, swa ? in.mask_swa : in.mask, kq_scale, 0.0f, 0.0f);
-        attn               = ggml_reshape_2d(&ctx, attn, hd_v * h.n_head, n_tokens);
-        cur                = ggml_mul_mat(&ctx, L.wo, attn);
+        if (L.attn_sinks) {
+            ggml_flash_attn_ext_add_sinks(attn, L.attn_sinks);
+        }
+        attn = ggml_reshape_2d(&ctx, attn, hd_v * h.n_head, n_tokens);
+        cur  = ggml_mul_mat(&ctx, L.wo, attn);
+        if (L.bo) {
+            cur = ggml_add(&ctx, cur, L.bo);
+        }
         if (il == h.n_layer - 1 && in.out_ids) {
             // The last layer's FFN only for the rows whose logits are wanted (as llama.cpp does).
             cur = ggml_get_rows(&ctx, cur, in.out_ids);

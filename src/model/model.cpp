@@ -46,6 +46,7 @@ const char * arch_name(arch a) {
         case arch::qwen3: return "qwen3";
         case arch::qwen3moe: return "qwen3moe";
         case arch::gemma3: return "gemma3";
+        case arch::gpt_oss: return "gpt-oss";
     }
     return "?";
 }
@@ -76,9 +77,11 @@ void model::read_hparams() {
         hp_.architecture = arch::qwen3moe;
     } else if (an == "gemma3") {
         hp_.architecture = arch::gemma3;
+    } else if (an == "gpt-oss") {
+        hp_.architecture = arch::gpt_oss;
     } else {
         throw model_error("unknown architecture " + gguf::layout::quoted(an) +
-                          " (supported: llama, qwen2, qwen3, qwen3moe, gemma3)");
+                          " (supported: llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss)");
     }
     const std::string pre = an + ".";
     auto get_u = [&](const std::string & key, int64_t def, bool required) -> int64_t {
@@ -121,7 +124,7 @@ void model::read_hparams() {
     }
     h.n_embd      = get_u("embedding_length", 0, true);
     h.n_layer     = get_u("block_count", 0, true);
-    const bool moe = h.architecture == arch::qwen3moe;
+    const bool moe = h.architecture == arch::qwen3moe || h.architecture == arch::gpt_oss;
     h.n_ff        = get_u("feed_forward_length", 0, !moe);  // a mixture of experts: each expert's width instead
     h.n_head      = get_u("attention.head_count", 0, true);
     h.n_head_kv   = get_u("attention.head_count_kv", h.n_head, false);
@@ -167,6 +170,17 @@ void model::read_hparams() {
         h.embd_scale         = true;
         h.f_attention_scale  = h.n_layer == 62 ? 1.0f / std::sqrt(float(h.n_embd / h.n_head))
                                                : 1.0f / std::sqrt(float(h.n_embd_head_k));
+    }
+    if (h.architecture == arch::gpt_oss) {
+        // Even layers see the last n_swa positions (llama.cpp's swa pattern 2), with the global
+        // layers' RoPE (base, scaling and YaRN alike).
+        h.n_swa = get_u("attention.sliding_window", 0, true);
+        for (int64_t il = 0; il < h.n_layer; ++il) {
+            h.swa_layers[size_t(il)] = il % 2 == 0;
+        }
+        h.rope_freq_base_swa  = get_f("rope.freq_base_swa", h.rope_freq_base, false);
+        h.rope_freq_scale_swa = h.rope_freq_scale;
+        h.rope_ext_factor_swa = h.rope_ext_factor;
     }
 
     if (moe) {
@@ -235,6 +249,7 @@ void model::create_tensors(const load_options & opts) {
     const bool    qk_norm = gemma || h.architecture == arch::qwen3 || h.architecture == arch::qwen3moe;
 
     tok_embd    = get("token_embd.weight", {E, V}, true, false);
+    uses.back().is_table = true;
     output_norm = get("output_norm.weight", {E}, true, false);
     output      = get("output.weight", {E, V}, false, true);
     if (!output) {
@@ -256,9 +271,12 @@ void model::create_tensors(const load_options & opts) {
         L.wv                = get(b + "attn_v.weight", {E, Ev}, true, true);
         L.wo                = get(b + "attn_output.weight", {Eo, E}, true, true);
         const bool bias     = h.architecture == arch::qwen2;
+        const bool oss      = h.architecture == arch::gpt_oss;
         L.bq                = get(b + "attn_q.bias", {Eq}, bias, false);
         L.bk                = get(b + "attn_k.bias", {Ek}, bias, false);
         L.bv                = get(b + "attn_v.bias", {Ev}, bias, false);
+        L.bo                = get(b + "attn_output.bias", {E}, oss, false);
+        L.attn_sinks        = oss ? get(b + "attn_sinks.weight", {h.n_head}, true, false) : nullptr;
         if (qk_norm) {
             L.q_norm = get(b + "attn_q_norm.weight", {h.n_embd_head_k}, true, false);
             L.k_norm = get(b + "attn_k_norm.weight", {h.n_embd_head_k}, true, false);
@@ -267,13 +285,20 @@ void model::create_tensors(const load_options & opts) {
             L.post_attn_norm = get(b + "post_attention_norm.weight", {E}, true, false);
             L.post_ffn_norm  = get(b + "post_ffw_norm.weight", {E}, true, false);
         }
-        L.ffn_norm = get(b + "ffn_norm.weight", {E}, true, false);
+        // gpt-oss names its pre-FFN norm post_attention_norm.
+        L.ffn_norm = get(b + (oss ? "post_attention_norm.weight" : "ffn_norm.weight"), {E}, true, false);
         if (h.n_expert > 0) {
             const int64_t X = h.n_expert, F = h.n_ff_exp;
             L.ffn_gate_inp  = get(b + "ffn_gate_inp.weight", {E, X}, true, true);
             L.ffn_gate_exps = get(b + "ffn_gate_exps.weight", {E, F, X}, true, true);
             L.ffn_up_exps   = get(b + "ffn_up_exps.weight", {E, F, X}, true, true);
             L.ffn_down_exps = get(b + "ffn_down_exps.weight", {F, E, X}, true, true);
+            if (oss) {
+                L.ffn_gate_inp_b  = get(b + "ffn_gate_inp.bias", {X}, true, false);
+                L.ffn_gate_exps_b = get(b + "ffn_gate_exps.bias", {F, X}, true, false);
+                L.ffn_up_exps_b   = get(b + "ffn_up_exps.bias", {F, X}, true, false);
+                L.ffn_down_exps_b = get(b + "ffn_down_exps.bias", {E, X}, true, false);
+            }
             continue;
         }
         L.ffn_gate = get(b + "ffn_gate.weight", {E, h.n_ff}, true, true);

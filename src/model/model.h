@@ -1,5 +1,5 @@
 // A GGUF language model: hyperparameters and weights (memory-mapped), and the per-architecture
-// forward graphs (llama, qwen2, qwen3, qwen3moe, gemma3). See context.h for the KV cache and evaluation.
+// forward graphs (llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss). See context.h for the KV cache and evaluation.
 #pragma once
 
 #include "hexnpu/backend.h"
@@ -22,7 +22,7 @@ class model_error : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum class arch { llama, qwen2, qwen3, qwen3moe, gemma3 };
+enum class arch { llama, qwen2, qwen3, qwen3moe, gemma3, gpt_oss };
 
 const char * arch_name(arch a);
 
@@ -44,13 +44,15 @@ struct hparams {
     float       rope_freq_base     = 10000.0f;
     float       rope_freq_scale    = 1.0f;
     float       rope_ext_factor    = 0.0f;      // YaRN: 1 when rope.scaling.type = yarn
-    float       rope_freq_base_swa = 10000.0f;  // sliding-window layers (gemma3)
+    float       rope_freq_base_swa = 10000.0f;  // sliding-window layers: gemma3's own base, no scaling;
+    float       rope_freq_scale_swa = 1.0f;     //   gpt-oss's the global ones
+    float       rope_ext_factor_swa = 0.0f;
     int64_t     n_ctx_orig         = 0;         // RoPE's original context (YaRN), n_ctx_train by default
     int64_t     n_swa              = 0;         // sliding window (0: none)
     std::vector<bool> swa_layers;               // per layer: uses the sliding window
     float       f_attention_scale  = 0.0f;      // Q scale (gemma3); 0: 1/sqrt(head size) in the softmax
     bool        embd_scale         = false;     // gemma: embeddings times sqrt(n_embd)
-    int64_t     n_expert           = 0;         // qwen3moe: experts per layer, used per token, their FFN width
+    int64_t     n_expert           = 0;         // qwen3moe, gpt-oss: experts per layer, used per token, their FFN width
     int64_t     n_expert_used      = 0;
     int64_t     n_ff_exp           = 0;
 
@@ -67,6 +69,8 @@ struct layer_weights {
     ggml_tensor * bq             = nullptr;  // qwen2
     ggml_tensor * bk             = nullptr;
     ggml_tensor * bv             = nullptr;
+    ggml_tensor * bo             = nullptr;  // gpt-oss
+    ggml_tensor * attn_sinks     = nullptr;  // gpt-oss: one logit per head that takes part in the softmax
     ggml_tensor * q_norm         = nullptr;  // qwen3, gemma3
     ggml_tensor * k_norm         = nullptr;
     ggml_tensor * post_attn_norm = nullptr;  // gemma3
@@ -78,6 +82,10 @@ struct layer_weights {
     ggml_tensor * ffn_gate_exps  = nullptr;  //   the experts' [n_embd, n_ff_exp, n_expert]
     ggml_tensor * ffn_up_exps    = nullptr;
     ggml_tensor * ffn_down_exps  = nullptr;  //   [n_ff_exp, n_embd, n_expert]
+    ggml_tensor * ffn_gate_inp_b = nullptr;  // gpt-oss: the router's and the experts' biases
+    ggml_tensor * ffn_gate_exps_b = nullptr;
+    ggml_tensor * ffn_up_exps_b  = nullptr;
+    ggml_tensor * ffn_down_exps_b = nullptr;
     ggml_tensor * post_ffn_norm  = nullptr;  // gemma3
 };
 
@@ -87,6 +95,7 @@ struct weight_use {
     bool    is_matmul = false;
     int64_t layer     = -1;
     int64_t n_layer   = 0;
+    bool    is_table  = false;  // rows looked up by GET_ROWS (the token embedding)
 };
 
 struct load_options {

@@ -44,6 +44,10 @@ bool synth_preset(const std::string & name, synth_params & out) {
     } else if (name == "qwen3moe-tiny") {
         p.arch = "qwen3moe", p.n_embd = 128, p.n_layer = 2, p.n_head = 4, p.n_head_kv = 2, p.n_ff = 256;
         p.n_expert = 16, p.n_expert_used = 4, p.n_ff_exp = 64, p.rope_base = 1000000.0f;
+    } else if (name == "gpt-oss-tiny") {
+        p.arch = "gpt-oss", p.n_embd = 128, p.n_layer = 2, p.n_head = 4, p.n_head_kv = 2, p.n_embd_head = 64, p.n_ff = 256;
+        p.n_expert = 8, p.n_expert_used = 2, p.n_ff_exp = 64, p.n_swa = 4, p.rope_base = 150000.0f;
+        p.yarn_factor = 4.0f, p.yarn_orig_ctx = 128;
     } else {
         return false;
     }
@@ -52,7 +56,9 @@ bool synth_preset(const std::string & name, synth_params & out) {
     return true;
 }
 
-std::string synth_preset_names() { return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny"; }
+std::string synth_preset_names() {
+    return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny, gpt-oss-tiny";
+}
 
 synth_model::synth_model(const synth_params & p) {
     if (p.n_embd % p.n_head != 0 || p.n_head % p.n_head_kv != 0) {
@@ -62,10 +68,12 @@ synth_model::synth_model(const synth_params & p) {
         throw std::invalid_argument("synth: n_vocab must be at least 259 (3 control tokens + 256 bytes)");
     }
     rng r{p.seed};
-    if (p.arch != "llama" && p.arch != "qwen2" && p.arch != "qwen3" && p.arch != "qwen3moe" && p.arch != "gemma3") {
+    if (p.arch != "llama" && p.arch != "qwen2" && p.arch != "qwen3" && p.arch != "qwen3moe" && p.arch != "gemma3" &&
+        p.arch != "gpt-oss") {
         throw std::invalid_argument("synth: unknown architecture " + p.arch);
     }
-    const bool moe = p.arch == "qwen3moe";
+    const bool oss = p.arch == "gpt-oss";
+    const bool moe = p.arch == "qwen3moe" || oss;
     if (moe && (p.n_expert_used < 1 || p.n_expert_used > p.n_expert || p.n_ff_exp < 1)) {
         throw std::invalid_argument("synth: a mixture of experts needs 1 <= n_expert_used <= n_expert and n_ff_exp >= 1");
     }
@@ -92,8 +100,13 @@ synth_model::synth_model(const synth_params & p) {
     w.set(a + "rope.dimension_count", gguf::value::from_u32(uint32_t(head_dim)));
     w.set(a + "rope.freq_base", gguf::value::from_f32(p.rope_base));
     w.set(a + "attention.layer_norm_rms_epsilon", gguf::value::from_f32(gemma ? 1e-6f : 1e-5f));
-    if (gemma) {
+    if (gemma || oss) {
         w.set(a + "attention.sliding_window", gguf::value::from_u32(uint32_t(p.n_swa)));
+    }
+    if (p.yarn_factor > 0.0f) {
+        w.set(a + "rope.scaling.type", gguf::value::from_string("yarn"));
+        w.set(a + "rope.scaling.factor", gguf::value::from_f32(p.yarn_factor));
+        w.set(a + "rope.scaling.original_context_length", gguf::value::from_u32(uint32_t(p.yarn_orig_ctx)));
     }
     if (moe) {
         w.set(a + "expert_count", gguf::value::from_u32(uint32_t(p.n_expert)));
@@ -147,13 +160,14 @@ synth_model::synth_model(const synth_params & p) {
         buffers_.push_back(std::move(buf));
     };
 
-    auto add_bias = [&](const std::string & name, int64_t n) {
-        auto buf = std::make_unique<std::vector<uint8_t>>(size_t(n) * 4);
-        for (int64_t i = 0; i < n; ++i) {
-            const float v = 0.1f * r.gaussian();
+    // F32 values centred on 0 (biases, attention sinks), a vector or [ne0, ne1].
+    auto add_bias = [&](const std::string & name, int64_t ne0, int64_t ne1 = 1, float sigma = 0.1f) {
+        auto buf = std::make_unique<std::vector<uint8_t>>(size_t(ne0 * ne1) * 4);
+        for (int64_t i = 0; i < ne0 * ne1; ++i) {
+            const float v = sigma * r.gaussian();
             std::memcpy(buf->data() + i * 4, &v, 4);
         }
-        const int64_t ne[1] = {n};
+        const std::vector<int64_t> ne = ne1 > 1 ? std::vector<int64_t>{ne0, ne1} : std::vector<int64_t>{ne0};
         w.add_tensor(name, GGML_TYPE_F32, ne, buf->data());
         buffers_.push_back(std::move(buf));
     };
@@ -165,25 +179,35 @@ synth_model::synth_model(const synth_params & p) {
         add(b + "attn_q.weight", {p.n_embd, n_embd_q}, false);
         add(b + "attn_k.weight", {p.n_embd, n_embd_kv}, false);
         add(b + "attn_v.weight", {p.n_embd, n_embd_kv}, false);
-        if (p.arch == "qwen2") {  // biases: f32 vectors like the norms, centred on 0
+        if (p.arch == "qwen2" || oss) {  // biases: f32 vectors like the norms, centred on 0
             add_bias(b + "attn_q.bias", n_embd_q);
             add_bias(b + "attn_k.bias", n_embd_kv);
             add_bias(b + "attn_v.bias", n_embd_kv);
         }
-        if (gemma || p.arch == "qwen3" || moe) {
+        if (gemma || p.arch == "qwen3" || p.arch == "qwen3moe") {
             add(b + "attn_q_norm.weight", {head_dim}, true);
             add(b + "attn_k_norm.weight", {head_dim}, true);
         }
         add(b + "attn_output.weight", {n_embd_q, p.n_embd}, false);
+        if (oss) {
+            add_bias(b + "attn_output.bias", p.n_embd);
+            add_bias(b + "attn_sinks.weight", p.n_head, 1, 1.0f);
+        }
         if (gemma) {
             add(b + "post_attention_norm.weight", {p.n_embd}, true);
         }
-        add(b + "ffn_norm.weight", {p.n_embd}, true);
+        add(b + (oss ? "post_attention_norm.weight" : "ffn_norm.weight"), {p.n_embd}, true);
         if (moe) {  // the router (kept F32, as converters keep it) and the experts' stacked matrices
             add(b + "ffn_gate_inp.weight", {p.n_embd, p.n_expert}, false, GGML_TYPE_F32);
             add(b + "ffn_gate_exps.weight", {p.n_embd, p.n_ff_exp, p.n_expert}, false);
             add(b + "ffn_up_exps.weight", {p.n_embd, p.n_ff_exp, p.n_expert}, false);
             add(b + "ffn_down_exps.weight", {p.n_ff_exp, p.n_embd, p.n_expert}, false);
+            if (oss) {
+                add_bias(b + "ffn_gate_inp.bias", p.n_expert);
+                add_bias(b + "ffn_gate_exps.bias", p.n_ff_exp, p.n_expert);
+                add_bias(b + "ffn_up_exps.bias", p.n_ff_exp, p.n_expert);
+                add_bias(b + "ffn_down_exps.bias", p.n_embd, p.n_expert);
+            }
         } else {
             add(b + "ffn_gate.weight", {p.n_embd, p.n_ff}, false);
             add(b + "ffn_up.weight", {p.n_embd, p.n_ff}, false);

@@ -14,7 +14,7 @@ namespace hexnpu {
 
 struct synth_params {
     std::string name       = "tiny";
-    std::string arch       = "llama";  // llama, qwen2, qwen3, qwen3moe or gemma3
+    std::string arch       = "llama";  // llama, qwen2, qwen3, qwen3moe, gemma3 or gpt-oss
     int         n_vocab    = 512;
     int         n_embd     = 256;
     int         n_layer    = 2;
@@ -23,7 +23,9 @@ struct synth_params {
     int         n_ff       = 768;
     int         n_ctx      = 512;
     int         n_embd_head = 0;       // 0: n_embd / n_head
-    int         n_swa      = 0;        // gemma3: sliding window
+    int         n_swa      = 0;        // gemma3, gpt-oss: sliding window
+    float       yarn_factor = 0.0f;    // > 0: YaRN RoPE scaling by this factor over yarn_orig_ctx positions
+    int         yarn_orig_ctx = 0;
     int         n_expert   = 0;        // qwen3moe: experts, used per token, and their FFN width
     int         n_expert_used = 0;
     int         n_ff_exp   = 0;
@@ -39,9 +41,11 @@ struct synth_params {
 // of its 22 layers, ~310M) llamas; "gemma3-tiny", "qwen2-tiny"
 // and "qwen3-tiny" (the other architectures' tensors and keys at tiny sizes; gemma3 with six layers,
 // head size 64 != n_embd / n_head, sliding window 4, tied embeddings); "qwen3moe-tiny" (Qwen3-30B-A3B's
-// layout: 16 experts of FFN width 64, 4 used per token).
+// layout: 16 experts of FFN width 64, 4 used per token); "gpt-oss-tiny" (gpt-oss's: biases, attention
+// sinks, sliding window 4 on even layers, YaRN by 4 over 128 positions, 8 experts of width 64, 2 used).
 bool synth_preset(const std::string & name, synth_params & out);
-// Every preset's name, for messages: "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny".
+// Every preset's name, for messages: "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny,
+// gpt-oss-tiny".
 std::string synth_preset_names();
 
 // The model's tensors and metadata; the writer references data owned by the returned object.

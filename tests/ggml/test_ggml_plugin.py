@@ -159,21 +159,36 @@ def test_weights_beyond_fp16_run_on_htp0(tmp_path):
     assert htp["tokens"] == cpu["tokens"]
 
 
-def test_mixture_of_experts_on_htp0(tmp_path):
-    """A synthesized qwen3moe (16 experts, 4 per token: the router's SOFT_MAX, TOP_K, GET_ROWS of the
-    weights, three MUL_MAT_IDs, the weighted sum) that llama.cpp loads as its own architecture, every
-    layer on HTP0, the decode graph in 2 splits (the token embedding's GET_ROWS on the CPU, all else
-    on HTP0): greedy tokens equal to llama.cpp's CPU backend (F32 weights: both compute in fp32)."""
-    model = tmp_path / "moe.gguf"
-    p = run([BIN, "synth", model, "--preset", "qwen3moe-tiny"])
+@pytest.mark.parametrize("preset", ["qwen3moe-tiny", "gpt-oss-tiny"])
+def test_mixture_of_experts_on_htp0(tmp_path, preset):
+    """Synthesized mixtures of experts that llama.cpp loads as its own architectures: qwen3moe (16
+    experts, 4 per token: the router's SOFT_MAX, TOP_K, GET_ROWS of the weights, three MUL_MAT_IDs,
+    the weighted sum) and gpt-oss (attention sinks, the sliding window on even layers, YaRN, biased
+    experts by ADD_ID, SWIGLU_OAI). Every layer on HTP0, the decode graph in 2 splits (the token
+    embedding's GET_ROWS on the CPU, all else on HTP0): greedy tokens equal to llama.cpp's CPU
+    backend (F32 weights: both compute in fp32). gpt-oss with MXFP4 experts, as released: 2 splits."""
+    model = tmp_path / f"{preset}.gguf"
+    p = run([BIN, "synth", model, "--preset", preset])
     assert p.returncode == 0, p.stderr
     prompt = "the quick brown fox jumps over the lazy dog"
+
+    def decode_splits(log):
+        splits = [int(n) for n in re.findall(r"graph: nodes = \d+, splits = (\d+)", log)]
+        assert splits, log[-3000:]
+        return splits[-1]
+
     htp, log = llama("-c", 256, "generate", "-p", prompt, "-n", 12, model=model)
     assert re.search(r"offloaded (\d+)/\1 layers to GPU", log), "not every layer went to HTP0"
-    splits = [int(n) for n in re.findall(r"graph: nodes = \d+, splits = (\d+)", log)]
-    assert splits and splits[-1] == 2, log[-3000:]
+    assert decode_splits(log) == 2
     cpu, _ = llama("-c", 256, "generate", "-p", prompt, "-n", 12, htp=False, model=model)
     assert len(htp["tokens"]) == 12 and htp["tokens"] == cpu["tokens"]
+    if preset == "gpt-oss-tiny":
+        mxfp4 = tmp_path / "gpt-oss-mxfp4.gguf"
+        p = run([BIN, "quantize", model, mxfp4, "mxfp4"])
+        assert p.returncode == 0, p.stderr
+        htp, log = llama("-c", 256, "generate", "-p", prompt, "-n", 12, model=mxfp4)
+        assert "HTP0-REPACK model buffer size" in log and decode_splits(log) == 2
+        assert len(htp["tokens"]) == 12
 
 
 def test_unselected_branches_are_not_computed():

@@ -11,6 +11,7 @@
 #include "cpu/cpu-backend.h"
 #include "hexagon/htp-device.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -45,11 +46,10 @@ logits_run run(const std::string & path, backend_device & cpu_dev, backend * npu
     if (npu) {
         backend_device *      dev    = npu->device();
         backend_buffer_type * repack = dev->extra_buffer_types().at(0);
-        // As `hexnpu run` places them: matmul weights into the REPACK buffers, norm weights into the
-        // NPU's compute buffers, the rest (token_embd) read from the mapping.
-        o.placement = [dev, repack](const ggml_tensor * w, const model::weight_use & use) -> backend_buffer_type * {
-            const bool is_matmul = use.is_matmul;
-            return is_matmul ? repack : ggml_n_dims(w) == 1 ? dev->buffer_type() : nullptr;
+        // As `hexnpu run` places them: matmul weights into the REPACK buffers, norm weights and
+        // biases into the NPU's compute buffers, the token embedding read from the mapping.
+        o.placement = [dev, repack](const ggml_tensor *, const model::weight_use & use) -> backend_buffer_type * {
+            return use.is_matmul ? repack : use.is_table ? nullptr : dev->buffer_type();
         };
         cp.backends = {npu, cpu.get()};
         cp.kv_buft  = dev->buffer_type();
@@ -169,10 +169,13 @@ TEST(DecoderOnNpuBeyondFp16, MatchesTheCpuWithHmxOn) {
     std::remove(path.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, DecoderOnNpu, ::testing::Values("tiny", "gemma3-tiny", "qwen3moe-tiny"),
+INSTANTIATE_TEST_SUITE_P(Architectures, DecoderOnNpu,
+                         ::testing::Values("tiny", "gemma3-tiny", "qwen3moe-tiny", "gpt-oss-tiny"),
                          [](const auto & info) {
-                             const std::string name = info.param;
-                             return name == "tiny" ? std::string("llama") : name.substr(0, name.find('-'));
+                             std::string name = info.param;  // the architecture: "gpt-oss-tiny" -> gpt_oss
+                             name = name == "tiny" ? "llama" : name.substr(0, name.rfind('-'));
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             return name;
                          });
 
 } // namespace

@@ -120,7 +120,7 @@ TEST(SynthPresets, EveryNamedPresetExists) {
         EXPECT_EQ(p.name, name);
         pos = end + 2;
     }
-    EXPECT_EQ(n, 6u) << names;
+    EXPECT_EQ(n, 8u) << names;
     synth_params p;
     EXPECT_FALSE(synth_preset("huge", p));
 }

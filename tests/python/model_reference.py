@@ -3,7 +3,9 @@ architectures in numpy (float64), reading a GGUF with the `gguf` package. It sha
 src/: it follows the published model definitions (and llama.cpp's conventions where GGUF encodes
 them: RoPE pair layout per architecture, Gemma's norm weights stored with the +1 folded in, the
 sliding-window rule p_q - p_k < n_swa, every sixth Gemma 3 layer global, the KV cache rounded to
-float16; Qwen3-MoE's router: a softmax over the experts, the top expert_used_count renormalized).
+float16; Qwen3-MoE's router: a softmax over the experts, the top expert_used_count renormalized;
+gpt-oss: biases, attention sinks, the sliding window on even layers, YaRN, a router that picks by
+its logits and weighs by their softmax, biased experts with the clamped SwiGLU of its release).
 """
 
 import numpy as np
@@ -29,15 +31,25 @@ def rms_norm(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope(x, pos, n_rot, base, neox, freq_scale=1.0, freq_factors=None):
+def rope(x, pos, n_rot, base, neox, freq_scale=1.0, freq_factors=None, yarn_ctx=None):
     """x: [n_tokens, n_heads, head_dim]; rotates the first n_rot dims. Linear scaling multiplies the
-    positions by freq_scale; Llama 3's rope_freqs divide each frequency by its factor."""
+    positions by freq_scale; Llama 3's rope_freqs divide each frequency by its factor. YaRN (its
+    paper; yarn_ctx the original context): frequencies below the correction range interpolate (times
+    freq_scale), above it keep theirs, a linear ramp between; cos and sin times 1 + 0.1 ln(1/freq_scale)."""
     half = n_rot // 2
-    inv = base ** (-np.arange(half) * 2.0 / n_rot) * freq_scale
+    extrap = base ** (-np.arange(half) * 2.0 / n_rot)
     if freq_factors is not None:
-        inv = inv / freq_factors[:half]
+        extrap = extrap / freq_factors[:half]
+    inv, mscale = extrap * freq_scale, 1.0
+    if yarn_ctx is not None:
+        def corr_dim(n_rotations):  # the pair whose wavelength fits n_rotations times into yarn_ctx
+            return n_rot * np.log(yarn_ctx / (n_rotations * 2 * np.pi)) / (2 * np.log(base))
+        low, high = max(0.0, np.floor(corr_dim(32.0))), min(n_rot - 1.0, np.ceil(corr_dim(1.0)))
+        keep = 1.0 - np.clip((np.arange(half) - low) / max(0.001, high - low), 0.0, 1.0)
+        inv = inv * (1.0 - keep) + extrap * keep
+        mscale = 1.0 + 0.1 * np.log(1.0 / freq_scale)
     ang = pos[:, None] * inv[None, :]  # [n_tokens, half]
-    cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+    cos, sin = mscale * np.cos(ang)[:, None, :], mscale * np.sin(ang)[:, None, :]
     out = x.copy()
     if neox:
         a, b = x[..., :half], x[..., half:n_rot]
@@ -58,21 +70,40 @@ def silu(x):
     return x / (1.0 + np.exp(-x))
 
 
+def softmax(v):
+    e = np.exp(v - v.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def swiglu_oai(g, u, alpha=1.702, limit=7.0):
+    """gpt-oss's: the gate clamped above at limit, times its sigmoid(alpha g); the up projection
+    clamped to [-limit, limit], plus one."""
+    g = np.minimum(g, limit)
+    return g / (1.0 + np.exp(-alpha * g)) * (np.clip(u, -limit, limit) + 1.0)
+
+
 def moe_ffn(m, p, h):
-    """Qwen3-MoE's FFN of h [n_tokens, n_embd]: per token, the experts with the largest router
-    probabilities, their SwiGLU outputs weighted by those probabilities summed to one."""
+    """The mixture-of-experts FFN of h [n_tokens, n_embd]. Qwen3-MoE: per token, the experts with the
+    largest router probabilities, their SwiGLU outputs weighted by those probabilities summed to
+    one. gpt-oss: the largest biased router logits pick, their softmax weighs, the experts' matmuls
+    carry biases and the clamped SwiGLU."""
     t = m.t
+    oss = m.arch == "gpt-oss"
     k = m.key("expert_used_count")
-    logits = h @ t[p + "ffn_gate_inp.weight"].T  # [n_tokens, n_expert]
-    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-    probs /= probs.sum(axis=1, keepdims=True)
+    logits = h @ t[p + "ffn_gate_inp.weight"].T + t.get(p + "ffn_gate_inp.bias", 0.0)  # [n_tokens, n_expert]
+    probs = logits if oss else softmax(logits)
     gate, up, down = t[p + "ffn_gate_exps.weight"], t[p + "ffn_up_exps.weight"], t[p + "ffn_down_exps.weight"]
+    zero = np.zeros((gate.shape[0], 1))
+    gate_b, up_b = t.get(p + "ffn_gate_exps.bias", zero), t.get(p + "ffn_up_exps.bias", zero)
+    down_b = t.get(p + "ffn_down_exps.bias", zero)
     out = np.zeros_like(h)
     for i in range(h.shape[0]):
         chosen = np.argsort(-probs[i])[:k]
-        w = probs[i, chosen] / max(probs[i, chosen].sum(), 6.103515625e-5)
+        w = softmax(probs[i, chosen]) if oss else probs[i, chosen] / max(probs[i, chosen].sum(), 6.103515625e-5)
         for e, we in zip(chosen, w):
-            out[i] += we * ((silu(gate[e] @ h[i]) * (up[e] @ h[i])) @ down[e].T)
+            g, u = gate[e] @ h[i] + gate_b[e], up[e] @ h[i] + up_b[e]
+            act = swiglu_oai(g, u) if oss else silu(g) * u
+            out[i] += we * (act @ down[e].T + down_b[e])
     return out
 
 
@@ -81,6 +112,7 @@ def forward(m, tokens, last_n=None):
     only the last last_n positions' logits."""
     arch = m.arch
     gemma = arch == "gemma3"
+    oss = arch == "gpt-oss"
     n_embd = m.key("embedding_length")
     n_layer = m.key("block_count")
     n_head = m.key("attention.head_count")
@@ -89,10 +121,11 @@ def forward(m, tokens, last_n=None):
     n_rot = m.key("rope.dimension_count", hd)
     eps = m.key("attention.layer_norm_rms_epsilon")
     base = m.key("rope.freq_base", 10000.0)
-    n_swa = m.key("attention.sliding_window", 0) if gemma else 0
+    n_swa = m.key("attention.sliding_window", 0) if gemma or oss else 0
     scaling = m.key("rope.scaling.type", "none")
-    assert scaling in ("none", "linear"), scaling
-    freq_scale = 1.0 / m.key("rope.scaling.factor", 1.0) if scaling == "linear" else 1.0
+    assert scaling in ("none", "linear", "yarn"), scaling
+    freq_scale = 1.0 / m.key("rope.scaling.factor", 1.0) if scaling != "none" else 1.0
+    yarn_ctx = m.key("rope.scaling.original_context_length", m.key("context_length")) if scaling == "yarn" else None
     neox = arch != "llama"
     t = m.t
     n = len(tokens)
@@ -104,7 +137,7 @@ def forward(m, tokens, last_n=None):
     causal = np.tril(np.ones((n, n), dtype=bool))
     for il in range(n_layer):
         p = f"blk.{il}."
-        local = gemma and il % 6 < 5
+        local = (gemma and il % 6 < 5) or (oss and il % 2 == 0)
         h = rms_norm(x, t[p + "attn_norm.weight"], eps)
         q = h @ t[p + "attn_q.weight"].T
         k = h @ t[p + "attn_k.weight"].T
@@ -117,11 +150,13 @@ def forward(m, tokens, last_n=None):
         if p + "attn_q_norm.weight" in t:
             q = rms_norm(q, t[p + "attn_q_norm.weight"], eps)
             k = rms_norm(k, t[p + "attn_k_norm.weight"], eps)
-        b = 10000.0 if local else base
-        fs = 1.0 if local else freq_scale
+        # Gemma's local layers: base 10000, unscaled; gpt-oss's: the global RoPE.
+        b = 10000.0 if local and gemma else base
+        fs = 1.0 if local and gemma else freq_scale
+        yc = None if local and gemma else yarn_ctx
         ff = t.get("rope_freqs.weight")
-        q = rope(q, pos, n_rot, b, neox, fs, ff)
-        k = rope(k, pos, n_rot, b, neox, fs, ff)
+        q = rope(q, pos, n_rot, b, neox, fs, ff, yc)
+        k = rope(k, pos, n_rot, b, neox, fs, ff, yc)
         # The cache holds K and V as float16.
         k = k.astype(np.float16).astype(np.float64)
         v = v.astype(np.float16).astype(np.float64)
@@ -135,14 +170,17 @@ def forward(m, tokens, last_n=None):
             kh, vh = k[:, hh // group, :], v[:, hh // group, :]
             s = (q[:, hh, :] @ kh.T) * scale
             s = np.where(allowed, s, -np.inf)
-            s = np.exp(s - s.max(axis=1, keepdims=True))
-            s /= s.sum(axis=1, keepdims=True)
+            # gpt-oss's sink: one more logit per head in the softmax's sum, with no value.
+            sink = t[p + "attn_sinks.weight"][hh] if oss else -np.inf
+            top = np.maximum(s.max(axis=1, keepdims=True), sink)
+            s = np.exp(s - top)
+            s /= s.sum(axis=1, keepdims=True) + np.exp(sink - top)
             out[:, hh, :] = s @ vh
-        a = out.reshape(n, n_head * hd) @ t[p + "attn_output.weight"].T
+        a = out.reshape(n, n_head * hd) @ t[p + "attn_output.weight"].T + t.get(p + "attn_output.bias", 0.0)
         if gemma:
             a = rms_norm(a, t[p + "post_attention_norm.weight"], eps)
         x = x + a
-        h = rms_norm(x, t[p + "ffn_norm.weight"], eps)
+        h = rms_norm(x, t[p + ("post_attention_norm.weight" if oss else "ffn_norm.weight")], eps)
         if p + "ffn_gate_inp.weight" in t:
             f = moe_ffn(m, p, h)
         else:

@@ -265,8 +265,8 @@ std::unique_ptr<model::model> load_model(const std::string & path, devices & d) 
                 }
             }
             backend_device * npu = (use.layer >= 0 ? d.layer_npu[size_t(use.layer)] : d.layer_npu.back())->device();
-            if (!use.is_matmul) {
-                return ggml_n_dims(w) == 1 ? npu->buffer_type() : nullptr;
+            if (!use.is_matmul) {  // norms and biases (the experts' too: 2-D), not the embedding table
+                return use.is_table ? nullptr : npu->buffer_type();
             }
             backend_buffer_type * repack = nullptr;
             for (backend_buffer_type * b : npu->extra_buffer_types()) {
