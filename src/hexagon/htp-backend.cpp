@@ -88,21 +88,24 @@ void htp_backend::graph_compute(ggml_cgraph & graph) {
             const htp_session & s = device_.session();
             target                = device_.target_of(s.hw());
         }
-        std::optional<htp_op> op;
-        if (device_.options().op_fusion && (op = fused_rms_norm_mul(graph, i, target))) {
-            fused_into = op->node;
+        std::vector<htp_op> node_ops;
+        if (std::optional<htp_op> fused; device_.options().op_fusion && (fused = fused_rms_norm_mul(graph, i, target))) {
+            fused_into = fused->node;
             ++fused_;
+            node_ops.push_back(*fused);
         } else {
-            op = prepare_htp_op(node, target);
+            node_ops = prepare_htp_ops(node, target);
         }
-        if (!op) {
+        if (node_ops.empty()) {
             throw backend_error(std::string(name()) + ": " + ggml_op_desc(node) + " '" + node->name +
                                 "' cannot run on the NPU (supports_op is false for it)");
         }
-        if ((device_.options().op_stage & 2) == 0) {
-            op->desc.flags |= proto::HTP_OPFLAGS_SKIP_COMPUTE;
+        for (htp_op & op : node_ops) {
+            if ((device_.options().op_stage & 2) == 0) {
+                op.desc.flags |= proto::HTP_OPFLAGS_SKIP_COMPUTE;
+            }
+            ops.push_back(op);
         }
-        ops.push_back(*op);
     }
     if ((device_.options().op_stage & 1) != 0) {
         compute_ops(ops);

@@ -39,10 +39,11 @@ bool matmul_on_hmx(const ggml_tensor * node, const htp_op_target & target) {
            (target.hmx == htp_hmx_matmul::always || node->src[1]->ne[1] > int64_t(proto::HTP_MM_HMX_MIN_ROWS));
 }
 bool matmul_id_on_hmx(const ggml_tensor * node, const htp_op_target & target) {
-    // Prompts: more than HTP_MM_HMX_MIN_ROWS routed rows per expert on average.
+    // Prompts: more than HTP_MM_HMX_MIN_ROWS routed rows, so that an expert may get that many
+    // (prepare_htp_ops then queues the HVX kernel for the experts routed fewer).
     const int64_t routed = node->src[2]->ne[0] * node->src[2]->ne[1];
     return hmx_may_take(node, target) &&
-           (target.hmx == htp_hmx_matmul::always || routed > int64_t(proto::HTP_MM_HMX_MIN_ROWS) * node->src[0]->ne[2]);
+           (target.hmx == htp_hmx_matmul::always || routed > int64_t(proto::HTP_MM_HMX_MIN_ROWS));
 }
 bool attention_on_hmx(const ggml_tensor * node, const htp_op_target & target) {
     return target.fa_hmx == htp_hmx_matmul::always ||
@@ -141,7 +142,8 @@ constexpr ggml_row GGML_ROWS[] = {
     {GGML_OP_FLASH_ATTN_EXT, -1, proto::HTP_OP_FLASH_ATTN_EXT},
     {GGML_OP_MUL_MAT, -1, proto::HTP_OP_MUL_MAT_HMX, matmul_on_hmx, "prompts (GGML_HEXAGON_MM_SELECT)", true},
     {GGML_OP_MUL_MAT, -1, proto::HTP_OP_MUL_MAT},
-    {GGML_OP_MUL_MAT_ID, -1, proto::HTP_OP_MUL_MAT_ID_HMX, matmul_id_on_hmx, "prompts (GGML_HEXAGON_MM_SELECT)", true},
+    {GGML_OP_MUL_MAT_ID, -1, proto::HTP_OP_MUL_MAT_ID_HMX, matmul_id_on_hmx,
+     "more routed rows than one expert's HVX limit (GGML_HEXAGON_MM_SELECT); MUL_MAT_ID first takes the experts routed at most that many", true},
     {GGML_OP_MUL_MAT_ID, -1, proto::HTP_OP_MUL_MAT_ID},
 };
 
@@ -287,6 +289,32 @@ std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_targ
         }
     }
     return std::nullopt;
+}
+
+std::vector<htp_op> prepare_htp_ops(const ggml_tensor * node, const htp_op_target & target) {
+    std::optional<htp_op> op = prepare_htp_op(node, target);
+    if (!op) {
+        return {};
+    }
+    if (op->desc.opcode != proto::HTP_OP_MUL_MAT_ID_HMX || target.hmx == htp_hmx_matmul::always) {
+        return {*op};
+    }
+    // Each expert on the unit its routed row count suits, counted on the NPU: the HVX kernel
+    // takes the experts routed at most HTP_MM_HMX_MIN_ROWS rows, the HMX kernel after it the rest
+    // (every dst row belongs to one expert: the two write disjoint rows).
+    htp_op hvx;
+    if (!prepare_row(node, proto::HTP_OP_MUL_MAT_ID, target, &hvx)) {
+        return {*op};
+    }
+    proto::htp_matmul_kparams     few;
+    proto::htp_matmul_hmx_kparams many;
+    std::memcpy(&few, hvx.desc.kparams, sizeof few);
+    std::memcpy(&many, op->desc.kparams, sizeof many);
+    few.max_expert_rows  = proto::HTP_MM_HMX_MIN_ROWS;
+    many.min_expert_rows = proto::HTP_MM_HMX_MIN_ROWS + 1;
+    std::memcpy(hvx.desc.kparams, &few, sizeof few);
+    std::memcpy(op->desc.kparams, &many, sizeof many);
+    return {hvx, *op};
 }
 
 std::vector<htp_op_route> htp_op_routes() {

@@ -36,6 +36,10 @@ struct htp_op_target {
 // words a user can act on ("the weight type has no NPU matmul kernel ...").
 std::optional<htp_op> prepare_htp_op(const ggml_tensor * node, const htp_op_target & target,
                                      std::string * why = nullptr);
+// The NPU ops that compute node (empty: the NPU does not): prepare_htp_op's, but for a MUL_MAT_ID
+// on the HMX unit for prompts: the HVX kernel for the experts routed few rows, then the HMX kernel
+// for the others, each expert's count taken on the NPU when the batch runs.
+std::vector<htp_op> prepare_htp_ops(const ggml_tensor * node, const htp_op_target & target);
 
 // The fused RMS_NORM_MUL for a MUL of `norm`'s result (src0) by a weight (src1), or nullopt when
 // the pair does not make one (types, shapes, VTCM). Whether the norm has other readers is the

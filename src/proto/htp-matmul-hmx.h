@@ -69,6 +69,7 @@ struct htp_matmul_hmx_kparams {
     uint32_t vtcm_size;        // the whole layout
     uint32_t act_buffers;      // activation row pairs a thread stages: 2 (the next lands while one is
                                // prepared) or 1 (a VTCM too small for two)
+    uint32_t min_expert_rows;  // MUL_MAT_ID: experts routed fewer rows were the HVX op's before it (0: none)
 };
 static_assert(sizeof(htp_matmul_hmx_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 

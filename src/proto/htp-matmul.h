@@ -78,6 +78,7 @@ struct htp_matmul_kparams {
     uint32_t r2, r3;           // ne12 / ne02, ne13 / ne03: activation slices per weight matrix
     uint32_t w_slice_bytes;    // bytes of one tiled weight matrix (n_strips * tiles per strip * tile_size)
     fastdiv_values div_threads; // n_threads: a device's share of the strips per thread (mdev)
+    uint32_t max_expert_rows;   // MUL_MAT_ID: experts routed more rows are left to the HMX op after it (0: none)
 };
 static_assert(sizeof(htp_matmul_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 

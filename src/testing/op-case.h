@@ -42,6 +42,8 @@ inline fill_spec mask_fill(int64_t masked_row_every = 0) { return {fill_spec::ki
 inline fill_spec causal_mask_fill(int64_t n) { return {fill_spec::kind::causal_mask, -1.0, 1.0, n}; }
 inline fill_spec indices(int64_t n) { return {fill_spec::kind::indices, 0, 0, n}; }
 inline fill_spec distinct_indices(int64_t n) { return {fill_spec::kind::distinct_indices, 0, 0, n}; }
+// As distinct_indices, index 0 first in every row: one expert routed every token, the others few.
+inline fill_spec distinct_indices_hot_first(int64_t n) { return {fill_spec::kind::distinct_indices, 1, 0, n}; }
 inline fill_spec distinct_values() { return {fill_spec::kind::distinct_values, 0, 0, 0}; }
 inline fill_spec small_integers(int lo, int hi) { return {fill_spec::kind::small_integers, double(lo), double(hi), 0}; }
 

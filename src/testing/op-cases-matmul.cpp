@@ -102,17 +102,19 @@ void add_matmul_cases(std::vector<op_case> & cases) {
     struct moe_shape {
         int64_t m, k, n_experts, n_used, n_tokens;
         bool    shared_b;
+        bool    hot_expert = false;  // expert 0 routed every token
     };
     auto add_moe = [&](ggml_type wt, ggml_type bt, const moe_shape & s) {
         cases.push_back({"type_a=" + type_str(wt) + ",type_b=" + type_str(bt) + ",m=" + std::to_string(s.m) +
                              ",k=" + std::to_string(s.k) + ",n_experts=" + std::to_string(s.n_experts) + ",n_used=" +
                              std::to_string(s.n_used) + ",n_tokens=" + std::to_string(s.n_tokens) +
-                             (s.shared_b ? ",b=shared" : ""),
+                             (s.shared_b ? ",b=shared" : "") + (s.hot_expert ? ",hot_expert" : ""),
                          kMatMulTol, [=](case_graph & g) {
                              ggml_tensor * as  = g.input(wt, {s.k, s.m, s.n_experts, 1});
                              ggml_tensor * b   = g.input(bt, {s.k, s.shared_b ? 1 : s.n_used, s.n_tokens, 1});
                              ggml_tensor * ids = g.input(GGML_TYPE_I32, {s.n_used, s.n_tokens, 1, 1},
-                                                         distinct_indices(s.n_experts));
+                                                         s.hot_expert ? distinct_indices_hot_first(s.n_experts)
+                                                                      : distinct_indices(s.n_experts));
                              return ggml_mul_mat_id(g.ctx(), as, b, ids);
                          }});
     };
@@ -127,6 +129,10 @@ void add_matmul_cases(std::vector<op_case> & cases) {
     // A Mixtral-like routing: 8 experts, 2 per token, 40 tokens (some experts get more rows than
     // one activation group holds).
     add_moe(GGML_TYPE_Q4_K, GGML_TYPE_F32, {64, 512, 8, 2, 40, false});
+    // Skewed routing: expert 0 gets all 24 tokens (the HMX unit's), the 31 others one row or two
+    // each (HVX's): the two kernels' shares of one op.
+    add_moe(GGML_TYPE_Q4_0, GGML_TYPE_F32, {64, 128, 32, 2, 24, false, true});
+    add_moe(GGML_TYPE_MXFP4, GGML_TYPE_F32, {64, 128, 32, 4, 16, true, true});
 }
 
 } // namespace hexnpu::optest

@@ -79,8 +79,11 @@ void draw_row(const fill_spec & fill, int64_t index, rng & r, std::span<double> 
         }
         std::vector<int64_t> pool(size_t(fill.n));
         std::iota(pool.begin(), pool.end(), int64_t(0));
-        for (int64_t i = 0; i < n; ++i) {  // partial Fisher-Yates shuffle
-            std::swap(pool[size_t(i)], pool[size_t(i + r.below(fill.n - i))]);
+        const int64_t first = fill.lo != 0.0 ? 1 : 0;  // a hot index: 0 first in every row
+        for (int64_t i = 0; i < n; ++i) {  // partial Fisher-Yates shuffle (of the rest)
+            if (i >= first) {
+                std::swap(pool[size_t(i)], pool[size_t(i + r.below(fill.n - i))]);
+            }
             row[size_t(i)] = double(pool[size_t(i)]);
         }
         return;

@@ -4,6 +4,8 @@
 #include "hexagon/htp-device.h"
 #include "hexagon/htp-op-prep.h"
 #include "hexagon/repack.h"
+#include "proto/htp-matmul-hmx.h"
+#include "proto/htp-matmul.h"
 #include "proto/htp-opcodes.h"
 
 #include "cpu/cpu-backend.h"
@@ -462,6 +464,40 @@ TEST(HtpGraph, Fp32PrecisionMatmulStaysOffTheHmxUnit) {
     const auto hvx = prepare_htp_op(mm, target);
     ASSERT_TRUE(hvx.has_value());
     EXPECT_EQ(hvx->desc.opcode, uint32_t(proto::HTP_OP_MUL_MAT));
+}
+
+// A prompt's MUL_MAT_ID with HMX for prompts: two NPU ops, the HVX kernel for the experts routed at
+// most HTP_MM_HMX_MIN_ROWS rows, then the HMX kernel for the others (the catalog's hot_expert cases
+// check the results); one op when no expert can get more (decode), or with HMX always.
+TEST(HtpGraph, MulMatIdQueuesEachExpertsUnit) {
+    ggml_context  ctx;
+    ggml_tensor * as = ggml_new_tensor_3d(&ctx, GGML_TYPE_F16, 64, 32, 8);
+    auto          op = [&](int64_t n_tokens) {
+        ggml_tensor * b   = ggml_new_tensor_3d(&ctx, GGML_TYPE_F32, 64, 2, n_tokens);
+        ggml_tensor * ids = ggml_new_tensor_2d(&ctx, GGML_TYPE_I32, 2, n_tokens);
+        return ggml_mul_mat_id(&ctx, as, b, ids);
+    };
+    const htp_op_target prompts{2, 8u << 20, htp_hmx_matmul::prompts, htp_hmx_matmul::off};
+    const std::vector<htp_op> pair = prepare_htp_ops(op(12), prompts);
+    ASSERT_EQ(pair.size(), 2u);
+    ASSERT_EQ(pair[0].desc.opcode, uint32_t(proto::HTP_OP_MUL_MAT_ID));
+    ASSERT_EQ(pair[1].desc.opcode, uint32_t(proto::HTP_OP_MUL_MAT_ID_HMX));
+    proto::htp_matmul_kparams     few;
+    proto::htp_matmul_hmx_kparams many;
+    std::memcpy(&few, pair[0].desc.kparams, sizeof few);
+    std::memcpy(&many, pair[1].desc.kparams, sizeof many);
+    EXPECT_EQ(few.max_expert_rows, proto::HTP_MM_HMX_MIN_ROWS);
+    EXPECT_EQ(many.min_expert_rows, proto::HTP_MM_HMX_MIN_ROWS + 1);
+    const std::vector<htp_op> decode = prepare_htp_ops(op(2), prompts);  // 4 routed rows
+    ASSERT_EQ(decode.size(), 1u);
+    EXPECT_EQ(decode[0].desc.opcode, uint32_t(proto::HTP_OP_MUL_MAT_ID));
+    std::memcpy(&few, decode[0].desc.kparams, sizeof few);
+    EXPECT_EQ(few.max_expert_rows, 0u);
+    const std::vector<htp_op> always = prepare_htp_ops(op(2), {2, 8u << 20, htp_hmx_matmul::always, htp_hmx_matmul::off});
+    ASSERT_EQ(always.size(), 1u);
+    EXPECT_EQ(always[0].desc.opcode, uint32_t(proto::HTP_OP_MUL_MAT_ID_HMX));
+    std::memcpy(&many, always[0].desc.kparams, sizeof many);
+    EXPECT_EQ(many.min_expert_rows, 0u);
 }
 
 // GGML_HEXAGON_MM_SELECT: 0 keeps matmuls off the NPU and offers no REPACK buffer type; 1 keeps a

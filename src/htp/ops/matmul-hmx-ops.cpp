@@ -666,7 +666,7 @@ uint32_t op_matmul_id_hmx(htp_op_context * octx) {
     const uint32_t   chunk    = job.kp.m_tiles * 32;
     uint32_t         expert   = UINT32_MAX, rows = 0;
     const uint32_t   walked   = walk_routed_rows(
-        ids, job.src0->ne[2],
+        ids, job.src0->ne[2], job.kp.min_expert_rows, 0,
         [&](uint32_t e, uint32_t s, uint32_t t) {
             if (e != expert) {
                 expert       = e;

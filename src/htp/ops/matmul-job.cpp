@@ -144,7 +144,7 @@ uint32_t run_matmul_id_job(htp_op_context * octx, mm_thread_fn prepare_rows, mm_
     const bool       shared_b = job.src1->ne[1] == 1;  // one activation row for every slot
     uint32_t         expert   = UINT32_MAX;            // the expert whose rows are being grouped
     return walk_routed_rows(
-        ids, job.src0->ne[2],
+        ids, job.src0->ne[2], 0, job.kp.max_expert_rows,
         [&](uint32_t e, uint32_t s, uint32_t t) {
             if (e != expert) {
                 expert       = e;

@@ -259,14 +259,16 @@ inline constexpr uint32_t MMID_TABLE   = 512;
 
 // MUL_MAT_ID's routed rows expert by expert: row(e, s, t) for every (slot s, token t) whose id is
 // e, tokens in order and a token's slots in order, then done(e) after e's last row; experts without
-// rows are skipped. Either returns false to stop the walk. The id table is walked a few times, not
+// rows, and those routed fewer than min_rows or (max_rows != 0) more than max_rows rows (another
+// kernel's share: the host queues HVX for the few and HMX for the many), are skipped. Either returns false to stop the walk. The id table is walked a few times, not
 // once per expert: per block of MMID_EXPERTS experts one walk counts their rows (the first also
 // checks every id: one outside [0, n_expert) is HTP_STATUS_INVAL_PARAMS before any row), then one
 // walk per run of experts whose rows fit MMID_TABLE buckets them. An expert with more rows than
 // the table (or ids too many to pack: n_used > 256 or n_tokens > 2^24) is walked alone; its
 // rows are the work that walk pays for.
 template <class Row, class Done>
-uint32_t walk_routed_rows(const expert_ids & ids, uint32_t n_expert, Row row, Done done) {
+uint32_t walk_routed_rows(const expert_ids & ids, uint32_t n_expert, uint32_t min_rows, uint32_t max_rows, Row row,
+                          Done done) {
     const uint32_t n_used = ids.n_used, n_tokens = ids.n_tokens;
     const bool     packable = n_used <= 256 && n_tokens <= (1u << 24);
     uint16_t       count[MMID_EXPERTS];  // rows per expert of the block, saturating at MMID_TABLE + 1
@@ -286,6 +288,11 @@ uint32_t walk_routed_rows(const expert_ids & ids, uint32_t n_expert, Row row, Do
                 if (uint32_t(id) >= e0 && uint32_t(id) < e1 && count[id - e0] <= MMID_TABLE) {
                     ++count[id - e0];
                 }
+            }
+        }
+        for (uint32_t e = e0; e < e1; ++e) {  // counts saturate above MMID_TABLE: max_rows below it
+            if (count[e - e0] < min_rows || (max_rows != 0 && count[e - e0] > max_rows)) {
+                count[e - e0] = 0;
             }
         }
         for (uint32_t e = e0; e < e1;) {
@@ -317,7 +324,7 @@ uint32_t walk_routed_rows(const expert_ids & ids, uint32_t n_expert, Row row, Do
             for (uint32_t t = 0; t < n_tokens; ++t) {
                 for (uint32_t s = 0; s < n_used; ++s) {
                     const uint32_t id = uint32_t(ids.at(s, t));
-                    if (id >= e && id < e_end) {
+                    if (id >= e && id < e_end && count[id - e0] != 0) {  // not a skipped expert
                         table[fill[id - e0]++] = t << 8 | s;
                     }
                 }
