@@ -106,8 +106,9 @@ std::vector<op_case> op_perf_catalog(bool large) {
                            1, 1, 1, 1, true, GGML_TYPE_F32);
     });
     // A mixture of experts' up projection (Qwen3-30B-A3B: 128 experts of 2048 -> 768, 8 per token),
-    // Q4_0, at decode and for a 512-token prompt.
-    for (const int64_t n_tokens : {int64_t(1), int64_t(512)}) {
+    // Q4_0, at decode, for a 64-token batch (4 rows per expert on average: some on HVX, some on
+    // HMX) and for a 512-token prompt.
+    for (const int64_t n_tokens : {int64_t(1), int64_t(64), int64_t(512)}) {
         add(cases, "type=q4_0,k=2048,m=768,n_experts=128,n_used=8,n_tokens=" + std::to_string(n_tokens),
             [=](case_graph & g) {
                 ggml_tensor * as  = g.input(GGML_TYPE_Q4_0, {2048, 768, 128, 1});
