@@ -13,6 +13,10 @@
 //   HVX  accumulators (fp32) = accumulators * rescale + P V.
 // Then sinks, the division by the denominator and the rows' DMA to dst. Items past their last key
 // block with an unmasked key (a causal prompt's) skip the rest: those blocks would add zero.
+// K and V each F16 or a type dequantized in VTCM (BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL): such
+// rows land in their own staging and are dequantized (as GGML does, hvx-kv-dequant.h) into fp32
+// rows in the query staging (free during the key blocks), then rounded to the fp16 staging the
+// tiles are made from.
 //
 // Accuracy: the unit accumulates in fp32; three fp16 roundings are added to the HVX path's fp32
 // arithmetic: each score (relative 2^-11, so a logit s moves by up to |s| 2^-11 and its
@@ -53,21 +57,31 @@ struct htp_fa_hmx_kparams {
     fastdiv_values div_qblocks;  // item -> head = item / n_qblocks, query block = item % n_qblocks
     fastdiv_values div_group;    // K/V head = head / (n_head / n_head_kv)
     fastdiv_values div_mask2;    // the mask's head: head % mask.ne2
+    uint32_t       k_type;       // F16, or a type dequantized in VTCM (htp_kv_block_bytes)
+    uint32_t       v_type;
 };
 static_assert(sizeof(htp_fa_hmx_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
+// The VTCM stride of one staged row of d elements of a type dequantized in VTCM (0 for F16: its
+// rows land in the fp16 staging directly).
+constexpr uint32_t htp_fa_hmx_raw_row(uint32_t type, uint32_t d) {
+    return type == HTP_TYPE_F16 ? 0 : (d / 32 * htp_kv_block_bytes(type) + 127) / 128 * 128;
+}
 
 // One item's VTCM, in this order (tiles first, all 2048-aligned): Q activation tiles, K weight
 // tiles, V weight tiles, P·V output tiles (d / 32 each), the S tile, the P tile, then the fp32
 // accumulators (32 rows of d), the Q staging rows (32 rows of d fp32), two K and two V staging
 // areas (32 rows of d fp16 each: block b lands in area b % 2), two mask blocks (32 rows of 128
-// bytes) and the row state (per row a splat of its factor, running max, denominator and rescale:
-// 4 x 32 vectors).
+// bytes), the staging of K and V rows that are dequantized (two each, 32 rows of
+// htp_fa_hmx_raw_row; none for F16) and the row state (per row a splat of its factor, running max,
+// denominator and rescale: 4 x 32 vectors).
 struct htp_fa_hmx_item_layout {
     uint32_t q_tiles, k_tiles, v_tiles, o_tiles, s_tile, p_tile, acc, q_stage, k_stage, v_stage, kv_stage_bytes, mask,
-        state, bytes;
+        k_raw, v_raw, k_raw_bytes, v_raw_bytes, state, bytes;
 };
 inline constexpr uint32_t HTP_FA_HMX_MASK_BYTES = 32 * 128;  // one mask block
-constexpr htp_fa_hmx_item_layout htp_fa_hmx_item(uint32_t d) {
+constexpr htp_fa_hmx_item_layout htp_fa_hmx_item(uint32_t d, uint32_t k_type = HTP_TYPE_F16,
+                                                 uint32_t v_type = HTP_TYPE_F16) {
     const uint32_t         t = d / 32 * HTP_FA_HMX_TILE_BYTES;
     htp_fa_hmx_item_layout l{};
     l.q_tiles = 0;
@@ -82,7 +96,11 @@ constexpr htp_fa_hmx_item_layout htp_fa_hmx_item(uint32_t d) {
     l.k_stage = l.q_stage + HTP_FA_HMX_ROWS * d * 4;
     l.v_stage = l.k_stage + 2 * l.kv_stage_bytes;
     l.mask    = l.v_stage + 2 * l.kv_stage_bytes;
-    l.state   = l.mask + 2 * HTP_FA_HMX_MASK_BYTES;
+    l.k_raw_bytes = HTP_FA_HMX_ROWS * htp_fa_hmx_raw_row(k_type, d);
+    l.v_raw_bytes = HTP_FA_HMX_ROWS * htp_fa_hmx_raw_row(v_type, d);
+    l.k_raw   = l.mask + 2 * HTP_FA_HMX_MASK_BYTES;
+    l.v_raw   = l.k_raw + 2 * l.k_raw_bytes;
+    l.state   = l.v_raw + 2 * l.v_raw_bytes;
     // Rounded up so the next item's tiles start on a tile boundary.
     l.bytes   = (l.state + 4 * HTP_FA_HMX_ROWS * 128 + HTP_FA_HMX_TILE_BYTES - 1) / HTP_FA_HMX_TILE_BYTES *
               HTP_FA_HMX_TILE_BYTES;
@@ -93,8 +111,9 @@ inline constexpr uint32_t HTP_FA_HMX_HEADER = 2048;  // the two scale/bias block
 // Item n's offset from the op's VTCM base (bank-aligned): items follow each other after the header,
 // except that an item whose tiles (the HMX operands, [0, acc) of its layout) would cross a VTCM bank
 // boundary starts at the boundary instead. At most HTP_FA_HMX_MAX_GROUP steps.
-constexpr uint32_t htp_fa_hmx_item_offset(uint32_t n, uint32_t d) {
-    const htp_fa_hmx_item_layout l   = htp_fa_hmx_item(d);
+constexpr uint32_t htp_fa_hmx_item_offset(uint32_t n, uint32_t d, uint32_t k_type = HTP_TYPE_F16,
+                                          uint32_t v_type = HTP_TYPE_F16) {
+    const htp_fa_hmx_item_layout l   = htp_fa_hmx_item(d, k_type, v_type);
     uint32_t                     off = HTP_FA_HMX_HEADER;
     for (uint32_t i = 0;; ++i) {
         const uint32_t last = off + l.acc - 1;
@@ -108,8 +127,9 @@ constexpr uint32_t htp_fa_hmx_item_offset(uint32_t n, uint32_t d) {
     }
 }
 // The VTCM of a group of `items` items.
-constexpr uint64_t htp_fa_hmx_vtcm_size(uint32_t items, uint32_t d) {
-    return uint64_t(htp_fa_hmx_item_offset(items - 1, d)) + htp_fa_hmx_item(d).bytes;
+constexpr uint64_t htp_fa_hmx_vtcm_size(uint32_t items, uint32_t d, uint32_t k_type = HTP_TYPE_F16,
+                                        uint32_t v_type = HTP_TYPE_F16) {
+    return uint64_t(htp_fa_hmx_item_offset(items - 1, d, k_type, v_type)) + htp_fa_hmx_item(d, k_type, v_type).bytes;
 }
 
 // params: GGML's op_params (scale 0, max_bias 1, logit_softcap 2). Refused where the HVX path has to
@@ -141,16 +161,18 @@ inline htp_verdict prepare_flash_attn_hmx_kparams(const htp_tensor & q, const ht
     kp.n_kv        = k.ne[1];
     kp.n_blocks    = (kp.n_kv + 31) / 32;
     kp.n_items     = uint32_t(qblocks * q.ne[2]);
-    kp.item_bytes  = htp_fa_hmx_item(kp.d).bytes;
+    kp.k_type      = k.type;
+    kp.v_type      = v.type;
+    kp.item_bytes  = htp_fa_hmx_item(kp.d, kp.k_type, kp.v_type).bytes;
     kp.group_items = kp.n_items < HTP_FA_HMX_MAX_GROUP ? kp.n_items : HTP_FA_HMX_MAX_GROUP;
-    while (kp.group_items > 1 && htp_fa_hmx_vtcm_size(kp.group_items, kp.d) > vtcm_size) {
+    while (kp.group_items > 1 && htp_fa_hmx_vtcm_size(kp.group_items, kp.d, kp.k_type, kp.v_type) > vtcm_size) {
         --kp.group_items;
     }
-    if (htp_fa_hmx_vtcm_size(kp.group_items, kp.d) > vtcm_size) {
+    if (htp_fa_hmx_vtcm_size(kp.group_items, kp.d, kp.k_type, kp.v_type) > vtcm_size) {
         return htp_refuse(HTP_REFUSED_VTCM);
     }
     kp.n_threads   = kp.group_items < n_threads ? kp.group_items : n_threads;
-    kp.vtcm_size   = uint32_t(htp_fa_hmx_vtcm_size(kp.group_items, kp.d));
+    kp.vtcm_size   = uint32_t(htp_fa_hmx_vtcm_size(kp.group_items, kp.d, kp.k_type, kp.v_type));
     kp.scale       = uint32_t(params[0]);
     kp.mask        = htp_fa_mask_kind(mask);
     kp.has_sinks   = sinks != nullptr;

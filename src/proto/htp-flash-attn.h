@@ -130,14 +130,14 @@ constexpr bool htp_fa_kv_blocks_inside(const htp_tensor & t) {
 }
 
 // The layout FLASH_ATTN_EXT runs on (compares only: the NPU's guard checks it too). mask and sinks
-// may be null; K and V F16, or both F32 where f32_kv (the HVX kernel).
+// may be null; K and V each F16 or a dequantized type, or F32 where f32_kv (the HVX kernel).
 constexpr bool htp_fa_layout_valid(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
                                    const htp_tensor * mask, const htp_tensor * sinks, const htp_tensor & dst,
                                    bool f32_kv = false) {
     const uint32_t d         = q.ne[0], dv = v.ne[0];
-    // HVX: K and V each F16, F32 or a dequantized type; HMX: both F16.
+    // K and V each F16 or a type dequantized in VTCM (BF16, the block types); HVX: F32 too.
     auto           kv_type_ok = [&](const htp_tensor & t) {
-        return t.type == HTP_TYPE_F16 || (f32_kv && (t.type == HTP_TYPE_F32 || htp_kv_block_bytes(t.type) != 0));
+        return t.type == HTP_TYPE_F16 || htp_kv_block_bytes(t.type) != 0 || (f32_kv && t.type == HTP_TYPE_F32);
     };
     auto kv_rows_inside = [](const htp_tensor & t) {
         return htp_kv_block_bytes(t.type) != 0 ? htp_fa_kv_blocks_inside(t)
@@ -178,12 +178,12 @@ constexpr htp_verdict htp_fa_refusal(const htp_tensor & q, const htp_tensor & k,
         return htp_refuse("the NPU attention takes F32 Q and gives F32 results");
     }
     auto kv_type_ok = [&](uint32_t t) {
-        return t == HTP_TYPE_F16 || (f32_kv && (t == HTP_TYPE_F32 || htp_kv_block_bytes(t) != 0));
+        return t == HTP_TYPE_F16 || htp_kv_block_bytes(t) != 0 || (f32_kv && t == HTP_TYPE_F32);
     };
     if (!kv_type_ok(k.type) || !kv_type_ok(v.type)) {
         return htp_refuse(f32_kv ? "the NPU attention takes K and V each F16, F32, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 "
                                    "or IQ4_NL"
-                                 : "the HMX attention takes F16 K and V");
+                                 : "the HMX attention takes K and V each F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 or IQ4_NL");
     }
     if (f32_kv ? q.ne[0] == 0 || q.ne[0] > max_d || v.ne[0] == 0 || v.ne[0] > max_d || k.ne[0] != q.ne[0]
                : q.ne[0] == 0 || q.ne[0] % 64 != 0 || q.ne[0] > max_d || k.ne[0] != q.ne[0] || v.ne[0] != q.ne[0]) {

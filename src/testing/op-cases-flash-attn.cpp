@@ -132,12 +132,13 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
         cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});
     }
     // Quantized caches (llama.cpp's -ctk/-ctv): decode over a long context at Gemma 3's head size,
-    // a causal prompt with GQA, K/V viewed from a longer cache.
+    // a causal prompt with GQA (7 query rows: HVX; 40: the HMX unit's), K/V viewed from a longer cache.
     for (const ggml_type t : {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
                               GGML_TYPE_IQ4_NL, GGML_TYPE_BF16}) {
         const fa_variant quantized[] = {
             {256, 256, 1, 1000, 4, 1, 1, t, 1, 0.0f, 0.0f, false, false},
             {128, 128, 7, 300, 8, 2, 1, t, 5, 0.0f, 0.0f, true, false},
+            {128, 128, 40, 300, 8, 2, 1, t, 5, 0.0f, 0.0f, true, false},
             {64, 64, 4, 40, 4, 2, 1, t, 1, 0.0f, 0.0f, false, true, 1.0, true},
         };
         for (const fa_variant & v : quantized) {
@@ -153,6 +154,8 @@ void add_flash_attn_cases(std::vector<op_case> & cases) {
         v.v_type = vt;
         cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});
         v.n_head = v.n_head_kv = 2;  // one head an item: F16 read in place beside a staged side
+        cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});
+        v.n_q = 40;  // a prompt: the HMX unit's, one side dequantized ahead of its tiles
         cases.push_back({fa_params(v), kFlashAttnTol, [=](case_graph & g) { return build_fa(g, v); }});
     }
 }

@@ -15,6 +15,7 @@
 #include "hvx-exp.h"
 #include "hvx-hf-rows.h"
 #include "hvx-hmx-tiles.h"
+#include "hvx-kv-dequant.h"
 #include "ops.h"
 #include "trace.h"
 #include "vtcm.h"
@@ -211,6 +212,20 @@ __attribute__((noinline)) void zero_rows_from(uint8_t * stage, uint32_t nk, uint
     }
 }
 
+// Dequantized K or V rows (a type other than F16, landed in their raw staging) as fp16 rows in the
+// fp16 staging: fp32 rows in the query staging first (free during the key blocks), as GGML
+// dequantizes, then rounded to nearest.
+__attribute__((noinline)) void raw_to_stage(const fa_hmx_job & job, const fa_item & it, uint32_t nk, uint32_t type,
+                                            uint32_t raw, uint32_t raw_bytes, uint32_t stage, uint32_t parity) {
+    const uint32_t d  = job.kp.d;
+    uint8_t *      f  = it.mem + job.L.q_stage;
+    uint8_t *      hf = it.mem + stage + parity * job.L.kv_stage_bytes;
+    hvx_kv_dequant_rows(type, it.mem + raw + parity * raw_bytes, proto::htp_fa_hmx_raw_row(type, d), f, d * 4, nk, d);
+    for (uint32_t r = 0; r < nk; ++r) {
+        hvx_sf_row_to_16(vec(hf + r * d * 2), vec(f + r * d * 4), d / 32, false);
+    }
+}
+
 // K rows (staged, fp16) into weight tiles W[d][key]: vector w of tile t holds every key's pair of
 // elements 2 (16 t + w), +1, i.e. word 16 t + w of each row, so each 32 words of the rows (64
 // columns) transposed are two whole tiles. The o_tiles (free until the block's P V) hold the
@@ -258,12 +273,19 @@ void push_block(const fa_hmx_job & job, dma_queue * q, uint32_t n, uint32_t blk)
     const uint32_t             parity = blk & 1;
     const uint16_t             tag    = trace_info(n);
     if (it.kv_owner == n && blk < it.kv_blocks) {
-        const dma_addr_t kb = htp_tensor_dma_addr(job.octx->plat, job.k);
-        const dma_addr_t vb = htp_tensor_dma_addr(job.octx->plat, job.v);
-        push_in(q, it.mem + job.L.k_stage + parity * job.L.kv_stage_bytes,
-                dma_addr_at(kb, j0 * job.k->nb[1] + it.kv_head * job.k->nb[2]), kp.d * 2, job.k->nb[1], kp.d * 2, nk, tag);
-        push_in(q, it.mem + job.L.v_stage + parity * job.L.kv_stage_bytes,
-                dma_addr_at(vb, j0 * job.v->nb[1] + it.kv_head * job.v->nb[2]), kp.d * 2, job.v->nb[1], kp.d * 2, nk, tag);
+        // F16 rows into the fp16 staging; the others' raw rows into their own, dequantized there.
+        auto push_rows = [&](const htp_tensor * t, uint32_t type, uint32_t stage, uint32_t raw, uint32_t raw_bytes) {
+            const uint32_t   raw_row = proto::htp_fa_hmx_raw_row(type, kp.d);
+            const uint32_t   row     = raw_row == 0 ? kp.d * 2 : kp.d / 32 * proto::htp_kv_block_bytes(type);
+            const dma_addr_t from = dma_addr_at(htp_tensor_dma_addr(job.octx->plat, t), j0 * t->nb[1] + it.kv_head * t->nb[2]);
+            if (raw_row == 0) {
+                push_in(q, it.mem + stage + parity * job.L.kv_stage_bytes, from, row, t->nb[1], row, nk, tag);
+            } else {
+                push_in(q, it.mem + raw + parity * raw_bytes, from, raw_row, t->nb[1], row, nk, tag);
+            }
+        };
+        push_rows(job.k, kp.k_type, job.L.k_stage, job.L.k_raw, job.L.k_raw_bytes);
+        push_rows(job.v, kp.v_type, job.L.v_stage, job.L.v_raw, job.L.v_raw_bytes);
     }
     if (job.mask && blk < it.n_blocks) {
         const uint32_t   elem = kp.mask == proto::HTP_FA_MASK_F16 ? 2 : 4;
@@ -293,9 +315,16 @@ void load_thread(uint32_t, uint32_t i, void * data) {
     drain(q);
     trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_W_PREP, trace_info(job.blk));
     for (uint32_t n = i0; n < i1; ++n) {
-        if (job.items[n].kv_owner == n && job.blk < job.items[n].kv_blocks) {
-            k_to_tiles(job, job.items[n], nk, job.blk & 1);
-            v_to_tiles(job, job.items[n], nk, job.blk & 1);
+        const fa_item & it = job.items[n];
+        if (it.kv_owner == n && job.blk < it.kv_blocks) {
+            if (job.kp.k_type != proto::HTP_TYPE_F16) {
+                raw_to_stage(job, it, nk, job.kp.k_type, job.L.k_raw, job.L.k_raw_bytes, job.L.k_stage, job.blk & 1);
+            }
+            if (job.kp.v_type != proto::HTP_TYPE_F16) {
+                raw_to_stage(job, it, nk, job.kp.v_type, job.L.v_raw, job.L.v_raw_bytes, job.L.v_stage, job.blk & 1);
+            }
+            k_to_tiles(job, it, nk, job.blk & 1);
+            v_to_tiles(job, it, nk, job.blk & 1);
         }
     }
     trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_W_PREP, trace_info(job.blk));
@@ -533,8 +562,9 @@ bool guard_flash_attn_hmx(const htp_op_context * octx) {
            kp.d == q->ne[0] && kp.n_kv == k->ne[1] && kp.n_blocks >= 1 && (kp.n_blocks - 1) * 32 < kp.n_kv &&
            kp.n_blocks * 32 >= kp.n_kv && kp.div_qblocks.d == qblocks && kp.n_items == qblocks * q->ne[2] &&
            kp.group_items >= 1 && kp.group_items <= proto::HTP_FA_HMX_MAX_GROUP &&
-           kp.item_bytes == proto::htp_fa_hmx_item(kp.d).bytes &&
-           kp.vtcm_size == proto::htp_fa_hmx_vtcm_size(kp.group_items, kp.d) && kp.mask == mask_kind &&
+           kp.k_type == k->type && kp.v_type == octx->src[2]->type &&
+           kp.item_bytes == proto::htp_fa_hmx_item(kp.d, kp.k_type, kp.v_type).bytes &&
+           kp.vtcm_size == proto::htp_fa_hmx_vtcm_size(kp.group_items, kp.d, kp.k_type, kp.v_type) && kp.mask == mask_kind &&
            kp.has_sinks == (octx->src[4] != nullptr) && kp.div_group.d >= 1 && kp.div_group.d * k->ne[2] == q->ne[2] &&
            (mask == nullptr || kp.div_mask2.d == mask->ne[2]);
 }
@@ -544,7 +574,7 @@ uint32_t op_flash_attn_hmx(htp_op_context * octx) {
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
     const htp_fa_hmx_kparams & kp = job.kp;
     job.octx  = octx;
-    job.L     = proto::htp_fa_hmx_item(kp.d);
+    job.L     = proto::htp_fa_hmx_item(kp.d, kp.k_type, kp.v_type);
     job.q     = octx->src[0];
     job.k     = octx->src[1];
     job.v     = octx->src[2];
@@ -580,7 +610,7 @@ uint32_t op_flash_attn_hmx(htp_op_context * octx) {
             it.n_rows         = job.q->ne[1] - it.row0 < HTP_FA_HMX_ROWS ? job.q->ne[1] - it.row0 : HTP_FA_HMX_ROWS;
             it.kv_head        = proto::fastdiv(it.head, kp.div_group);
             it.mask_head      = job.mask ? proto::fastmodulo(it.head, kp.div_mask2) : 0;
-            it.mem            = base + proto::htp_fa_hmx_item_offset(n, kp.d);
+            it.mem            = base + proto::htp_fa_hmx_item_offset(n, kp.d, kp.k_type, kp.v_type);
             it.kv_owner       = n;
             for (uint32_t o = 0; o < n; ++o) {
                 if (job.items[o].kv_head == it.kv_head) {
