@@ -56,6 +56,7 @@ std::vector<op_case> op_perf_catalog(bool large) {
     add_flash_attn(cases, 128, 1, 4096, 32, 8, GGML_TYPE_Q4_0);
     add_flash_attn(cases, 256, 1, 4096, 4, 1);    // Gemma 3 decode
     add_flash_attn(cases, 128, 512, 512, 8, 8);   // prefill
+    add_flash_attn(cases, 128, 512, 512, 8, 8, GGML_TYPE_Q8_0);  // ... over a q8_0 cache
     add(cases, "type=f32,ne=[4096,512,1,1],n_ids=256", [](case_graph & g) {
         ggml_tensor * src = g.input(GGML_TYPE_F32, {4096, 512, 1, 1});
         return ggml_get_rows(g.ctx(), src, g.input(GGML_TYPE_I32, {256, 1, 1, 1}, indices(512)));
