@@ -5,7 +5,6 @@
 #include "cpu-ops.h"
 #include "cpu-tensor.h"
 
-#include <vector>
 
 namespace hexnpu::cpu {
 namespace {

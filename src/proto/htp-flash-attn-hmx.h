@@ -62,18 +62,18 @@ struct htp_fa_hmx_kparams {
 };
 static_assert(sizeof(htp_fa_hmx_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
-// The VTCM stride of one staged row of d elements of a type dequantized in VTCM (0 for F16: its
-// rows land in the fp16 staging directly).
+// The VTCM stride of one staged row of d elements of a type dequantized in VTCM, as the HVX
+// kernel's staging (0 for F16: its rows land in the fp16 staging directly).
 constexpr uint32_t htp_fa_hmx_raw_row(uint32_t type, uint32_t d) {
-    return type == HTP_TYPE_F16 ? 0 : (d / 32 * htp_kv_block_bytes(type) + 127) / 128 * 128;
+    return type == HTP_TYPE_F16 ? 0 : htp_fa_stage_stride(htp_kv_block_bytes(type), d);
 }
 
 // One item's VTCM, in this order (tiles first, all 2048-aligned): Q activation tiles, K weight
 // tiles, V weight tiles, P·V output tiles (d / 32 each), the S tile, the P tile, then the fp32
 // accumulators (32 rows of d), the Q staging rows (32 rows of d fp32), two K and two V staging
 // areas (32 rows of d fp16 each: block b lands in area b % 2), two mask blocks (32 rows of 128
-// bytes), the staging of K and V rows that are dequantized (two each, 32 rows of
-// htp_fa_hmx_raw_row; none for F16) and the row state (per row a splat of its factor, running max,
+// bytes), the staging of K and V rows that are dequantized (two each, htp_fa_stage_bytes: 32 rows
+// of htp_fa_hmx_raw_row and the dequantizer's slack; none for F16) and the row state (per row a splat of its factor, running max,
 // denominator and rescale: 4 x 32 vectors).
 struct htp_fa_hmx_item_layout {
     uint32_t q_tiles, k_tiles, v_tiles, o_tiles, s_tile, p_tile, acc, q_stage, k_stage, v_stage, kv_stage_bytes, mask,
@@ -96,8 +96,9 @@ constexpr htp_fa_hmx_item_layout htp_fa_hmx_item(uint32_t d, uint32_t k_type = H
     l.k_stage = l.q_stage + HTP_FA_HMX_ROWS * d * 4;
     l.v_stage = l.k_stage + 2 * l.kv_stage_bytes;
     l.mask    = l.v_stage + 2 * l.kv_stage_bytes;
-    l.k_raw_bytes = HTP_FA_HMX_ROWS * htp_fa_hmx_raw_row(k_type, d);
-    l.v_raw_bytes = HTP_FA_HMX_ROWS * htp_fa_hmx_raw_row(v_type, d);
+    static_assert(HTP_FA_HMX_ROWS == HTP_FA_BLOCK);  // a key block: the HVX kernel's staging sizes
+    l.k_raw_bytes = htp_fa_stage_bytes(htp_fa_hmx_raw_row(k_type, d));
+    l.v_raw_bytes = htp_fa_stage_bytes(htp_fa_hmx_raw_row(v_type, d));
     l.k_raw   = l.mask + 2 * HTP_FA_HMX_MASK_BYTES;
     l.v_raw   = l.k_raw + 2 * l.k_raw_bytes;
     l.state   = l.v_raw + 2 * l.v_raw_bytes;

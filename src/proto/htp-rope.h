@@ -60,12 +60,10 @@ struct htp_rope_walk {
 
     // The next pair's position index (0..3); its power in *power.
     constexpr uint32_t next(uint32_t multi, uint32_t * power) {
-        uint32_t k;
-        if (multi == HTP_ROPE_IMROPE) {
-            k = mod3 == 1 && sector < 3 * s[1] ? 1 : mod3 == 2 && sector < 3 * s[2] ? 2 : mod3 == 0 && sector < 3 * s[0] ? 0 : 3;
-        } else {
-            k = sector < s[0] ? 0 : sector < s[0] + s[1] ? 1 : sector < s[0] + s[1] + s[2] ? 2 : 3;
-        }
+        const uint32_t k =
+            multi == HTP_ROPE_IMROPE
+                ? (mod3 == 1 && sector < 3 * s[1] ? 1 : mod3 == 2 && sector < 3 * s[2] ? 2 : mod3 == 0 && sector < 3 * s[0] ? 0 : 3)
+                : (sector < s[0] ? 0 : sector < s[0] + s[1] ? 1 : sector < s[0] + s[1] + s[2] ? 2 : 3);
         if (multi == HTP_ROPE_VISION) {
             const uint32_t bounds[4] = {0, s[0], s[0] + s[1], s[0] + s[1] + s[2]};
             for (uint32_t b = 0; b < 4; ++b) {
@@ -115,15 +113,17 @@ inline htp_verdict prepare_rope_kparams(const htp_tensor & src0, const htp_tenso
         uint64_t(n_offs) + rotated > uint64_t(dst.ne[0]) || (multi == HTP_ROPE_VISION && (rotated != dst.ne[0] || n_offs != 0))) {
         return htp_refuse("n_dims is not even or the rotated window (from the offset) is not inside the row");
     }
-    uint32_t sections_sum = 0;
-    for (int k = 11; k < 15; ++k) {
-        if (multi != HTP_ROPE_SINGLE && (params[k] < 0 || params[k] > 0xFFFF)) {
-            return htp_refuse("a section is negative or above 65535");
+    if (multi != HTP_ROPE_SINGLE) {
+        uint32_t sections_sum = 0;
+        for (int k = 11; k < 15; ++k) {
+            if (params[k] < 0 || params[k] > 0xFFFF) {
+                return htp_refuse("a section is negative or above 65535");
+            }
+            sections_sum += uint32_t(params[k]);
         }
-        sections_sum += multi != HTP_ROPE_SINGLE ? uint32_t(params[k]) : 0;
-    }
-    if (multi != HTP_ROPE_SINGLE && (sections_sum == 0 || sections_sum > dst.ne[0])) {
-        return htp_refuse("the sections add up to zero or to more than the row");
+        if (sections_sum == 0 || sections_sum > dst.ne[0]) {
+            return htp_refuse("the sections add up to zero or to more than the row");
+        }
     }
     if (!rows_ok) {
         return htp_refuse("the NPU ROPE takes F32, F16 or BF16 rows in order, the result of the source's type");

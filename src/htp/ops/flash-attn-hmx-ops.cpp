@@ -276,7 +276,7 @@ void push_block(const fa_hmx_job & job, dma_queue * q, uint32_t n, uint32_t blk)
         // F16 rows into the fp16 staging; the others' raw rows into their own, dequantized there.
         auto push_rows = [&](const htp_tensor * t, uint32_t type, uint32_t stage, uint32_t raw, uint32_t raw_bytes) {
             const uint32_t   raw_row = proto::htp_fa_hmx_raw_row(type, kp.d);
-            const uint32_t   row     = raw_row == 0 ? kp.d * 2 : kp.d / 32 * proto::htp_kv_block_bytes(type);
+            const uint32_t   row     = proto::htp_fa_staged_row_bytes(type, kp.d);
             const dma_addr_t from = dma_addr_at(htp_tensor_dma_addr(job.octx->plat, t), j0 * t->nb[1] + it.kv_head * t->nb[2]);
             if (raw_row == 0) {
                 push_in(q, it.mem + stage + parity * job.L.kv_stage_bytes, from, row, t->nb[1], row, nk, tag);

@@ -65,12 +65,12 @@ void push_pieces(const im2col_job & job, dma_queue * q, uint8_t * slot, const ro
     const uint32_t             e    = job.in_elem;
     const uint32_t             span = job.d.KH * job.d.KW * e;  // one channel's elements in the row
     const dma_addr_t           base = dma_addr_at(htp_tensor_dma_addr(job.octx->plat, job.image), o.n * job.nb_n);
+    uint32_t                   lo, hi;  // d0 = 1: the same columns for every kernel row
+    inside_columns(job, o.iw0, &lo, &hi);
     for (uint32_t kh = 0; kh < job.d.KH; ++kh) {
         const int32_t ih     = o.ih0 + int32_t(kh) * kp.d1;
         const bool    row_in = image_row_inside(job, ih);
         if (kp.d0 == 1) {
-            uint32_t lo, hi;
-            inside_columns(job, o.iw0, &lo, &hi);
             if (!row_in || lo == hi) {
                 dma_queue_push_token(q, slot, trace_info(b.row));
                 continue;
@@ -107,14 +107,14 @@ template <typename T> void zero_columns(T * row, const im2col_job & job, uint32_
 template <typename T> void zero_outside(T * row, const im2col_job & job, const row_cursor & b) {
     const htp_im2col_kparams & kp = job.kp;
     const row_origin           o  = origin_of(job, b);
+    uint32_t                   lo, hi;
+    inside_columns(job, o.iw0, &lo, &hi);
     for (uint32_t kh = 0; kh < job.d.KH; ++kh) {
         if (!image_row_inside(job, o.ih0 + int32_t(kh) * kp.d1)) {
             zero_columns(row, job, kh, 0, job.d.KW);
             continue;
         }
         if (kp.d0 == 1) {
-            uint32_t lo, hi;
-            inside_columns(job, o.iw0, &lo, &hi);
             zero_columns(row, job, kh, 0, lo);
             zero_columns(row, job, kh, hi, job.d.KW);
             continue;

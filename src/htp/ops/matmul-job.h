@@ -260,8 +260,8 @@ inline constexpr uint32_t MMID_TABLE   = 512;
 // MUL_MAT_ID's routed rows expert by expert: row(e, s, t) for every (slot s, token t) whose id is
 // e, tokens in order and a token's slots in order, then done(e) after e's last row; experts without
 // rows, and those routed fewer than min_rows or (max_rows != 0) more than max_rows rows (another
-// kernel's share: the host queues HVX for the few and HMX for the many), are skipped. Either returns false to stop the walk. The id table is walked a few times, not
-// once per expert: per block of MMID_EXPERTS experts one walk counts their rows (the first also
+// kernel's share: the host queues HVX for the few and HMX for the many), are skipped. Either
+// returns false to stop the walk. The id table is walked a few times, not once per expert: per block of MMID_EXPERTS experts one walk counts their rows (the first also
 // checks every id: one outside [0, n_expert) is HTP_STATUS_INVAL_PARAMS before any row), then one
 // walk per run of experts whose rows fit MMID_TABLE buckets them. An expert with more rows than
 // the table (or ids too many to pack: n_used > 256 or n_tokens > 2^24) is walked alone; its
