@@ -82,6 +82,12 @@ class backend {
     virtual void             synchronize() {}
 };
 
+// One named fact a device reports about itself.
+struct device_property {
+    std::string name;
+    std::string value;
+};
+
 class backend_device {
   public:
     virtual ~backend_device() = default;
@@ -101,6 +107,11 @@ class backend_device {
     virtual std::string                        refusal_reason(const ggml_tensor *) const { return {}; }
     // Whether backends of this device can read tensors stored in buffers of this type.
     virtual bool                               supports_buft(const backend_buffer_type * buft) const = 0;
+    // What a device listing shows of it, in display order, e.g. {"arch", "v79"}; may start the
+    // device's runtime to ask it (throws backend_error when that cannot start).
+    virtual std::vector<device_property>       properties() { return {}; }
+    // Lines worth printing when a run that used the device ends (e.g. its map traffic).
+    virtual std::vector<std::string>           run_report() const { return {}; }
 };
 
 // The process-wide list of devices, in registration order (accelerators register before the CPU).

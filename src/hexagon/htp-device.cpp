@@ -7,6 +7,8 @@
 #include "proto/htp-msg.h"
 #include "proto/hw-model.h"
 
+#include "core/strings.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -127,6 +129,26 @@ void htp_device::forget_buffer(int fd) {
 htp_window_stats htp_device::window_stats() const {
     std::lock_guard lock(window_mutex_);
     return window_stats_;
+}
+
+std::vector<device_property> htp_device::properties() {
+    const htp_session & s = session();
+    return {{"arch", "v" + std::to_string(s.hw().arch)},
+            {"NPU library", s.library()},
+            {"VTCM", human_bytes(s.hw().vtcm_size)},
+            {"HVX threads", std::to_string(s.hw().n_threads)},
+            {"HMX", std::to_string(s.hw().n_hmx)},
+            {"window budget", human_bytes(s.limits().vmem)}};
+}
+
+std::vector<std::string> htp_device::run_report() const {
+    const htp_window_stats w = window_stats();
+    char                   line[256];
+    std::snprintf(line, sizeof line, "%s window: %llu batches, %llu maps (%s), %llu unmaps (%s), %llu extended maps (%s)",
+                  name(), (unsigned long long) w.batches, (unsigned long long) w.maps, human_bytes(w.map_bytes).c_str(),
+                  (unsigned long long) w.unmaps, human_bytes(w.unmap_bytes).c_str(), (unsigned long long) w.ext_maps,
+                  human_bytes(w.ext_map_bytes).c_str());
+    return {line};
 }
 
 void htp_device::count_window(const proto::htp_opbatch_rsp & rsp) {

@@ -38,6 +38,10 @@ class htp_device final : public backend_device {
     std::string                        refusal_reason(const ggml_tensor * op) const override;
     // Its own buffer types, and the compute buffers of other HTP devices (shared DDR by fd).
     bool                               supports_buft(const backend_buffer_type * buft) const override;
+    // Starts the session to report the arch, NPU library, VTCM, threads, HMX and window budget.
+    std::vector<device_property>       properties() override;
+    // The window's maps and unmaps so far (`hexnpu_perf: HTP0 window: ...`).
+    std::vector<std::string>           run_report() const override;
 
     const htp_options &                options() const { return *options_; }
     const vnpu::rpc::session_options & session_options() const { return session_options_; }

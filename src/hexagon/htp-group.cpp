@@ -40,6 +40,16 @@ htp_group_device::~htp_group_device() {
     }
 }
 
+std::vector<std::string> htp_group_device::run_report() const {
+    std::vector<std::string> lines;
+    for (const htp_device * m : members_) {
+        for (std::string & l : m->run_report()) {
+            lines.push_back(std::move(l));
+        }
+    }
+    return lines;
+}
+
 std::string htp_group_device::description() const {
     return "row split over " + std::to_string(members_.size()) + " sessions (" + members_[0]->description() + ")";
 }

@@ -33,6 +33,9 @@ class htp_group_device final : public backend_device {
     bool supports_op(const ggml_tensor * op) const override { return members_[0]->supports_op(op); }
     std::string refusal_reason(const ggml_tensor * op) const override { return members_[0]->refusal_reason(op); }
     bool supports_buft(const backend_buffer_type * buft) const override { return members_[0]->supports_buft(buft); }
+    std::vector<device_property> properties() override { return members_[0]->properties(); }
+    // Each member's report.
+    std::vector<std::string>     run_report() const override;
 
     const std::vector<htp_device *> & members() const { return members_; }
     htp_buffer *                      fence_buffer() const { return fence_.get(); }

@@ -42,20 +42,6 @@ std::string printable(std::string_view s) {
     return out;
 }
 
-std::string human_bytes(uint64_t bytes) {
-    static const char * units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    if (bytes < 1024) {
-        return format("%llu B", (unsigned long long) bytes);
-    }
-    double v = double(bytes);
-    int    u = 0;
-    while (v >= 1024.0 && u < 4) {
-        v /= 1024.0;
-        ++u;
-    }
-    return format("%.2f %s", v, units[u]);
-}
-
 std::string shape_string(const int64_t * ne, uint32_t n_dims, const char * sep) {
     std::string s;
     for (uint32_t d = 0; d < n_dims; ++d) {

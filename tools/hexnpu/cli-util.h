@@ -1,6 +1,8 @@
 // Small helpers shared by the subcommands: error reporting, aligned tables, sizes, progress.
 #pragma once
 
+#include "core/strings.h"
+
 #include <cstdarg>
 #include <cstdint>
 #include <span>
@@ -20,8 +22,7 @@ std::string format(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
 // shown. Bytes >= 0x80 pass through (UTF-8).
 std::string printable(std::string_view s);
 
-// "1.50 MiB", "512 B" ...
-std::string human_bytes(uint64_t bytes);
+using hexnpu::human_bytes;  // "1.50 MiB", "512 B" ... (core/strings.h)
 
 // The first n_dims of ne joined by sep: "4096 x 32000" (sep " x ") or "4096x32000".
 std::string shape_string(const int64_t * ne, uint32_t n_dims, const char * sep = " x ");

@@ -4,9 +4,9 @@
 #include "commands.h"
 
 #include "cpu/cpu-backend.h"
-#include "hexagon/htp-device.h"
 #include "hexnpu/hexagon.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -42,24 +42,30 @@ int cmd_devices(args a) {
     if (!registry.find("CPU")) {
         registry.add(make_cpu_device());
     }
+    const std::vector<std::string> columns = {"arch", "NPU library", "VTCM", "HVX threads", "HMX", "window budget"};
     table t({"device", "arch", "NPU library", "VTCM", "HVX threads", "HMX", "window budget", "buffer types"},
             {false, false, false, true, true, true, true, false});
     int status = 0;
     for (backend_device * dev : registry.devices()) {
-        auto * htp = dynamic_cast<hexagon::htp_device *>(dev);
-        if (htp == nullptr) {
-            t.add({dev->name(), "", dev->description(), "", "", "", "", buffer_types(*dev)});
-            continue;
-        }
+        std::vector<std::string> row(columns.size() + 2);
+        row.front() = dev->name();
+        row.back()  = buffer_types(*dev);
         try {
-            const hexagon::htp_session & s = htp->session();
-            t.add({htp->name(), format("v%u", s.hw().arch), s.library(), human_bytes(s.hw().vtcm_size),
-                   std::to_string(s.hw().n_threads), std::to_string(s.hw().n_hmx), human_bytes(s.limits().vmem),
-                   buffer_types(*htp)});
+            const std::vector<device_property> props = dev->properties();
+            if (props.empty()) {
+                row[2] = dev->description();
+            }
+            for (const device_property & p : props) {
+                const auto col = std::find(columns.begin(), columns.end(), p.name);
+                if (col != columns.end()) {
+                    row[1 + size_t(col - columns.begin())] = p.value;
+                }
+            }
         } catch (const std::exception & e) {
-            t.add({htp->name(), "", std::string("unavailable: ") + e.what(), "", "", "", "", buffer_types(*htp)});
+            row[2] = std::string("unavailable: ") + e.what();
             status = 1;
         }
+        t.add(row);
     }
     t.print(stdout);
     return status;

@@ -3,9 +3,6 @@
 #include "cli-util.h"
 
 #include "cpu/cpu-backend.h"
-#include "hexagon/htp-device.h"
-#include "hexagon/htp-group.h"
-#include "hexagon/htp-op-prep.h"
 #include "model/synth-model.h"
 
 #include "hexnpu/hexagon.h"
@@ -217,21 +214,10 @@ devices open_devices(const device_choice & choice, int n_threads, bool collect_t
 }
 
 void print_window_stats(const devices & d) {
-    std::vector<const hexagon::htp_device *> npus;
     for (const backend * b : d.backends) {
-        if (const auto * htp = dynamic_cast<const hexagon::htp_device *>(b->device())) {
-            npus.push_back(htp);
-        } else if (const auto * group = dynamic_cast<const hexagon::htp_group_device *>(b->device())) {
-            npus.insert(npus.end(), group->members().begin(), group->members().end());
+        for (const std::string & line : b->device()->run_report()) {
+            std::fprintf(stderr, "hexnpu_perf: %s\n", line.c_str());
         }
-    }
-    for (const hexagon::htp_device * htp : npus) {
-        const hexagon::htp_window_stats w = htp->window_stats();
-        std::fprintf(stderr,
-                     "hexnpu_perf: %s window: %llu batches, %llu maps (%s), %llu unmaps (%s), %llu extended maps (%s)\n",
-                     htp->name(), (unsigned long long) w.batches, (unsigned long long) w.maps,
-                     human_bytes(w.map_bytes).c_str(), (unsigned long long) w.unmaps, human_bytes(w.unmap_bytes).c_str(),
-                     (unsigned long long) w.ext_maps, human_bytes(w.ext_map_bytes).c_str());
     }
 }
 

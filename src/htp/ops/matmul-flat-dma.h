@@ -52,7 +52,7 @@ void push_flat_tile(dma_queue * q, uint8_t * slot, const flat_weights & w, uint3
 // 2-D transfer each (32 for F32, 16 for the 16-bit types).
 void push_float_block(dma_queue * q, uint8_t * slot, const flat_weights & w, uint32_t rows, uint32_t first,
                       uint16_t info);
-constexpr uint32_t float_block_transfers(uint32_t type) { return type == 0 ? 32 : 16; }
+constexpr uint32_t float_block_transfers(uint32_t type) { return type == proto::HTP_TYPE_F32 ? 32 : 16; }
 
 // ---- the activations that meet flat weights
 
