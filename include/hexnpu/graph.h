@@ -117,6 +117,28 @@ ggml_tensor * ggml_concat(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, 
 ggml_tensor * ggml_repeat(ggml_context * ctx, ggml_tensor * a, ggml_tensor * shape_of);
 ggml_tensor * ggml_pad(ggml_context * ctx, ggml_tensor * a, int p0, int p1, int p2, int p3);  // zeros at the end
 
+// Triangular matrices and linear attention (GGML's semantics; ggml.h's comments in the pinned llama.cpp).
+// a [n, 1, ne2, ne3] -> [n, n, ne2, ne3]: a's row on the diagonal, 0 elsewhere (F32).
+ggml_tensor * ggml_diag(ggml_context * ctx, ggml_tensor * a);
+// a contiguous, square in (ne0, ne1), F32: the triangle `type` keeps, the rest 0.
+ggml_tensor * ggml_tri(ggml_context * ctx, ggml_tensor * a, ggml_tri_type type);
+// The short causal convolution of Mamba and LFM2: sx [d_conv - 1 + n_t, d_inner, n_s] (history then
+// new columns, time innermost), c [d_conv, d_inner] -> [d_inner, n_t, n_s],
+// dst[ch, t, s] = sum_i sx[t + i, ch, s] * c[i, ch] (no flip, no bias).
+ggml_tensor * ggml_ssm_conv(ggml_context * ctx, ggml_tensor * sx, ggml_tensor * c);
+// X with A X = B, A [n, n, ...] lower triangular with a non-zero diagonal, B [k, n, ...] (k right-hand
+// sides); GGML takes only left, lower, not unit (the flags are checked, not stored).
+ggml_tensor * ggml_solve_tri(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, bool left, bool lower, bool uni);
+// The gated delta rule over n_tokens steps of n_seqs sequences, all F32: q, k [S, H_k, T, n_seqs'] (heads
+// and sequences broadcast by tiling: head h reads h % H_k, sequence s reads s / (n_seqs / n_seqs')),
+// v [S, H, T, n_seqs], g [1 or S, H, T, n_seqs] (log decay; S: per key element), beta [1, H, T, n_seqs],
+// state [S, S, H, n_seqs] (element (i, j) = state[j][i]: key i, value j). Per token: S *= exp(g);
+// d = beta (v - S^T k); S += k d^T; o = S^T q / sqrt(S). Result F32 [S*H, T*n_seqs + K*S*n_seqs]: the
+// outputs [S, H, T, n_seqs], then K states, the newest first (slot s = the state s tokens before the
+// last; slots past T are not written). op_params[0] = K.
+ggml_tensor * ggml_gated_delta_net(ggml_context * ctx, ggml_tensor * q, ggml_tensor * k, ggml_tensor * v,
+                                   ggml_tensor * g, ggml_tensor * beta, ggml_tensor * state, int64_t K);
+
 // Normalization.
 ggml_tensor * ggml_norm(ggml_context * ctx, ggml_tensor * a, float eps);
 ggml_tensor * ggml_rms_norm(ggml_context * ctx, ggml_tensor * a, float eps);

@@ -62,6 +62,11 @@ enum ggml_op : int32_t {
     GGML_OP_LEAKY_RELU,
     GGML_OP_ROLL,
     GGML_OP_IM2COL,
+    GGML_OP_DIAG,
+    GGML_OP_TRI,
+    GGML_OP_SSM_CONV,
+    GGML_OP_SOLVE_TRI,
+    GGML_OP_GATED_DELTA_NET,
     GGML_OP_COUNT,
 };
 
@@ -90,6 +95,15 @@ enum ggml_glu_op : int32_t {
     GGML_GLU_OP_GEGLU_QUICK,
     GGML_GLU_OP_SWIGLU_CLAMP,
     GGML_GLU_OP_COUNT,
+};
+
+// TRI's op_params[0]: which triangle of each matrix is kept (column i0 against row i1), the rest
+// becomes 0.
+enum ggml_tri_type : int32_t {
+    GGML_TRI_TYPE_UPPER_DIAG = 0,  // i0 >= i1
+    GGML_TRI_TYPE_UPPER      = 1,  // i0 >  i1
+    GGML_TRI_TYPE_LOWER_DIAG = 2,  // i0 <= i1
+    GGML_TRI_TYPE_LOWER      = 3,  // i0 <  i1
 };
 
 enum ggml_sort_order : int32_t { GGML_SORT_ORDER_ASC, GGML_SORT_ORDER_DESC };

@@ -398,6 +398,86 @@ ggml_tensor * ggml_roll(ggml_context * ctx, ggml_tensor * a, int shift0, int shi
     return r;
 }
 
+ggml_tensor * ggml_diag(ggml_context * ctx, ggml_tensor * a) {
+    require(a->ne[1] == 1, "DIAG", "src0 must be one row per matrix (ne[1] == 1)");
+    require(a->type == GGML_TYPE_F32, "DIAG", "src0 must be F32");
+    const int64_t ne[4] = {a->ne[0], a->ne[0], a->ne[2], a->ne[3]};
+    ggml_tensor * r     = new_like(ctx, a->type, ne);
+    r->op               = GGML_OP_DIAG;
+    r->src[0]           = a;
+    return r;
+}
+
+ggml_tensor * ggml_tri(ggml_context * ctx, ggml_tensor * a, ggml_tri_type type) {
+    require(a->type == GGML_TYPE_F32, "TRI", "src0 must be F32");
+    require(ggml_is_contiguous(a), "TRI", "src0 must be contiguous");
+    require(a->ne[0] == a->ne[1], "TRI", "src0 must be square (ne[0] == ne[1])");
+    require(type >= GGML_TRI_TYPE_UPPER_DIAG && type <= GGML_TRI_TYPE_LOWER, "TRI", "the type must be 0..3");
+    ggml_tensor * r = op1(ctx, GGML_OP_TRI, a);
+    ggml_set_op_param<int32_t>(r, 0, type);
+    return r;
+}
+
+ggml_tensor * ggml_ssm_conv(ggml_context * ctx, ggml_tensor * sx, ggml_tensor * c) {
+    require(sx->ne[3] == 1, "SSM_CONV", "sx must be 3-D [d_conv - 1 + n_t, d_inner, n_s]");
+    require(c->ne[2] == 1 && c->ne[3] == 1, "SSM_CONV", "c must be a matrix [d_conv, d_inner]");
+    require(sx->ne[1] == c->ne[1], "SSM_CONV", "sx's channels (ne[1]) must be c's (ne[1])");
+    require(c->ne[0] >= 1 && sx->ne[0] >= c->ne[0] - 1, "SSM_CONV", "sx must hold at least d_conv - 1 columns");
+    ggml_tensor * r = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, c->ne[1], sx->ne[0] - c->ne[0] + 1, sx->ne[2]);
+    r->op           = GGML_OP_SSM_CONV;
+    r->src[0]       = sx;
+    r->src[1]       = c;
+    return r;
+}
+
+ggml_tensor * ggml_solve_tri(ggml_context * ctx, ggml_tensor * a, ggml_tensor * b, bool left, bool lower, bool uni) {
+    require(a->type == GGML_TYPE_F32 && b->type == GGML_TYPE_F32, "SOLVE_TRI", "A and B must be F32");
+    require(a->ne[0] == a->ne[1], "SOLVE_TRI", "A must be square");
+    require(a->ne[1] == b->ne[1], "SOLVE_TRI", "B's rows (ne[1]) must be A's");
+    require(a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3], "SOLVE_TRI", "A and B must have the same batch dims");
+    require(ggml_is_contiguous(a) && ggml_is_contiguous(b), "SOLVE_TRI", "A and B must be contiguous");
+    require(left && lower && !uni, "SOLVE_TRI", "only left, lower, non-unit systems are defined (as GGML)");
+    ggml_tensor * r = new_like(ctx, GGML_TYPE_F32, b->ne);
+    r->op           = GGML_OP_SOLVE_TRI;
+    r->src[0]       = a;
+    r->src[1]       = b;
+    return r;
+}
+
+ggml_tensor * ggml_gated_delta_net(ggml_context * ctx, ggml_tensor * q, ggml_tensor * k, ggml_tensor * v,
+                                   ggml_tensor * g, ggml_tensor * beta, ggml_tensor * state, int64_t K) {
+    const char * op = "GATED_DELTA_NET";
+    for (const ggml_tensor * t : {q, k, v, g, beta, state}) {
+        require(t->type == GGML_TYPE_F32, op, "q, k, v, g, beta and state must be F32");
+    }
+    require(ggml_is_contiguous_rows(q) && ggml_is_contiguous_rows(k) && ggml_is_contiguous_rows(v), op,
+            "q, k and v must have dense rows");
+    require(ggml_is_contiguous(g) && ggml_is_contiguous(beta) && ggml_is_contiguous(state), op,
+            "g, beta and state must be contiguous");
+    const int64_t S = v->ne[0], H = v->ne[1], T = v->ne[2], n_seqs = v->ne[3];
+    require(q->ne[0] == S && k->ne[0] == S, op, "q's and k's head size must be v's (S_k == S_v)");
+    require(q->ne[2] == T && k->ne[2] == T, op, "q, k and v must have the same token count (ne[2])");
+    require(q->ne[1] > 0 && k->ne[1] > 0 && H % q->ne[1] == 0 && H % k->ne[1] == 0, op,
+            "v's head count must be a multiple of q's and k's");
+    require(q->ne[3] > 0 && k->ne[3] > 0 && n_seqs % q->ne[3] == 0 && n_seqs % k->ne[3] == 0, op,
+            "v's sequence count must be a multiple of q's and k's");
+    require((g->ne[0] == 1 || g->ne[0] == S) && g->ne[1] == H && g->ne[2] == T && g->ne[3] == n_seqs, op,
+            "g must be [1 or S, H, T, n_seqs]");
+    require(beta->ne[0] == 1 && beta->ne[1] == H && beta->ne[2] == T && beta->ne[3] == n_seqs, op,
+            "beta must be [1, H, T, n_seqs]");
+    require(state->ne[0] == S && state->ne[1] == S && state->ne[2] == H && state->ne[3] == n_seqs, op,
+            "state must be [S, S, H, n_seqs]");
+    require(K >= 1 && K <= INT32_MAX, op, "K (the states kept) must be at least 1");
+    ggml_tensor * r = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, S * H, T * n_seqs + K * S * n_seqs);
+    r->op           = GGML_OP_GATED_DELTA_NET;
+    ggml_tensor * srcs[6] = {q, k, v, g, beta, state};
+    for (int i = 0; i < 6; ++i) {
+        r->src[i] = srcs[i];
+    }
+    ggml_set_op_param<int32_t>(r, 0, int32_t(K));
+    return r;
+}
+
 ggml_tensor * ggml_argsort(ggml_context * ctx, ggml_tensor * a, ggml_sort_order order) {
     ggml_tensor * r = new_like(ctx, GGML_TYPE_I32, a->ne);
     r->op           = GGML_OP_ARGSORT;

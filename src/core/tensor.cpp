@@ -96,6 +96,7 @@ const char * ggml_op_name(ggml_op op) {
         "MUL_MAT",  "MUL_MAT_ID", "SCALE",     "CLAMP",     "SET_ROWS", "GET_ROWS",  "CPY",      "CONT",
         "RESHAPE",  "VIEW",       "PERMUTE",   "TRANSPOSE", "SOFT_MAX", "ROPE",      "FLASH_ATTN_EXT",
         "UNARY",    "GLU",        "SUM",       "ARGMAX",    "LEAKY_RELU", "ROLL",    "IM2COL",
+        "DIAG",     "TRI",        "SSM_CONV",  "SOLVE_TRI", "GATED_DELTA_NET",
     };
     return op >= 0 && op < GGML_OP_COUNT ? names[op] : "?";
 }
