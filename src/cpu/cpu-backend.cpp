@@ -95,6 +95,8 @@ const op_family * family_of(ggml_op op) {
     static constexpr op_family rope{cpu::supports_rope, cpu::compute_rope};
     static constexpr op_family flash_attn{cpu::supports_flash_attn, cpu::compute_flash_attn};
     static constexpr op_family im2col{cpu::supports_im2col, cpu::compute_im2col};
+    static constexpr op_family triangular{cpu::supports_triangular, cpu::compute_triangular};
+    static constexpr op_family linear_attn{cpu::supports_linear_attn, cpu::compute_linear_attn};
     switch (op) {
         case GGML_OP_ADD:
         case GGML_OP_SUB:
@@ -149,6 +151,13 @@ const op_family * family_of(ggml_op op) {
             return &flash_attn;
         case GGML_OP_IM2COL:
             return &im2col;
+        case GGML_OP_TRI:
+        case GGML_OP_DIAG:
+        case GGML_OP_SOLVE_TRI:
+            return &triangular;
+        case GGML_OP_SSM_CONV:
+        case GGML_OP_GATED_DELTA_NET:
+            return &linear_attn;
         default:
             return nullptr;
     }

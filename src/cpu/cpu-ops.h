@@ -91,4 +91,12 @@ void compute_rope(const compute_context & ctx, ggml_tensor * dst);
 bool supports_flash_attn(const ggml_tensor * op);
 void compute_flash_attn(const compute_context & ctx, ggml_tensor * dst);
 
+// TRI, DIAG, SOLVE_TRI (cpu-ops-triangular.cpp)
+bool supports_triangular(const ggml_tensor * op);
+void compute_triangular(const compute_context & ctx, ggml_tensor * dst);
+
+// SSM_CONV, GATED_DELTA_NET (cpu-ops-linear-attn.cpp)
+bool supports_linear_attn(const ggml_tensor * op);
+void compute_linear_attn(const compute_context & ctx, ggml_tensor * dst);
+
 } // namespace hexnpu::cpu

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 namespace hexnpu::cpu {
 
@@ -54,6 +55,15 @@ bool can_store_rows(const ggml_tensor * t);
 // True when row data is already f32 with adjacent elements, so kernels use it in place.
 inline bool has_dense_f32_rows(const ggml_tensor * t) {
     return t->type == GGML_TYPE_F32 && (t->nb[0] == sizeof(float) || t->ne[0] == 1);
+}
+// has_dense_f32_rows for each of ts, none of them null.
+inline bool all_dense_f32_rows(std::initializer_list<const ggml_tensor *> ts) {
+    for (const ggml_tensor * t : ts) {
+        if (!t || !has_dense_f32_rows(t)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 void load_row(const ggml_tensor * t, row_index r, float * out);    // ne[0] values

@@ -69,6 +69,7 @@ const std::vector<op_case> & op_case_catalog() {
         add_softmax_cases(cases);
         add_rope_cases(cases);
         add_flash_attn_cases(cases);
+        add_linear_attn_cases(cases);
         return cases;
     }();
     return catalog;

@@ -28,6 +28,8 @@ struct fill_spec {
         distinct_indices,  // each row a sample without repetition from [0, n) (rows to set, experts of a token)
         distinct_values,   // each row a shuffle of distinct multiples of 1/4 (sorting without ties)
         small_integers,    // integers in [lo, hi] (sorting with ties)
+        lower_triangular,  // square matrices: below the diagonal floats in [lo, hi), above it 0; on it
+                           // floats in [lo, hi) too, or 1 with n = 1 (unit lower triangular)
     };
     kind    k  = kind::uniform;
     double  lo = -1.0;
@@ -46,6 +48,8 @@ inline fill_spec distinct_indices(int64_t n) { return {fill_spec::kind::distinct
 inline fill_spec distinct_indices_hot_first(int64_t n) { return {fill_spec::kind::distinct_indices, 1, 0, n}; }
 inline fill_spec distinct_values() { return {fill_spec::kind::distinct_values, 0, 0, 0}; }
 inline fill_spec small_integers(int lo, int hi) { return {fill_spec::kind::small_integers, double(lo), double(hi), 0}; }
+inline fill_spec lower_triangular(double lo, double hi) { return {fill_spec::kind::lower_triangular, lo, hi, 0}; }
+inline fill_spec unit_lower_triangular(double lo, double hi) { return {fill_spec::kind::lower_triangular, lo, hi, 1}; }
 
 // Largest accepted normalized mean squared error, sum((a - b)^2) / sum(b^2).
 struct tolerance {
@@ -102,7 +106,8 @@ class case_graph {
 struct op_case {
     std::string                                params;  // "type=q4_0,m=16,n=1,k=256": what tells cases apart
     tolerance                                  tol;
-    std::function<ggml_tensor *(case_graph &)> build;   // returns the tensor whose values are compared
+    std::function<ggml_tensor *(case_graph &)> build;   // returns the tensor whose values are compared (the
+                                                        // op's result or a view of part of it)
 };
 
 // Parameter-string helpers: "[10,5,4,3]", "f32", "0.125".
@@ -125,6 +130,7 @@ void add_matmul_cases(std::vector<op_case> & cases);
 void add_softmax_cases(std::vector<op_case> & cases);
 void add_rope_cases(std::vector<op_case> & cases);
 void add_flash_attn_cases(std::vector<op_case> & cases);
+void add_linear_attn_cases(std::vector<op_case> & cases);  // TRI, DIAG, SOLVE_TRI, SSM_CONV, GATED_DELTA_NET
 
 // Every case of every family, in a fixed order.
 const std::vector<op_case> & op_case_catalog();

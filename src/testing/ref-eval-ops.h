@@ -22,6 +22,12 @@ void eval_matmul(ref_evaluator & ev, const ggml_tensor * node);   // MUL_MAT, MU
 void eval_softmax(ref_evaluator & ev, const ggml_tensor * node);  // SOFT_MAX
 void eval_rope(ref_evaluator & ev, const ggml_tensor * node);     // ROPE
 void eval_flash_attn(ref_evaluator & ev, const ggml_tensor * node);  // FLASH_ATTN_EXT
+// ref-eval-linear-attn.cpp
+void eval_tri(ref_evaluator & ev, const ggml_tensor * node);              // TRI
+void eval_diag(ref_evaluator & ev, const ggml_tensor * node);             // DIAG
+void eval_solve_tri(ref_evaluator & ev, const ggml_tensor * node);        // SOLVE_TRI
+void eval_ssm_conv(ref_evaluator & ev, const ggml_tensor * node);         // SSM_CONV
+void eval_gated_delta_net(ref_evaluator & ev, const ggml_tensor * node);  // GATED_DELTA_NET
 
 // fn(i0, i1, i2, i3) for every element of t, i0 fastest.
 template <typename Fn> void for_each_element(const ggml_tensor * t, Fn && fn) {

@@ -116,6 +116,21 @@ void ref_evaluator::compute(const ggml_cgraph & graph) {
         case GGML_OP_FLASH_ATTN_EXT:
             eval_flash_attn(*this, node);
             break;
+        case GGML_OP_TRI:
+            eval_tri(*this, node);
+            break;
+        case GGML_OP_DIAG:
+            eval_diag(*this, node);
+            break;
+        case GGML_OP_SOLVE_TRI:
+            eval_solve_tri(*this, node);
+            break;
+        case GGML_OP_SSM_CONV:
+            eval_ssm_conv(*this, node);
+            break;
+        case GGML_OP_GATED_DELTA_NET:
+            eval_gated_delta_net(*this, node);
+            break;
         default:
             throw std::invalid_argument(std::string("float64 evaluator: no ") + ggml_op_desc(node));
         }

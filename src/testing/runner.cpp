@@ -21,6 +21,10 @@ std::string short_number(double v) {
     return buf;
 }
 
+// The node whose op a case tests: its result, or what the result is a view of when a case
+// compares only part of an op's result (GATED_DELTA_NET's outputs without the states).
+ggml_tensor * op_node(ggml_tensor * out) { return out->op == GGML_OP_VIEW ? out->src[0] : out; }
+
 // A case's graph built into its own context; every leaf must be an input with a fill.
 struct built_case {
     ggml_context  ctx;
@@ -31,6 +35,7 @@ struct built_case {
     explicit built_case(const op_case & c) {
         out = c.build(inputs);
         out->flags |= GGML_TENSOR_FLAG_OUTPUT;
+        op_node(out)->flags |= GGML_TENSOR_FLAG_OUTPUT;
         ggml_build_forward_expand(graph, out);
         for (const ggml_tensor * leaf : graph.leafs) {
             const auto & in = inputs.inputs();
@@ -165,8 +170,8 @@ double case_bytes(const ggml_tensor * out) {
 case_info describe(const op_case & c) {
     const built_case b(c);
     case_info        info;
-    info.op_name = ggml_op_name(b.out->op);
-    info.op_desc = ggml_op_desc(b.out);
+    info.op_name = ggml_op_name(op_node(b.out)->op);
+    info.op_desc = ggml_op_desc(op_node(b.out));
     info.name    = info.op_desc + "(" + c.params + ")";
     std::set<ggml_type> types;
     for (const ggml_tensor & t : b.ctx.tensors()) {

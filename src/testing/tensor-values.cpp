@@ -105,6 +105,13 @@ void draw_row(const fill_spec & fill, int64_t index, rng & r, std::span<double> 
             v = fill.lo + double(r.below(int64_t(fill.hi - fill.lo) + 1));
         }
         return;
+    case fill_spec::kind::lower_triangular: {
+        const int64_t diag = index % n;  // the row within its (n x n) matrix
+        for (int64_t i = 0; i < n; ++i) {
+            row[size_t(i)] = i > diag ? 0.0 : i == diag && fill.n == 1 ? 1.0 : r.in(fill.lo, fill.hi);
+        }
+        return;
+    }
     }
 }
 
@@ -177,7 +184,8 @@ std::vector<uint8_t> make_input_bytes(const ggml_tensor * t, const fill_spec & f
     const bool int_type = t->type == GGML_TYPE_I32 || t->type == GGML_TYPE_I64;
     if ((int_type && !integral) || (!int_type && !is_float_storage(t->type)) ||
         ((fill.k == fill_spec::kind::mask || fill.k == fill_spec::kind::causal_mask) && t->type != GGML_TYPE_F32 &&
-         t->type != GGML_TYPE_F16)) {
+         t->type != GGML_TYPE_F16) ||
+        (fill.k == fill_spec::kind::lower_triangular && t->ne[0] != t->ne[1])) {
         throw std::invalid_argument(std::string("cannot fill a ") + ggml_type_name(t->type) + " input this way");
     }
     rng                  r(seed);

@@ -468,7 +468,8 @@ TEST(Catalog, CoversEveryOpAndWeightTypeWithUniqueNames) {
                             "ARGSORT", "TOP_K", "CONCAT", "REPEAT", "PAD", "FILL", "NORM", "RMS_NORM", "L2_NORM",
                             "NEG", "ABS", "EXP", "SIGMOID", "SILU", "GELU", "GELU_QUICK", "GELU_ERF", "TANH", "RELU",
                             "SOFTPLUS", "SWIGLU", "GEGLU", "SWIGLU_OAI", "SOFT_MAX", "ROPE", "MUL_MAT", "MUL_MAT_ID",
-                            "FLASH_ATTN_EXT"}) {
+                            "FLASH_ATTN_EXT", "SUM", "ARGMAX", "LEAKY_RELU", "ROLL", "IM2COL", "DIAG", "TRI",
+                            "SSM_CONV", "SOLVE_TRI", "GATED_DELTA_NET"}) {
         EXPECT_TRUE(ops.count(op)) << op << " has no case";
     }
     for (int id = 0; id < GGML_TYPE_COUNT; ++id) {
