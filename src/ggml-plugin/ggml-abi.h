@@ -48,8 +48,9 @@ inline constexpr int32_t NONE = 0, DUP = 1, ADD = 2, ADD_ID = 3, SUB = 6, MUL = 
                          LOG = 11, SIN = 12, COS = 13, SUM = 14, SUM_ROWS = 15, CUMSUM = 16, MEAN = 17, ARGMAX = 18, REPEAT = 20,
                          CONCAT = 22, NORM = 24, RMS_NORM = 25, L2_NORM = 28, MUL_MAT = 29, MUL_MAT_ID = 30,
                          SCALE = 32, CPY = 34, CONT = 35, RESHAPE = 36, VIEW = 37, PERMUTE = 38, TRANSPOSE = 39,
-                         GET_ROWS = 40, SET_ROWS = 42, SOFT_MAX = 46, ROPE = 48, CLAMP = 50, IM2COL = 52, PAD = 64,
-                         ROLL = 66, ARGSORT = 69, TOP_K = 70, LEAKY_RELU = 71, FILL = 73, FLASH_ATTN_EXT = 74, UNARY = 91, GLU = 100;
+                         GET_ROWS = 40, SET_ROWS = 42, DIAG = 43, SOFT_MAX = 46, ROPE = 48, CLAMP = 50, IM2COL = 52, PAD = 64,
+                         ROLL = 66, ARGSORT = 69, TOP_K = 70, LEAKY_RELU = 71, TRI = 72, FILL = 73, FLASH_ATTN_EXT = 74,
+                         SSM_CONV = 76, SOLVE_TRI = 85, GATED_DELTA_NET = 86, UNARY = 91, GLU = 100;
 }  // namespace op_ids
 
 // ggml_unary_op values (op_params[0] of UNARY).

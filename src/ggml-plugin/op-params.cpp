@@ -22,7 +22,8 @@ struct op_words {
 
 constexpr op_words kWords[] = {
     // No op_params at all in this ggml: DUP ADD SUB MUL DIV SQR SQRT LOG SIN COS SUM SUM_ROWS CUMSUM
-    // MEAN ARGMAX REPEAT CONT RESHAPE TRANSPOSE GET_ROWS ADD_ID CPY SET_ROWS TOP_K (k is dst->ne[0]).
+    // MEAN ARGMAX REPEAT CONT RESHAPE TRANSPOSE GET_ROWS ADD_ID CPY SET_ROWS TOP_K (k is dst->ne[0]) DIAG
+    // SSM_CONV SOLVE_TRI (its left/lower/uni flags are asserted, not stored).
     {ids::CONCAT, words({0})},                        // dim
     {ids::NORM, words({0})},                          // eps
     {ids::RMS_NORM, words({0})},
@@ -35,6 +36,8 @@ constexpr op_words kWords[] = {
     {ids::LEAKY_RELU, words({0})},                    // negative slope
     {ids::ROLL, words({0, 1, 2, 3})},                 // the shifts
     {ids::IM2COL, words({0, 1, 2, 3, 4, 5, 6})},      // s0, s1, p0, p1, d0, d1, is_2D
+    {ids::TRI, words({0})},                           // the triangle kept
+    {ids::GATED_DELTA_NET, words({0})},               // K, the states kept
     {ids::VIEW, words({0, 1})},                       // byte offset (hexnpu reads view_offs)
     {ids::PERMUTE, words({0, 1, 2, 3})},              // axes (hexnpu reads ne/nb)
     {ids::SOFT_MAX, words({0, 1})},                   // scale, max_bias (sinks: src[2])

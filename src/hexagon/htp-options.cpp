@@ -164,6 +164,9 @@ htp_options parse_htp_options(const std::function<const char *(const char *)> & 
     if (auto v = value("GGML_HEXAGON_FA_SELECT")) {
         o.fa_select = uint32_t(number_option("GGML_HEXAGON_FA_SELECT", *v, 0, 3));
     }
+    if (auto v = value("GGML_HEXAGON_GDN_SELECT")) {
+        o.gdn_select = uint32_t(number_option("GGML_HEXAGON_GDN_SELECT", *v, 0, 2));
+    }
     if (auto v = value("GGML_HEXAGON_VMEM")) {
         o.vmem = number_option("GGML_HEXAGON_VMEM", *v, 0, 4096) << 20;
     }

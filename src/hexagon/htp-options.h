@@ -38,6 +38,9 @@ struct htp_options {
     // HTP_FA_HMX_MIN_ROWS query rows, where the session has HMX and the HMX kernel takes the op)
     // else HVX; 3 HMX for every row count it takes (tests); 1 HVX only; 0 flash attention on the CPU.
     uint32_t                     fa_select = 2;
+    // GGML_HEXAGON_GDN_SELECT (upstream's encoding): 2 HMX for prompts, else HVX; 1 HVX only; 0
+    // GATED_DELTA_NET on the CPU. hexnpu has the HVX kernel only, so 2 runs it as 1 does.
+    uint32_t                     gdn_select = 2;
     std::optional<uint64_t>      vmem;         // bytes mapped per batch; unset: the arch's default; 0: the window
     uint64_t                     max_buffer = uint64_t(1024) << 20;  // GGML_HEXAGON_MBUF
     uint32_t                     op_batch   = 1024;                  // ops per batch

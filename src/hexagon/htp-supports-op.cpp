@@ -23,6 +23,9 @@ std::string htp_option_refusal(const htp_options & options, const ggml_tensor * 
     if (options.fa_select == 0 && op->op == GGML_OP_FLASH_ATTN_EXT) {
         return "GGML_HEXAGON_FA_SELECT=0 keeps flash attention on the CPU";
     }
+    if (options.gdn_select == 0 && op->op == GGML_OP_GATED_DELTA_NET) {
+        return "GGML_HEXAGON_GDN_SELECT=0 keeps the gated delta net on the CPU";
+    }
     return "";
 }
 

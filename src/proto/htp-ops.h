@@ -9,6 +9,7 @@
 #include "proto/htp-get-rows-q.h"
 #include "proto/htp-im2col.h"
 #include "proto/htp-layout.h"
+#include "proto/htp-linear-attn.h"
 #include "proto/htp-matmul-hmx.h"
 #include "proto/htp-matmul.h"
 #include "proto/htp-opcodes.h"
@@ -17,6 +18,7 @@
 #include "proto/htp-rope.h"
 #include "proto/htp-rows.h"
 #include "proto/htp-sort.h"
+#include "proto/htp-triangular.h"
 #include "proto/htp-unary.h"
 
 #include <stdint.h>

@@ -85,7 +85,8 @@ constexpr bool htp_unary_shapes_supported(uint32_t opcode, const htp_tensor & sr
                dst.ne[2] == src0.ne[2] && dst.ne[3] == src0.ne[3] && htp_eltwise_source_rows_valid(src0) &&
                htp_eltwise_rows_valid(dst, out_ne0 * 4);
     }
-    return dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) && htp_eltwise_rows_valid(src0, dst.ne[0] * 4) &&
+    // F32 rows, the source's anywhere (a permuted view: L2_NORM of the delta net's q and k).
+    return dst.ne[0] <= UINT32_MAX / 4 && htp_same_shape(src0, dst) && htp_eltwise_source_rows_valid(src0) &&
            htp_eltwise_rows_valid(dst, dst.ne[0] * 4);
 }
 

@@ -16,6 +16,7 @@
 #include "hvx-hf-rows.h"
 #include "hvx-hmx-tiles.h"
 #include "hvx-kv-dequant.h"
+#include "hvx-transpose.h"
 #include "ops.h"
 #include "trace.h"
 #include "vtcm.h"
@@ -192,17 +193,6 @@ void begin_thread(uint32_t, uint32_t i, void * data) {
     trace_event_stop(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_A_PREP, trace_info(i0));
 }
 
-// One round of the 32 x 32 word transpose: rows r and r + 16 interleaved word by word into rows 2r
-// and 2r + 1. Element (row, column) moves to the 10-bit index rotated left by one; five rounds
-// make (column, row). `in` rows are `stride` vectors apart, `out` rows consecutive.
-__attribute__((noinline)) void transpose_round(const HVX_Vector * in, uint32_t stride, HVX_Vector * out) {
-    for (uint32_t r = 0; r < 16; ++r) {
-        const HVX_VectorPair w = Q6_W_vshuff_VVR(in[(r + 16) * stride], in[r * stride], -4);
-        out[2 * r]             = Q6_V_lo_W(w);
-        out[2 * r + 1]         = Q6_V_hi_W(w);
-    }
-}
-
 // Staged fp16 rows (d elements each) from row nk to 32 zeroed.
 __attribute__((noinline)) void zero_rows_from(uint8_t * stage, uint32_t nk, uint32_t d) {
     for (uint32_t r = nk; r < 32; ++r) {
@@ -238,11 +228,11 @@ __attribute__((noinline)) void k_to_tiles(const fa_hmx_job & job, const fa_item 
     HVX_Vector * tmp = vec(it.mem + job.L.o_tiles);
     for (uint32_t c = 0; c < d / 64; ++c) {
         HVX_Vector * tiles = vec(it.mem + job.L.k_tiles + 2 * c * HTP_FA_HMX_TILE_BYTES);
-        transpose_round(vec(stage) + c, d / 64, tiles);
-        transpose_round(tiles, 1, tmp);
-        transpose_round(tmp, 1, tiles);
-        transpose_round(tiles, 1, tmp);
-        transpose_round(tmp, 1, tiles);
+        hvx_transpose_round(vec(stage) + c, d / 64, tiles);
+        hvx_transpose_round(tiles, 1, tmp);
+        hvx_transpose_round(tmp, 1, tiles);
+        hvx_transpose_round(tiles, 1, tmp);
+        hvx_transpose_round(tmp, 1, tiles);
     }
 }
 

@@ -54,6 +54,14 @@ uint32_t op_roll(htp_op_context * octx);  // ROLL (DMA pieces of rows)
 bool     guard_roll(const htp_op_context * octx);
 uint32_t op_im2col(htp_op_context * octx);  // IM2COL (DMA gathers from the image)
 bool     guard_im2col(const htp_op_context * octx);
+uint32_t op_tri(htp_op_context * octx);  // TRI, DIAG (rows streamed, lanes masked)
+bool     guard_tri(const htp_op_context * octx);
+uint32_t op_solve_tri(htp_op_context * octx);  // SOLVE_TRI (forward substitution over columns)
+bool     guard_solve_tri(const htp_op_context * octx);
+uint32_t op_ssm_conv(htp_op_context * octx);  // SSM_CONV (channels turned into vectors)
+bool     guard_ssm_conv(const htp_op_context * octx);
+uint32_t op_gdn(htp_op_context * octx);  // GATED_DELTA_NET (HVX, the state in VTCM)
+bool     guard_gdn(const htp_op_context * octx);
 uint32_t op_sort(htp_op_context * octx);  // ARGSORT, TOP_K (bitonic, in VTCM)
 bool     guard_sort(const htp_op_context * octx);
 uint32_t op_reduce(htp_op_context * octx);  // SUM, ARGMAX (rows in chunks)

@@ -1,0 +1,244 @@
+// GATED_DELTA_NET on HVX (proto/htp-linear-attn.h): one (head, sequence) at a time per thread, its
+// state in VTCM as rows per key (vectors over the values), the tokens streamed in blocks through two
+// slots. Each 32 values of the state are independent of the others (every step is per value j
+// given the key's scalars), so a token walks the state once per vector of values: the decay and
+// k's product in one pass, the update and q's product in the next.
+#include "htp-tensor.h"
+#include "hvx-arith.h"
+#include "hvx-exp.h"
+#include "hvx-transpose.h"
+#include "ops.h"
+#include "stream-pipeline.h"
+#include "vtcm.h"
+#include "proto/htp-linear-attn.h"
+#include "vnpu/hvx/hvx.h"
+
+namespace hexnpu::htp {
+
+namespace {
+
+using proto::htp_gdn_kparams;
+using proto::htp_gdn_slot_layout;
+using proto::htp_tensor;
+
+constexpr uint32_t GDN_INPUTS = 5;  // q, k, v, g, beta rows of a block
+
+struct gdn_block {
+    uint32_t row;   // its first token (trace info)
+    uint32_t nt;    // tokens
+    uint32_t keep;  // 1 + the kept state's slot when the block's last token's state is kept, else 0
+};
+
+struct gdn_job {
+    const htp_op_context * octx;
+    htp_gdn_kparams        kp;
+    htp_gdn_slot_layout    L;
+    const htp_tensor *     src[6];  // q, k, v, g, beta, state
+    const htp_tensor *     dst;
+    uint32_t               row;     // bytes of a state row in VTCM
+    uint8_t *              vtcm;
+};
+
+// One (head, sequence): where its rows are.
+struct gdn_item {
+    uint32_t q, k, v;   // token 0's row of each (add t * nb[2])
+    uint32_t g, beta;   // token 0's element of each (add t * H * elements)
+    uint32_t out;       // token 0's output row in dst (add t * H * S * 4)
+    uint32_t state;     // the head's state in the state tensor and in each kept slot of dst
+};
+
+inline HVX_Vector * vec(uint8_t * p) { return reinterpret_cast<HVX_Vector *>(p); }
+
+// The state between GGML's layout (rows per value j over the keys i, in `m`) and the thread's (rows
+// per key over the values, in `n`), both rows `row` bytes apart, whole 32 x 32 blocks.
+__attribute__((noinline)) void turn_state(uint8_t * from, uint8_t * to, uint32_t row, HVX_Vector * tmp) {
+    const uint32_t rv = row / 128;
+    for (uint32_t bi = 0; bi < rv; ++bi) {
+        for (uint32_t bj = 0; bj < rv; ++bj) {
+            hvx_transpose_32x32(vec(from) + bi * 32 * rv + bj, rv, vec(to) + bj * 32 * rv + bi, rv, tmp);
+        }
+    }
+}
+
+// The block's tokens through the state n (rows `row` bytes apart), their outputs into the slot.
+__attribute__((noinline)) void gdn_tokens(const gdn_job & job, uint8_t * n, uint8_t * slot, uint32_t nt) {
+    const htp_gdn_kparams &     kp    = job.kp;
+    const htp_gdn_slot_layout & L     = job.L;
+    const uint32_t              S     = kp.S, row = job.row, rv = row / 128;
+    const HVX_Vector            scale = Q6_V_vsplat_R(int32_t(kp.scale));
+    for (uint32_t t = 0; t < nt; ++t) {
+        const float * qs   = reinterpret_cast<const float *>(slot + L.q + t * row);
+        const float * ks   = reinterpret_cast<const float *>(slot + L.k + t * row);
+        HVX_Vector *  vs   = vec(slot + L.v + t * row);
+        HVX_Vector *  out  = vec(slot + L.out + t * row);
+        float *       gs   = reinterpret_cast<float *>(slot + L.g + (kp.kda ? t * row : t * 4));
+        const float   beta = reinterpret_cast<const float *>(slot + L.beta)[t];
+        HVX_Vector    gamma = Q6_V_vzero();
+        if (kp.kda) {
+            for (uint32_t v = 0; v < rv; ++v) {
+                vec(reinterpret_cast<uint8_t *>(gs))[v] = hvx_sf_exp(vec(reinterpret_cast<uint8_t *>(gs))[v]);
+            }
+        } else {
+            gamma = hvx_sf_exp(hvx_splat_sf(gs[0]));
+        }
+        for (uint32_t v = 0; v < rv; ++v) {
+            HVX_Vector kn = Q6_V_vzero();
+            for (uint32_t i = 0; i < S; ++i) {
+                HVX_Vector *     ni  = vec(n + i * row) + v;
+                const HVX_Vector dec = kp.kda ? hvx_splat_sf(gs[i]) : gamma;
+                const HVX_Vector s   = hvx_sf_mul(*ni, dec);
+                *ni                  = s;
+                kn                   = hvx_sf_add(kn, hvx_sf_mul(hvx_splat_sf(ks[i]), s));
+            }
+            const HVX_Vector d  = hvx_sf_mul(hvx_sf_sub(vs[v], kn), hvx_splat_sf(beta));
+            HVX_Vector       qn = Q6_V_vzero();
+            for (uint32_t i = 0; i < S; ++i) {
+                HVX_Vector *     ni = vec(n + i * row) + v;
+                const HVX_Vector s  = hvx_sf_add(*ni, hvx_sf_mul(hvx_splat_sf(ks[i]), d));
+                *ni                 = s;
+                qn                  = hvx_sf_add(qn, hvx_sf_mul(hvx_splat_sf(qs[i]), s));
+            }
+            out[v] = hvx_sf_mul(qn, scale);
+        }
+    }
+}
+
+void gdn_item_run(const gdn_job & job, uint32_t i, uint32_t item, uint8_t * area) {
+    const htp_gdn_kparams &     kp = job.kp;
+    const htp_gdn_slot_layout & L  = job.L;
+    const htp_tensor *          q = job.src[0], *k = job.src[1], *v = job.src[2], *g = job.src[3];
+    const uint32_t              S = kp.S, H = v->ne[1], T = v->ne[2], NS = v->ne[3];
+    const uint32_t              row = job.row;
+    const uint32_t              s   = proto::fastdiv(item, kp.div_h);
+    const uint32_t              h   = item - s * H;
+    const uint32_t              ge  = kp.kda ? S : 1;
+    const gdn_item              it{proto::fastdiv(s, kp.div_rq) * q->nb[3] + proto::fastmodulo(h, kp.div_hq) * q->nb[1],
+                      proto::fastdiv(s, kp.div_rk) * k->nb[3] + proto::fastmodulo(h, kp.div_hk) * k->nb[1],
+                      s * v->nb[3] + h * v->nb[1],
+                      (s * T * H + h) * ge * 4,
+                      (s * T * H + h) * 4,
+                      (s * T * H + h) * S * 4,
+                      item * S * S * 4};
+    dma_queue *      q_dma = &job.octx->dma[i];
+    const platform * plat  = job.octx->plat;
+    uint8_t *        n     = area;
+    HVX_Vector *     tmp   = vec(area + row / 4 * row);
+    uint8_t *        slots = area + row / 4 * row + proto::HTP_GDN_SCRATCH_BYTES;
+    auto             slot_of = [&](uint32_t k2) { return slots + k2 * kp.slot_bytes; };
+    const dma_addr_t out_base = htp_tensor_dma_addr(plat, job.dst);
+
+    // The state lands in slot 0's staging and turns into n.
+    dma_queue_push_ddr_to_vtcm(q_dma, dma_addr_of(slot_of(0) + L.stage),
+                               dma_addr_at(htp_tensor_dma_addr(plat, job.src[5]), it.state), row, S * 4, S * 4, S,
+                               trace_info(item));
+    dma_queue_pop(q_dma);
+    turn_state(slot_of(0) + L.stage, n, row, tmp);
+
+    uint32_t       next_t = 0;
+    const uint32_t first_kept = T > kp.K ? T - kp.K : 0;
+    stream_blocks<2, gdn_block>(
+        q_dma, &job.octx->trace[i], 2, GDN_INPUTS,
+        [&](gdn_block & b) {
+            if (next_t >= T) {
+                return false;
+            }
+            uint32_t end = next_t + kp.tb < T ? next_t + kp.tb : T;
+            // A kept state ends its block: the first kept token at or after next_t.
+            const uint32_t kept = next_t > first_kept ? next_t : first_kept;
+            end                 = end < kept + 1 ? end : kept + 1;
+            b                   = gdn_block{next_t, end - next_t, end - 1 >= first_kept ? T - end + 1 : 0};
+            next_t              = end;
+            return true;
+        },
+        [&](uint32_t k2, const gdn_block & b) { dma_queue_push_token(q_dma, slot_of(k2), trace_info(b.row)); },
+        [&](uint32_t k2, const gdn_block & b) {
+            uint8_t *      slot = slot_of(k2);
+            const uint32_t t    = b.row;
+            dma_queue_push_ddr_to_vtcm(q_dma, dma_addr_of(slot + L.q), dma_addr_at(htp_tensor_dma_addr(plat, q), it.q + t * q->nb[2]),
+                                       row, q->nb[2], S * 4, b.nt, trace_info(t));
+            dma_queue_push_ddr_to_vtcm(q_dma, dma_addr_of(slot + L.k), dma_addr_at(htp_tensor_dma_addr(plat, k), it.k + t * k->nb[2]),
+                                       row, k->nb[2], S * 4, b.nt, trace_info(t));
+            dma_queue_push_ddr_to_vtcm(q_dma, dma_addr_of(slot + L.v), dma_addr_at(htp_tensor_dma_addr(plat, v), it.v + t * v->nb[2]),
+                                       row, v->nb[2], S * 4, b.nt, trace_info(t));
+            dma_queue_push_ddr_to_vtcm(q_dma, dma_addr_of(slot + L.g),
+                                       dma_addr_at(htp_tensor_dma_addr(plat, g), it.g + t * H * ge * 4),
+                                       kp.kda ? row : 4, H * ge * 4, ge * 4, b.nt, trace_info(t));
+            dma_queue_push_ddr_to_vtcm(q_dma, dma_addr_of(slot + L.beta),
+                                       dma_addr_at(htp_tensor_dma_addr(plat, job.src[4]), it.beta + t * H * 4), 4, H * 4, 4,
+                                       b.nt, trace_info(t));
+        },
+        [&](uint32_t k2, const gdn_block & b) {
+            gdn_tokens(job, n, slot_of(k2), b.nt);
+            if (b.keep != 0) {
+                turn_state(n, slot_of(k2) + L.stage, row, tmp);
+            }
+        },
+        [&](uint32_t k2, const gdn_block & b) -> uint32_t {
+            uint8_t * slot = slot_of(k2);
+            dma_queue_push_vtcm_to_ddr(q_dma, dma_addr_at(out_base, it.out + b.row * H * S * 4), dma_addr_of(slot + L.out),
+                                       H * S * 4, row, S * 4, b.nt, trace_info(b.row));
+            if (b.keep == 0) {
+                return 1;
+            }
+            const uint32_t at = kp.state_off + (b.keep - 1) * S * S * H * NS * 4 + it.state;
+            dma_queue_push_vtcm_to_ddr(q_dma, dma_addr_at(out_base, at), dma_addr_of(slot + L.stage), S * 4, row, S * 4, S,
+                                       trace_info(b.row));
+            return 2;
+        });
+}
+
+void gdn_thread(uint32_t, uint32_t i, void * data) {
+    const gdn_job & job   = *static_cast<const gdn_job *>(data);
+    const uint32_t  items = job.src[2]->ne[1] * job.src[2]->ne[3];
+    const uint32_t  first = i * job.kp.items_per_thread;
+    const uint32_t  end   = first + job.kp.items_per_thread < items ? first + job.kp.items_per_thread : items;
+    uint8_t *       area  = job.vtcm + size_t(i) * proto::htp_gdn_thread_bytes(job.kp.S, job.kp.slot_bytes);
+    for (uint32_t item = first; item < end; ++item) {
+        gdn_item_run(job, i, item, area);
+    }
+}
+
+} // namespace
+
+bool guard_gdn(const htp_op_context * octx) {
+    htp_gdn_kparams kp;
+    __builtin_memcpy(&kp, octx->op->kparams, sizeof(kp));
+    const htp_tensor * const * s = octx->src;
+    const htp_tensor *         v = s[2];
+    if (!proto::htp_gdn_layout_valid(*s[0], *s[1], *v, *s[3], *s[4], *s[5], *octx->dst[0], kp.K)) {
+        return false;
+    }
+    const uint32_t S = v->ne[0], H = v->ne[1], T = v->ne[2], NS = v->ne[3];
+    const uint64_t items = uint64_t(H) * NS;
+    return S == kp.S && S <= proto::HTP_GDN_MAX_S && kp.tb >= 1 && kp.tb <= proto::HTP_GDN_MAX_TOKENS &&
+           kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && uint64_t(kp.items_per_thread) * kp.n_threads >= items &&
+           kp.div_h.d == H && kp.div_hq.d == s[0]->ne[1] && kp.div_hk.d == s[1]->ne[1] &&
+           kp.div_rq.d == NS / s[0]->ne[3] && kp.div_rk.d == NS / s[1]->ne[3] && kp.kda == (s[3]->ne[0] == S && S != 1) &&
+           uint64_t(kp.state_off) == uint64_t(S) * H * T * NS * 4 && octx->dst[0]->size <= UINT32_MAX &&
+           kp.slot_bytes == proto::htp_gdn_slot(S, kp.tb, kp.kda != 0).bytes &&
+           kp.vtcm_size == uint64_t(kp.n_threads) * proto::htp_gdn_thread_bytes(S, kp.slot_bytes);
+}
+
+uint32_t op_gdn(htp_op_context * octx) {
+    if (octx->mdev->count > 1 && octx->mdev->idx != 0) {
+        return proto::HTP_STATUS_OK;  // member 0 computes the op alone (proto/htp-linear-attn.h)
+    }
+    gdn_job job{};
+    __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
+    job.octx = octx;
+    for (uint32_t s = 0; s < 6; ++s) {
+        job.src[s] = octx->src[s];
+    }
+    job.dst = octx->dst[0];
+    job.row = proto::htp_gdn_row_bytes(job.kp.S);
+    job.L   = proto::htp_gdn_slot(job.kp.S, job.kp.tb, job.kp.kda != 0);
+    vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
+    job.vtcm = vtcm.take(job.kp.vtcm_size);
+    if (!vtcm.ok()) {
+        return proto::HTP_STATUS_VTCM_TOO_SMALL;
+    }
+    work_queue_run(octx->work, gdn_thread, &job, job.kp.n_threads);
+    return proto::HTP_STATUS_OK;
+}
+
+} // namespace hexnpu::htp

@@ -1,0 +1,236 @@
+// kernel_params of SSM_CONV (htp/ops/ssm-conv-ops.cpp) and GATED_DELTA_NET
+// (htp/ops/gated-delta-net-ops.cpp) and their host preparation. Both sides compile this header.
+//
+// SSM_CONV, dst[ch, t, s] = sum_i sx[t + i, ch, s] c[i, ch] (i ascending, as GGML's float sum): a
+// work item is 32 channels x up to 32 output times of one sequence. Their sx rows (the channels'
+// time series, tb + d_conv - 1 <= 64 columns) land by one 2-D DMA, c's rows by another; HVX turns
+// both by 32 x 32 word transposes into vectors over the channels, multiplies and adds tap by tap,
+// and the item's outputs leave by one 2-D DMA (tb rows of its channels). Two slots per thread.
+//
+// GATED_DELTA_NET (GGML's fused op, K states kept): a work item is one (head, sequence); the
+// thread keeps its state in VTCM as N[i][j] = S[i][j] (key i, value j: a row per key, vectors over
+// the values), transposed from GGML's layout on the way in and out (32 x 32 word transposes), so
+// each token is two passes over the rows with scalars splat from VTCM:
+//   pass 1: N[i] *= exp(g) (KDA: exp(g_i)); a += k_i N[i]        -> d = beta (v - a)
+//   pass 2: N[i] += k_i d;                  o += q_i N[i]        -> out = o / sqrt(S)
+// the order of GGML's CPU (decay, delta from the decayed state, update, output from the updated
+// state), with its sums over the keys in ascending i. Tokens stream in blocks of up to tb through
+// two slots (q, k, v, g, beta rows in by 2-D DMA, the block's outputs out); a block ends at every
+// token whose state is kept (the last K), whose state is transposed into the slot's staging and
+// leaves with the block's outputs. The state stays fp32 throughout: nothing can overflow fp16.
+// A device group's member 0 computes these ops alone (their items are not row slices of dst).
+#pragma once
+
+#include "proto/htp-eltwise.h"
+#include "proto/htp-opcodes.h"
+#include "proto/htp-prepare.h"
+
+#include <stdint.h>
+
+namespace hexnpu::proto {
+
+// ---- SSM_CONV
+
+inline constexpr uint32_t HTP_SSM_CONV_MAX_TAPS   = 32;        // d_conv at most: c's rows turn in one transpose
+inline constexpr uint32_t HTP_SSM_CONV_TIMES      = 32;        // output times per item at most
+inline constexpr uint32_t HTP_SSM_CONV_X_BYTES    = 32 * 256;  // an item's sx rows: 32 channels x 64 columns
+inline constexpr uint32_t HTP_SSM_CONV_C_BYTES    = 32 * 128;  // c's rows: 32 channels x 32 taps
+inline constexpr uint32_t HTP_SSM_CONV_OUT_BYTES  = 32 * 128;  // the outputs: 32 times x 32 channels
+inline constexpr uint32_t HTP_SSM_CONV_SLOT_BYTES = HTP_SSM_CONV_X_BYTES + HTP_SSM_CONV_C_BYTES + HTP_SSM_CONV_OUT_BYTES;
+// Per thread after its two slots: sx turned (64 vectors), c turned (32), the transposes' scratch (64).
+inline constexpr uint32_t HTP_SSM_CONV_SCRATCH_BYTES = (64 + 32 + 64) * 128;
+inline constexpr uint32_t HTP_SSM_CONV_THREAD_BYTES  = 2 * HTP_SSM_CONV_SLOT_BYTES + HTP_SSM_CONV_SCRATCH_BYTES;
+
+struct htp_ssm_conv_kparams {
+    uint32_t       n_threads;
+    uint32_t       items_per_thread;
+    uint32_t       n_items;      // channel blocks x time blocks x sequences, channel blocks fastest
+    uint32_t       tb;           // output times per item (the last block of a sequence may have fewer)
+    fastdiv_values div_cblocks;  // item -> (channel block, rest)
+    fastdiv_values div_tblocks;  // rest -> (time block, sequence)
+    uint32_t       vtcm_size;    // n_threads * HTP_SSM_CONV_THREAD_BYTES
+};
+static_assert(sizeof(htp_ssm_conv_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
+// sx [d_conv - 1 + n_t, d_inner, n_s] and c [d_conv, d_inner] F32 with their rows' elements in order,
+// dst [d_inner, n_t, n_s] F32 with rows apart.
+constexpr bool htp_ssm_conv_layout_valid(const htp_tensor & sx, const htp_tensor & c, const htp_tensor & dst) {
+    return sx.type == HTP_TYPE_F32 && c.type == HTP_TYPE_F32 && dst.type == HTP_TYPE_F32 && sx.ne[3] == 1 &&
+           c.ne[2] == 1 && c.ne[3] == 1 && c.ne[0] >= 1 && c.ne[0] <= HTP_SSM_CONV_MAX_TAPS && c.ne[1] == sx.ne[1] &&
+           dst.ne[0] == c.ne[1] && uint64_t(dst.ne[1]) + c.ne[0] - 1 == sx.ne[0] && dst.ne[2] == sx.ne[2] &&
+           dst.ne[3] == 1 && htp_eltwise_source_rows_valid(sx) && htp_eltwise_source_rows_valid(c) &&
+           htp_eltwise_rows_valid(dst, dst.ne[0] * 4);
+}
+
+inline htp_verdict prepare_ssm_conv_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    const htp_tensor & sx  = *a.src[0];
+    const htp_tensor & c   = *a.src[1];
+    const htp_tensor & dst = *a.dst;
+    if (!htp_ssm_conv_layout_valid(sx, c, dst)) {
+        return htp_refuse("the NPU SSM_CONV takes F32 sx [d_conv - 1 + n_t, d_inner, n_s] and c [d_conv <= 32, d_inner]");
+    }
+    if (dst.ne[0] == 0 || dst.ne[1] == 0 || dst.ne[2] == 0) {
+        return htp_refuse("an empty convolution");
+    }
+    if (a.n_threads == 0 || a.n_threads > HTP_MAX_NTHREADS) {
+        return htp_refuse("the session's thread count is out of range");
+    }
+    htp_ssm_conv_kparams kp{};
+    kp.tb                  = dst.ne[1] < HTP_SSM_CONV_TIMES ? dst.ne[1] : HTP_SSM_CONV_TIMES;
+    const uint32_t cblocks = (dst.ne[0] + 31) / 32;
+    const uint32_t tblocks = (dst.ne[1] + kp.tb - 1) / kp.tb;
+    const uint64_t items   = uint64_t(cblocks) * tblocks * dst.ne[2];
+    if (items > UINT32_MAX) {
+        return htp_refuse("more than 2^32 work items");
+    }
+    kp.n_items          = uint32_t(items);
+    kp.n_threads        = kp.n_items < a.n_threads ? kp.n_items : a.n_threads;
+    kp.items_per_thread = (kp.n_items + kp.n_threads - 1) / kp.n_threads;
+    kp.div_cblocks      = init_fastdiv(cblocks);
+    kp.div_tblocks      = init_fastdiv(tblocks);
+    if (uint64_t(kp.n_threads) * HTP_SSM_CONV_THREAD_BYTES > a.vtcm_size) {
+        kp.n_threads        = a.vtcm_size / HTP_SSM_CONV_THREAD_BYTES;
+        if (kp.n_threads == 0) {
+            return htp_refuse(HTP_REFUSED_VTCM);
+        }
+        kp.items_per_thread = (kp.n_items + kp.n_threads - 1) / kp.n_threads;
+    }
+    kp.vtcm_size = kp.n_threads * HTP_SSM_CONV_THREAD_BYTES;
+    return htp_store_kparams(HTP_TAKEN, kp, kparams);
+}
+
+// ---- GATED_DELTA_NET
+
+inline constexpr uint32_t HTP_GDN_MAX_S         = 256;   // head size at most (a row of the state: 8 vectors)
+inline constexpr uint32_t HTP_GDN_MAX_TOKENS    = 32;    // tokens per block at most
+inline constexpr uint32_t HTP_GDN_SCRATCH_BYTES = 8192;  // the transposes' scratch: 64 vectors
+
+struct htp_gdn_kparams {
+    uint32_t       n_threads;
+    uint32_t       items_per_thread;  // items: H * n_seqs, item = s * H + h
+    fastdiv_values div_h;             // item -> (h, s)
+    fastdiv_values div_hq;            // h -> q's head h % q.ne1 (tiled broadcast, as GGML)
+    fastdiv_values div_hk;            // ... k's
+    fastdiv_values div_rq;            // s -> q's sequence s / (n_seqs / q.ne3)
+    fastdiv_values div_rk;            // ... k's
+    uint32_t       S;                 // head size (v.ne0)
+    uint32_t       tb;                // tokens per block at most
+    uint32_t       K;                 // states kept (op_params 0)
+    uint32_t       kda;               // g per key element (g.ne0 == S), else one per head and token
+    uint32_t       scale;             // the bits of 1 / sqrt(S) (GGML's 1.0f / sqrtf(S))
+    uint32_t       state_off;         // bytes of dst before the kept states: S H T n_seqs * 4
+    uint32_t       slot_bytes;        // htp_gdn_slot_bytes
+    uint32_t       vtcm_size;         // n_threads * htp_gdn_thread_bytes
+};
+static_assert(sizeof(htp_gdn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
+
+// A row of the state or of a token's q, k, v in VTCM: S rounded up to whole vectors.
+constexpr uint32_t htp_gdn_row_bytes(uint32_t S) { return (S + 31) / 32 * 128; }
+// A slot: q, k, v rows (tb each), g (tb rows, or tb scalars), beta (tb scalars), the outputs (tb
+// rows), the staging of a kept state (row_bytes / 4 rows, so its 32 x 32 blocks are whole).
+struct htp_gdn_slot_layout {
+    uint32_t q, k, v, g, beta, out, stage, bytes;
+};
+constexpr htp_gdn_slot_layout htp_gdn_slot(uint32_t S, uint32_t tb, bool kda) {
+    const uint32_t      row     = htp_gdn_row_bytes(S);
+    const uint32_t      scalars = (tb * 4 + 127) / 128 * 128;
+    htp_gdn_slot_layout l{};
+    l.q     = 0;
+    l.k     = l.q + tb * row;
+    l.v     = l.k + tb * row;
+    l.g     = l.v + tb * row;
+    l.beta  = l.g + (kda ? tb * row : scalars);
+    l.out   = l.beta + scalars;
+    l.stage = l.out + tb * row;
+    l.bytes = l.stage + row / 4 * row;
+    return l;
+}
+// A thread: the state (row_bytes / 4 rows), the scratch, two slots.
+constexpr uint64_t htp_gdn_thread_bytes(uint32_t S, uint32_t slot_bytes) {
+    return uint64_t(htp_gdn_row_bytes(S)) / 4 * htp_gdn_row_bytes(S) + HTP_GDN_SCRATCH_BYTES + 2 * uint64_t(slot_bytes);
+}
+
+// q, k [S, H_q|H_k, T, n_seqs'] and v [S, H, T, n_seqs] F32 with their rows' elements in order; g
+// [1 or S, H, T, n_seqs], beta [1, H, T, n_seqs] and state [S, S, H, n_seqs] F32 contiguous; dst F32
+// [S H, T n_seqs + K S n_seqs] contiguous.
+constexpr bool htp_gdn_layout_valid(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v,
+                                    const htp_tensor & g, const htp_tensor & beta, const htp_tensor & state,
+                                    const htp_tensor & dst, uint32_t K) {
+    const uint32_t S = v.ne[0], H = v.ne[1], T = v.ne[2], NS = v.ne[3];
+    auto contiguous = [](const htp_tensor & t) {
+        return t.nb[0] == 4 && t.nb[1] == t.nb[0] * t.ne[0] && t.nb[2] == t.nb[1] * t.ne[1] &&
+               t.nb[3] == t.nb[2] * t.ne[2] && uint64_t(t.nb[3]) * t.ne[3] <= t.size;
+    };
+    const bool types = q.type == HTP_TYPE_F32 && k.type == HTP_TYPE_F32 && v.type == HTP_TYPE_F32 &&
+                       g.type == HTP_TYPE_F32 && beta.type == HTP_TYPE_F32 && state.type == HTP_TYPE_F32 &&
+                       dst.type == HTP_TYPE_F32;
+    const bool heads = q.ne[1] >= 1 && k.ne[1] >= 1 && H % q.ne[1] == 0 && H % k.ne[1] == 0 && q.ne[3] >= 1 &&
+                       k.ne[3] >= 1 && NS % q.ne[3] == 0 && NS % k.ne[3] == 0;
+    return types && heads && S >= 1 && q.ne[0] == S && k.ne[0] == S && q.ne[2] == T && k.ne[2] == T &&
+           (g.ne[0] == 1 || g.ne[0] == S) && g.ne[1] == H && g.ne[2] == T && g.ne[3] == NS && beta.ne[0] == 1 &&
+           beta.ne[1] == H && beta.ne[2] == T && beta.ne[3] == NS && state.ne[0] == S && state.ne[1] == S &&
+           state.ne[2] == H && state.ne[3] == NS && K >= 1 && uint64_t(dst.ne[0]) == uint64_t(S) * H &&
+           uint64_t(dst.ne[1]) == uint64_t(T) * NS + uint64_t(K) * S * NS && dst.ne[2] == 1 && dst.ne[3] == 1 &&
+           htp_eltwise_source_rows_valid(q) && htp_eltwise_source_rows_valid(k) && htp_eltwise_source_rows_valid(v) &&
+           contiguous(g) && contiguous(beta) && contiguous(state) && contiguous(dst);
+}
+
+inline htp_verdict prepare_gdn_op(const htp_op_args & a, int32_t kparams[HTP_OP_MAX_KERN_PARAMS]) {
+    const htp_tensor & q = *a.src[0];
+    const htp_tensor & k = *a.src[1];
+    const htp_tensor & v = *a.src[2];
+    const htp_tensor & g = *a.src[3];
+    const int32_t      K = a.params[0];
+    if (K < 1 || !htp_gdn_layout_valid(q, k, v, g, *a.src[4], *a.src[5], *a.dst, uint32_t(K))) {
+        return htp_refuse("the NPU GATED_DELTA_NET takes F32 q, k, v with their rows in order, contiguous g, beta "
+                          "and state of GGML's shapes, K >= 1");
+    }
+    const uint32_t S = v.ne[0], H = v.ne[1], T = v.ne[2], NS = v.ne[3];
+    if (S > HTP_GDN_MAX_S) {
+        return htp_refuse("a head size above 256");
+    }
+    if (T == 0 || H == 0 || NS == 0) {
+        return htp_refuse("no tokens or no heads");
+    }
+    if (a.n_threads == 0 || a.n_threads > HTP_MAX_NTHREADS) {
+        return htp_refuse("the session's thread count is out of range");
+    }
+    const uint64_t items = uint64_t(H) * NS;
+    const uint64_t outs  = uint64_t(S) * H * T * NS * 4;
+    if (items > UINT32_MAX || outs > UINT32_MAX) {
+        return htp_refuse("more than 4 GiB of outputs");
+    }
+    htp_gdn_kparams kp{};
+    kp.n_threads        = items < a.n_threads ? uint32_t(items) : a.n_threads;
+    kp.items_per_thread = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
+    kp.div_h            = init_fastdiv(H);
+    kp.div_hq           = init_fastdiv(q.ne[1]);
+    kp.div_hk           = init_fastdiv(k.ne[1]);
+    kp.div_rq           = init_fastdiv(NS / q.ne[3]);
+    kp.div_rk           = init_fastdiv(NS / k.ne[3]);
+    kp.S                = S;
+    kp.K                = uint32_t(K);
+    kp.kda              = g.ne[0] == S && S != 1;
+    const float scale   = 1.0f / __builtin_sqrtf(float(S));
+    kp.scale            = __builtin_bit_cast(uint32_t, scale);
+    kp.state_off        = uint32_t(outs);
+    kp.tb               = T < HTP_GDN_MAX_TOKENS ? T : HTP_GDN_MAX_TOKENS;
+    for (;;) {
+        kp.slot_bytes = htp_gdn_slot(S, kp.tb, kp.kda != 0).bytes;
+        if (uint64_t(kp.n_threads) * htp_gdn_thread_bytes(S, kp.slot_bytes) <= a.vtcm_size) {
+            break;
+        }
+        if (kp.tb > 1) {
+            kp.tb /= 2;
+        } else if (kp.n_threads > 1) {
+            --kp.n_threads;
+            kp.items_per_thread = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
+        } else {
+            return htp_refuse(HTP_REFUSED_VTCM);
+        }
+    }
+    kp.vtcm_size = uint32_t(uint64_t(kp.n_threads) * htp_gdn_thread_bytes(S, kp.slot_bytes));
+    return htp_store_kparams(HTP_TAKEN, kp, kparams);
+}
+
+} // namespace hexnpu::proto
