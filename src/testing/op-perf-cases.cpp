@@ -118,6 +118,27 @@ std::vector<op_case> op_perf_catalog(bool large) {
                 return ggml_mul_mat_id(g.ctx(), as, b, ids);
             });
     }
+    // Linear attention at Qwen3.5-2B's shapes (16 heads of 128 for q, k and v; the convolution over
+    // 2 x 2048 + 2048 channels, 4 taps), decode and a 512-token prompt, and the chunked delta net's
+    // per-chunk solve (64-token chunks, 8 chunks x 16 heads). q and k small enough that the state
+    // stays bounded, the decay mild.
+    for (const int64_t T : {int64_t(1), int64_t(512)}) {
+        add(cases, "hs=128,h=16,t=" + std::to_string(T) + ",seqs=1", [=](case_graph & g) {
+            const fill_spec qk = uniform(-0.09, 0.09);
+            return ggml_gated_delta_net(g.ctx(), g.input(GGML_TYPE_F32, {128, 16, T, 1}, qk),
+                                        g.input(GGML_TYPE_F32, {128, 16, T, 1}, qk), g.input(GGML_TYPE_F32, {128, 16, T, 1}),
+                                        g.input(GGML_TYPE_F32, {1, 16, T, 1}, uniform(-2.0, -0.01)),
+                                        g.input(GGML_TYPE_F32, {1, 16, T, 1}, uniform(0.0, 1.0)),
+                                        g.input(GGML_TYPE_F32, {128, 128, 16, 1}), 1);
+        });
+        add(cases, "d_conv=4,d_inner=6144,n_t=" + std::to_string(T) + ",n_s=1", [=](case_graph & g) {
+            return ggml_ssm_conv(g.ctx(), g.input(GGML_TYPE_F32, {3 + T, 6144, 1, 1}), g.input(GGML_TYPE_F32, {4, 6144, 1, 1}));
+        });
+    }
+    add(cases, "ne_a=[64,64,8,16],ne_b=[64,64,8,16],a=unit+tril", [](case_graph & g) {
+        return ggml_solve_tri(g.ctx(), g.input(GGML_TYPE_F32, {64, 64, 8, 16}, unit_lower_triangular(-0.1, 0.1)),
+                              g.input(GGML_TYPE_F32, {64, 64, 8, 16}), true, true, false);
+    });
     return cases;
 }
 

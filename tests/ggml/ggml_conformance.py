@@ -419,9 +419,55 @@ def matmul_cases():
         yield Case("MUL_MAT_ID", f"type_a={wt},experts=4,used=2,tokens=3", MATMUL, build, uses_weights=True)
 
 
+def linear_attn_cases():
+    """Triangular matrices and linear attention: TRI's four triangles, DIAG, a chunk-sized SOLVE_TRI
+    (the unit-diagonal system of the chunked delta net), LFM2's and Qwen3.5's short convolutions, and
+    the gated delta net at Qwen3.5's head size, decode and a 40-token prompt (q, k L2-normalised)."""
+    P = C.c_void_p
+    for tri_type in range(4):
+        def build(g, w, a, rng, tri_type=tri_type):
+            x = a.tensor("f32", 33, 33, 2)
+            return g.op("tri", P, C.c_int)(a.ctx, x, tri_type), [(x, tensor_bytes(g, "f32", rand(rng, 33, 33, 2)))]
+        yield Case("TRI", f"ne=[33,33,2],type={tri_type}", EXACT, build)
+    def diag(g, w, a, rng):
+        x = a.tensor("f32", 40, 1, 3)
+        return g.op("diag", P)(a.ctx, x), [(x, tensor_bytes(g, "f32", rand(rng, 40, 1, 3)))]
+    yield Case("DIAG", "ne=[40,1,3]", EXACT, diag)
+    def solve(g, w, a, rng):
+        A, B = a.tensor("f32", 64, 64, 2), a.tensor("f32", 48, 64, 2)
+        m = np.tril(rand(rng, 64, 64, 2, lo=-0.1, hi=0.1), -1) + np.eye(64, dtype=np.float32)
+        return g.op("solve_tri", P, P, C.c_bool, C.c_bool, C.c_bool)(a.ctx, A, B, True, True, False), [
+            (A, tensor_bytes(g, "f32", m)), (B, tensor_bytes(g, "f32", rand(rng, 48, 64, 2)))]
+    yield Case("SOLVE_TRI", "ne_a=[64,64,2],ne_b=[48,64,2],a=unit+tril", EXACT, solve)
+    for d_conv, d_inner, n_t, n_s in ((3, 2048, 1, 2), (4, 1000, 37, 1)):
+        def build(g, w, a, rng, d_conv=d_conv, d_inner=d_inner, n_t=n_t, n_s=n_s):
+            sx, c = a.tensor("f32", d_conv - 1 + n_t, d_inner, n_s), a.tensor("f32", d_conv, d_inner)
+            return g.op("ssm_conv", P, P)(a.ctx, sx, c), [
+                (sx, tensor_bytes(g, "f32", rand(rng, d_conv - 1 + n_t, d_inner, n_s))),
+                (c, tensor_bytes(g, "f32", rand(rng, d_conv, d_inner)))]
+        yield Case("SSM_CONV", f"d_conv={d_conv},d_inner={d_inner},n_t={n_t},n_s={n_s}", EXACT, build)
+    for S, h_k, h_v, T, n_seqs in ((128, 4, 8, 1, 2), (128, 2, 2, 40, 1)):
+        def build(g, w, a, rng, S=S, h_k=h_k, h_v=h_v, T=T, n_seqs=n_seqs):
+            def unit_rows(*ne):  # q and k as Qwen3.5 gives them: L2-normalised rows
+                x = rand(rng, *ne)
+                return x / np.linalg.norm(x, axis=-1, keepdims=True)
+            q, k = a.tensor("f32", S, h_k, T, n_seqs), a.tensor("f32", S, h_k, T, n_seqs)
+            v, gate = a.tensor("f32", S, h_v, T, n_seqs), a.tensor("f32", 1, h_v, T, n_seqs)
+            beta, state = a.tensor("f32", 1, h_v, T, n_seqs), a.tensor("f32", S, S, h_v, n_seqs)
+            r = g.op("gated_delta_net", P, P, P, P, P, P, I64)(a.ctx, q, k, v, gate, beta, state, 1)
+            return r, [(q, tensor_bytes(g, "f32", unit_rows(S, h_k, T, n_seqs))),
+                       (k, tensor_bytes(g, "f32", unit_rows(S, h_k, T, n_seqs))),
+                       (v, tensor_bytes(g, "f32", rand(rng, S, h_v, T, n_seqs, lo=-0.3, hi=5.0))),
+                       (gate, tensor_bytes(g, "f32", rand(rng, 1, h_v, T, n_seqs, lo=-2.0, hi=-0.01))),
+                       (beta, tensor_bytes(g, "f32", rand(rng, 1, h_v, T, n_seqs, lo=0.0, hi=1.0))),
+                       (state, tensor_bytes(g, "f32", rand(rng, S, S, h_v, n_seqs)))]
+        # fp32 sums over the keys in another order than ggml's SIMD lanes: the math bound.
+        yield Case("GATED_DELTA_NET", f"S={S},h_k={h_k},h_v={h_v},T={T},n_seqs={n_seqs}", MATH, build)
+
+
 def all_cases():
     for family in (binary_cases, unary_cases, reduce_cases, norm_cases, glu_cases, softmax_cases, copy_cases, rope_cases, im2col_cases, set_rows_cases,
-                   get_rows_cases, layout_cases, sort_cases, flash_attn_cases, matmul_cases):
+                   get_rows_cases, layout_cases, sort_cases, flash_attn_cases, matmul_cases, linear_attn_cases):
         yield from family()
 
 
