@@ -164,8 +164,9 @@ constexpr bool htp_gdn_layout_valid(const htp_tensor & q, const htp_tensor & k, 
     const bool types = q.type == HTP_TYPE_F32 && k.type == HTP_TYPE_F32 && v.type == HTP_TYPE_F32 &&
                        g.type == HTP_TYPE_F32 && beta.type == HTP_TYPE_F32 && state.type == HTP_TYPE_F32 &&
                        dst.type == HTP_TYPE_F32;
-    const bool heads = q.ne[1] >= 1 && k.ne[1] >= 1 && H % q.ne[1] == 0 && H % k.ne[1] == 0 && q.ne[3] >= 1 &&
-                       k.ne[3] >= 1 && NS % q.ne[3] == 0 && NS % k.ne[3] == 0;
+    // That q's and k's heads and sequences divide v's: the host checks with %, the NPU's guard with
+    // the kparams' fastdiv values (no division there).
+    const bool heads = q.ne[1] >= 1 && k.ne[1] >= 1 && q.ne[3] >= 1 && k.ne[3] >= 1;
     return types && heads && S >= 1 && q.ne[0] == S && k.ne[0] == S && q.ne[2] == T && k.ne[2] == T &&
            (g.ne[0] == 1 || g.ne[0] == S) && g.ne[1] == H && g.ne[2] == T && g.ne[3] == NS && beta.ne[0] == 1 &&
            beta.ne[1] == H && beta.ne[2] == T && beta.ne[3] == NS && state.ne[0] == S && state.ne[1] == S &&
@@ -186,6 +187,9 @@ inline htp_verdict prepare_gdn_op(const htp_op_args & a, int32_t kparams[HTP_OP_
                           "and state of GGML's shapes, K >= 1");
     }
     const uint32_t S = v.ne[0], H = v.ne[1], T = v.ne[2], NS = v.ne[3];
+    if (H % q.ne[1] != 0 || H % k.ne[1] != 0 || NS % q.ne[3] != 0 || NS % k.ne[3] != 0) {
+        return htp_refuse("q's or k's heads or sequences do not divide v's");
+    }
     if (S > HTP_GDN_MAX_S) {
         return htp_refuse("a head size above 256");
     }

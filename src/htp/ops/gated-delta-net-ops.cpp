@@ -213,7 +213,9 @@ bool guard_gdn(const htp_op_context * octx) {
     return S == kp.S && S <= proto::HTP_GDN_MAX_S && kp.tb >= 1 && kp.tb <= proto::HTP_GDN_MAX_TOKENS &&
            kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && uint64_t(kp.items_per_thread) * kp.n_threads >= items &&
            kp.div_h.d == H && kp.div_hq.d == s[0]->ne[1] && kp.div_hk.d == s[1]->ne[1] &&
-           kp.div_rq.d == NS / s[0]->ne[3] && kp.div_rk.d == NS / s[1]->ne[3] && kp.kda == (s[3]->ne[0] == S && S != 1) &&
+           proto::fastmodulo(H, kp.div_hq) == 0 && proto::fastmodulo(H, kp.div_hk) == 0 &&
+           uint64_t(kp.div_rq.d) * s[0]->ne[3] == NS && uint64_t(kp.div_rk.d) * s[1]->ne[3] == NS &&
+           kp.kda == (s[3]->ne[0] == S && S != 1) &&
            uint64_t(kp.state_off) == uint64_t(S) * H * T * NS * 4 && octx->dst[0]->size <= UINT32_MAX &&
            kp.slot_bytes == proto::htp_gdn_slot(S, kp.tb, kp.kda != 0).bytes &&
            kp.vtcm_size == uint64_t(kp.n_threads) * proto::htp_gdn_thread_bytes(S, kp.slot_bytes);

@@ -119,9 +119,10 @@ bool guard_ssm_conv(const htp_op_context * octx) {
         return false;
     }
     const uint32_t cblocks = (dst->ne[0] + 31) / 32;
-    const uint32_t tblocks = (dst->ne[1] + kp.tb - 1) / kp.tb;
-    return kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.div_cblocks.d == cblocks &&
-           kp.div_tblocks.d == tblocks && uint64_t(kp.n_items) == uint64_t(cblocks) * tblocks * dst->ne[2] &&
+    const uint32_t tblocks = kp.div_tblocks.d;  // ceil(n_t / tb), checked without a division
+    return kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.div_cblocks.d == cblocks && tblocks >= 1 &&
+           uint64_t(tblocks) * kp.tb >= dst->ne[1] && uint64_t(tblocks - 1) * kp.tb < dst->ne[1] &&
+           uint64_t(kp.n_items) == uint64_t(cblocks) * tblocks * dst->ne[2] &&
            uint64_t(kp.items_per_thread) * kp.n_threads >= kp.n_items &&
            kp.vtcm_size == kp.n_threads * proto::HTP_SSM_CONV_THREAD_BYTES;
 }

@@ -222,7 +222,8 @@ bool guard_solve_tri(const htp_op_context * octx) {
     const uint32_t     n = a->ne[0];
     return proto::htp_solve_tri_layout_valid(*a, *b, *x) && n >= 1 && n <= proto::HTP_SOLVE_TRI_MAX_N &&
            kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.cols >= 32 && kp.cols % 32 == 0 &&
-           kp.cols <= proto::HTP_SOLVE_TRI_MAX_COLS && kp.div_blocks.d == (b->ne[0] + kp.cols - 1) / kp.cols &&
+           kp.cols <= proto::HTP_SOLVE_TRI_MAX_COLS && kp.div_blocks.d >= 1 &&
+           uint64_t(kp.div_blocks.d) * kp.cols >= b->ne[0] && uint64_t(kp.div_blocks.d - 1) * kp.cols < b->ne[0] &&
            kp.div_ne2.d == a->ne[2] && uint64_t(kp.n_items) == uint64_t(kp.div_blocks.d) * a->ne[2] * a->ne[3] &&
            uint64_t(kp.items_per_thread) * kp.n_threads >= kp.n_items && kp.a_stride == proto::htp_vtcm_row_stride(n * 4) &&
            kp.x_stride == kp.cols * 4 && kp.slot_bytes == n * (kp.a_stride + 2 * kp.x_stride) &&
