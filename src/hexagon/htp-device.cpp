@@ -93,6 +93,16 @@ bool htp_device::supports_op(const ggml_tensor * op) const {
         const std::string why = yes ? "" : refusal_reason(op);
         std::fprintf(stderr, "%s: supports_op %s '%s': %s%s%s\n", name(), ggml_op_desc(op), op->name,
                      yes ? "yes" : "no", why.empty() ? "" : ": ", why.c_str());
+        // GGML_HEXAGON_VERBOSE=2: the result's and sources' types, shapes and strides too.
+        for (int i = -1; options_->verbose > 1 && i < GGML_MAX_SRC; ++i) {
+            const ggml_tensor * t = i < 0 ? op : op->src[i];
+            if (t != nullptr) {
+                std::fprintf(stderr, "  %s %s ne [%lld %lld %lld %lld] nb [%zu %zu %zu %zu]\n",
+                             i < 0 ? "dst " : ("src" + std::to_string(i)).c_str(), ggml_type_name(t->type),
+                             (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2], (long long) t->ne[3],
+                             t->nb[0], t->nb[1], t->nb[2], t->nb[3]);
+            }
+        }
     }
     return yes;
 }

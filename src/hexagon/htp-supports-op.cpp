@@ -30,7 +30,9 @@ std::string htp_option_refusal(const htp_options & options, const ggml_tensor * 
 }
 
 bool htp_supports_op(const htp_options & options, const htp_op_target & target, const ggml_tensor * op) {
-    if (is_layout_op(op->op)) {
+    // An empty node computes nothing (the batch skips it): llama.cpp's recurrent memory builds
+    // copies and gathers of the states of zero other sequences; refusing them would split the graph.
+    if (is_layout_op(op->op) || ggml_nelements(op) == 0) {
         return true;
     }
     if (!htp_option_refusal(options, op).empty()) {

@@ -36,12 +36,26 @@ context::context(const model & m, const context_params & p) : model_(m), params_
             kv_ctx_.push_back(std::make_unique<ggml_context>());
         }
         ggml_context & kc = *kv_ctx_[size_t(it - bufts.begin())];
-        ggml_tensor *  k  = ggml_new_tensor_2d(&kc, GGML_TYPE_F16, h.n_embd_k_gqa(), p.n_ctx);
-        ggml_tensor *  v  = ggml_new_tensor_2d(&kc, GGML_TYPE_F16, h.n_embd_v_gqa(), p.n_ctx);
-        ggml_set_name(k, ("cache_k_l" + std::to_string(il)).c_str());
-        ggml_set_name(v, ("cache_v_l" + std::to_string(il)).c_str());
-        k_cache_.push_back(k);
-        v_cache_.push_back(v);
+        const std::string l = "_l" + std::to_string(il);
+        if (h.is_recurrent(il)) {  // one sequence's convolution inputs and delta-net state, F32
+            ggml_tensor * r = ggml_new_tensor_2d(&kc, GGML_TYPE_F32, h.n_embd_r(), 1);
+            ggml_tensor * s = ggml_new_tensor_2d(&kc, GGML_TYPE_F32, h.n_embd_s(), 1);
+            ggml_set_name(r, ("cache_r" + l).c_str());
+            ggml_set_name(s, ("cache_s" + l).c_str());
+            caches_.k.push_back(nullptr);
+            caches_.v.push_back(nullptr);
+            caches_.conv.push_back(r);
+            caches_.ssm.push_back(s);
+            continue;
+        }
+        ggml_tensor * k = ggml_new_tensor_2d(&kc, GGML_TYPE_F16, h.n_embd_k_gqa(), p.n_ctx);
+        ggml_tensor * v = ggml_new_tensor_2d(&kc, GGML_TYPE_F16, h.n_embd_v_gqa(), p.n_ctx);
+        ggml_set_name(k, ("cache_k" + l).c_str());
+        ggml_set_name(v, ("cache_v" + l).c_str());
+        caches_.k.push_back(k);
+        caches_.v.push_back(v);
+        caches_.conv.push_back(nullptr);
+        caches_.ssm.push_back(nullptr);
     }
     for (size_t i = 0; i < bufts.size(); ++i) {
         kv_buf_.push_back(alloc_ctx_tensors(*kv_ctx_[i], bufts[i]));
@@ -51,6 +65,15 @@ context::context(const model & m, const context_params & p) : model_(m), params_
 }
 
 context::~context() = default;
+
+void context::clear() {
+    n_past_ = 0;
+    if (!model_.hp().recurrent_layers.empty()) {  // a recurrent state carries the past: start from zeros
+        for (auto & b : kv_buf_) {
+            b->clear(0);
+        }
+    }
+}
 
 const std::vector<float> & context::decode(std::span<const int32_t> tokens, bool all_logits) {
     return decode_from(tokens, all_logits ? 0 : int64_t(tokens.size()) - 1);
@@ -94,7 +117,7 @@ void context::eval_ubatch(const int32_t * tokens, int64_t n, int64_t out_first, 
 
     ggml_context ctx;
     ggml_cgraph  gf;
-    const model::graph_inputs in = model_.build_graph(ctx, gf, n, n_kv, n_outputs, k_cache_, v_cache_);
+    const model::graph_inputs in = model_.build_graph(ctx, gf, n, n_kv, n_outputs, caches_);
     sched_->alloc_graph(gf);
     n_graph_nodes_ = int64_t(gf.nodes.size());
     std::optional<plan_summary> & plan = n == 1 ? decode_plan_ : prompt_plan_;
@@ -113,10 +136,14 @@ void context::eval_ubatch(const int32_t * tokens, int64_t n, int64_t out_first, 
         }
     }
 
-    std::vector<int32_t> pos(static_cast<size_t>(n));
+    // IMROPE's positions: t for every token, then h and w (t again for text), then e (0).
+    const int64_t        n_pos = in.pos->ne[0];
+    std::vector<int32_t> pos(static_cast<size_t>(n_pos), 0);
     std::vector<int64_t> idx(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
-        pos[size_t(i)] = int32_t(n_past_ + i);
+        for (int64_t k = 0; k < std::min<int64_t>(n_pos / n, 3); ++k) {
+            pos[size_t(k * n + i)] = int32_t(n_past_ + i);
+        }
         idx[size_t(i)] = n_past_ + i;
     }
     tensor_set(in.tokens, tokens, 0, size_t(n) * sizeof(int32_t));

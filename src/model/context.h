@@ -1,5 +1,5 @@
-// An inference context over a model: the F16 KV cache (one K and one V matrix per layer, a row per
-// position), the scheduler that runs the forward graphs on the given backends, and decode(): a
+// An inference context over a model: the F16 KV cache (one K and one V matrix per attention layer, a
+// row per position; a recurrent layer's convolution and delta-net states instead), the scheduler that runs the forward graphs on the given backends, and decode(): a
 // prompt in micro-batches, or one token at a time.
 #pragma once
 
@@ -62,7 +62,8 @@ class context {
 
     int64_t n_past() const { return n_past_; }
     int64_t n_ctx() const { return params_.n_ctx; }
-    void    clear() { n_past_ = 0; }
+    // Forgets every position (and zeroes a recurrent state).
+    void    clear();
     const model & get_model() const { return model_; }
 
     int64_t n_graph_nodes() const { return n_graph_nodes_; }
@@ -79,7 +80,7 @@ class context {
     context_params                  params_;
     std::vector<std::unique_ptr<ggml_context>>   kv_ctx_;  // one per buffer type
     std::vector<std::unique_ptr<backend_buffer>> kv_buf_;
-    std::vector<ggml_tensor *>      k_cache_, v_cache_;
+    layer_caches                    caches_;
     std::unique_ptr<backend_sched>  sched_;
     std::vector<float>              logits_;
     int64_t                         n_past_        = 0;

@@ -11,10 +11,13 @@
 //           global RoPE, YaRN included), the pre-FFN norm named post_attention_norm, a mixture of
 //           experts whose router picks by its biased logits and weighs the picked by their
 //           softmax, experts with biases (ADD_ID) and SWIGLU_OAI (alpha 1.702, limit 7).
+//   qwen35: gated delta-net layers (delta-net.h) and, every fourth layer, full attention with Q's
+//           output gate (sigmoid) and IMROPE; the pre-FFN norm named post_attention_norm.
 // The norms multiply by the weights as stored in the GGUF (the converter already folds Gemma's
 // "1 + w" into them). K and V go to the F16 cache with SET_ROWS; attention is FLASH_ATTN_EXT over
 // the cache's first n_kv rows with a causal (and, for local layers, sliding-window) mask.
 #include "model/model.h"
+#include "model/delta-net.h"
 
 #include <cmath>
 
@@ -63,11 +66,53 @@ ggml_tensor * moe_ffn(ggml_context & ctx, const layer_weights & L, const hparams
     return n_used == 1 ? ggml_cont(&ctx, out) : out;
 }
 
+// This batch's K and V rows stored in the layer's cache, then q [hd, n_head, n_tokens] attending
+// over the cache's first n_kv rows: [hd_v n_head, n_tokens].
+ggml_tensor * attention(ggml_context & ctx, const hparams & h, const layer_weights & L, ggml_tensor * q, ggml_tensor * k,
+                        ggml_tensor * v, ggml_tensor * k_cache, ggml_tensor * v_cache, const model::graph_inputs & in,
+                        ggml_tensor * mask, float kq_scale, int64_t n_kv) {
+    const int64_t hd_k = h.n_embd_head_k, hd_v = h.n_embd_head_v, n_tokens = q->ne[2];
+    ggml_tensor * k_stored = ggml_set_rows(&ctx, k_cache, ggml_reshape_2d(&ctx, k, h.n_embd_k_gqa(), n_tokens), in.kv_idx);
+    ggml_tensor * v_stored = ggml_set_rows(&ctx, v_cache, ggml_reshape_2d(&ctx, v, h.n_embd_v_gqa(), n_tokens), in.kv_idx);
+    ggml_tensor * K = ggml_view_3d(&ctx, k_stored, hd_k, n_kv, h.n_head_kv, k_cache->nb[1], size_t(hd_k) * k_cache->nb[0], 0);
+    ggml_tensor * V = ggml_view_3d(&ctx, v_stored, hd_v, n_kv, h.n_head_kv, v_cache->nb[1], size_t(hd_v) * v_cache->nb[0], 0);
+    ggml_tensor * Q    = ggml_permute(&ctx, q, 0, 2, 1, 3);  // [hd, n_tokens, n_head]
+    ggml_tensor * attn = ggml_flash_attn_ext(&ctx, Q, K, V, mask, kq_scale, 0.0f, 0.0f);
+    if (L.attn_sinks) {
+        ggml_flash_attn_ext_add_sinks(attn, L.attn_sinks);
+    }
+    return ggml_reshape_2d(&ctx, attn, hd_v * h.n_head, n_tokens);
+}
+
+// qwen35's full attention: Q and its output gate interleaved per head in one projection, QK-norm,
+// IMROPE over the rope sections, the attention's output times sigmoid(gate), the output projection.
+ggml_tensor * gated_attention(ggml_context & ctx, const hparams & h, const layer_weights & L, ggml_tensor * cur,
+                              const model::graph_inputs & in, ggml_tensor * k_cache, ggml_tensor * v_cache, int64_t n_kv) {
+    const int64_t hd = h.n_embd_head_k, n_tokens = cur->ne[1];
+    auto          norm = [&](ggml_tensor * x, ggml_tensor * w) { return ggml_mul(&ctx, ggml_rms_norm(&ctx, x, h.rms_eps), w); };
+    ggml_tensor * qg   = ggml_mul_mat(&ctx, L.wq, cur);  // per head: q (hd), then its gate (hd)
+    const size_t  e    = qg->nb[0];
+    auto          half = [&](int64_t at) {
+        return ggml_view_3d(&ctx, qg, hd, h.n_head, n_tokens, size_t(2 * hd) * e, size_t(2 * hd * h.n_head) * e, size_t(at) * e);
+    };
+    ggml_tensor * q    = norm(half(0), L.q_norm);
+    ggml_tensor * gate = ggml_reshape_2d(&ctx, ggml_cont(&ctx, half(hd)), hd * h.n_head, n_tokens);
+    ggml_tensor * k    = norm(ggml_reshape_3d(&ctx, ggml_mul_mat(&ctx, L.wk, cur), hd, h.n_head_kv, n_tokens), L.k_norm);
+    ggml_tensor * v    = ggml_reshape_3d(&ctx, ggml_mul_mat(&ctx, L.wv, cur), hd, h.n_head_kv, n_tokens);
+    auto          rope = [&](ggml_tensor * x) {
+        return ggml_rope_multi(&ctx, x, in.pos, nullptr, int(h.n_rot), h.rope_sections, h.rope_type, int(h.n_ctx_orig),
+                               h.rope_freq_base, h.rope_freq_scale, h.rope_ext_factor, 1.0f, 32.0f, 1.0f);
+    };
+    const float   kq_scale = h.f_attention_scale != 0.0f ? h.f_attention_scale : 1.0f / std::sqrt(float(hd));
+    ggml_tensor * attn     = attention(ctx, h, L, rope(q), rope(k), v, k_cache, v_cache, in, in.mask, kq_scale, n_kv);
+    attn                   = ggml_mul(&ctx, attn, ggml_unary(&ctx, gate, GGML_UNARY_OP_SIGMOID));
+    return ggml_mul_mat(&ctx, L.wo, attn);
+}
+
 } // namespace
 
 model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int64_t n_tokens, int64_t n_kv,
-                                       int64_t n_outputs, const std::vector<ggml_tensor *> & k_cache,
-                                       const std::vector<ggml_tensor *> & v_cache) const {
+                                       int64_t n_outputs, const layer_caches & caches) const {
     const hparams & h = hp_;
     graph_inputs    in;
     auto input = [&](ggml_type type, int64_t ne0, int64_t ne1, const char * name) {
@@ -77,7 +122,8 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
         return t;
     };
     in.tokens = input(GGML_TYPE_I32, n_tokens, 1, "inp_tokens");
-    in.pos    = input(GGML_TYPE_I32, n_tokens, 1, "inp_pos");
+    // IMROPE takes four positions per token (t, h, w, e: for text t, t, t, 0).
+    in.pos    = input(GGML_TYPE_I32, h.rope_type == GGML_ROPE_TYPE_IMROPE ? 4 * n_tokens : n_tokens, 1, "inp_pos");
     in.kv_idx = input(GGML_TYPE_I64, n_tokens, 1, "inp_kv_idx");
     in.mask   = input(GGML_TYPE_F16, n_kv, n_tokens, "kq_mask");
     bool any_swa = false;
@@ -92,7 +138,7 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
     }
 
     const bool    gemma = h.architecture == arch::gemma3;
-    const int64_t hd_k = h.n_embd_head_k, hd_v = h.n_embd_head_v;
+    const int64_t hd_k = h.n_embd_head_k;
     const float   eps  = h.rms_eps;
     auto norm = [&](ggml_tensor * x, ggml_tensor * w) { return ggml_mul(&ctx, ggml_rms_norm(&ctx, x, eps), w); };
 
@@ -103,11 +149,10 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
     if (h.embd_scale) {
         x = ggml_scale(&ctx, x, std::sqrt(float(h.n_embd)));
     }
-    for (int64_t il = 0; il < h.n_layer; ++il) {
-        const layer_weights & L   = layers[size_t(il)];
-        const bool            swa = h.swa_layers[size_t(il)] && in.mask_swa;
-
-        ggml_tensor * cur = norm(x, L.attn_norm);
+    // The standard layer's attention: Q, K, V (biases, QK-norm), RoPE, attention, the output
+    // projection.
+    auto self_attention = [&](const layer_weights & L, int64_t il, ggml_tensor * cur) {
+        const bool swa = h.swa_layers[size_t(il)] && in.mask_swa;
         ggml_tensor * q   = ggml_mul_mat(&ctx, L.wq, cur);
         ggml_tensor * k   = ggml_mul_mat(&ctx, L.wk, cur);
         ggml_tensor * v   = ggml_mul_mat(&ctx, L.wv, cur);
@@ -139,26 +184,23 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
             kq_scale = 1.0f;
         }
 
-        // Store this batch's K and V rows, then attend over the cache's first n_kv rows.
-        ggml_tensor * k_cache_l = k_cache[size_t(il)];
-        ggml_tensor * v_cache_l = v_cache[size_t(il)];
-        ggml_tensor * k_stored  = ggml_set_rows(&ctx, k_cache_l, ggml_reshape_2d(&ctx, k, h.n_embd_k_gqa(), n_tokens),
-                                                in.kv_idx);
-        ggml_tensor * v_stored  = ggml_set_rows(&ctx, v_cache_l, ggml_reshape_2d(&ctx, v, h.n_embd_v_gqa(), n_tokens),
-                                                in.kv_idx);
-        ggml_tensor * K = ggml_view_3d(&ctx, k_stored, hd_k, n_kv, h.n_head_kv, k_cache_l->nb[1],
-                                       size_t(hd_k) * k_cache_l->nb[0], 0);
-        ggml_tensor * V = ggml_view_3d(&ctx, v_stored, hd_v, n_kv, h.n_head_kv, v_cache_l->nb[1],
-                                       size_t(hd_v) * v_cache_l->nb[0], 0);
-        ggml_tensor * Q    = ggml_permute(&ctx, q, 0, 2, 1, 3);  // [hd, n_tokens, n_head]
-        ggml_tensor * attn = ggml_flash_attn_ext(&ctx, Q, K, V, swa ? in.mask_swa : in.mask, kq_scale, 0.0f, 0.0f);
-        if (L.attn_sinks) {
-            ggml_flash_attn_ext_add_sinks(attn, L.attn_sinks);
-        }
-        attn = ggml_reshape_2d(&ctx, attn, hd_v * h.n_head, n_tokens);
-        cur  = ggml_mul_mat(&ctx, L.wo, attn);
+        ggml_tensor * attn = attention(ctx, h, L, q, k, v, caches.k[size_t(il)], caches.v[size_t(il)], in,
+                                       swa ? in.mask_swa : in.mask, kq_scale, n_kv);
+        cur = ggml_mul_mat(&ctx, L.wo, attn);
         if (L.bo) {
             cur = ggml_add(&ctx, cur, L.bo);
+        }
+        return cur;
+    };
+    for (int64_t il = 0; il < h.n_layer; ++il) {
+        const layer_weights & L   = layers[size_t(il)];
+        ggml_tensor *         cur = norm(x, L.attn_norm);
+        if (h.is_recurrent(il)) {
+            cur = delta_net_layer(ctx, gf, h, L, cur, caches.conv[size_t(il)], caches.ssm[size_t(il)]);
+        } else if (h.architecture == arch::qwen35) {
+            cur = gated_attention(ctx, h, L, cur, in, caches.k[size_t(il)], caches.v[size_t(il)], n_kv);
+        } else {
+            cur = self_attention(L, il, cur);
         }
         if (il == h.n_layer - 1 && in.out_ids) {
             // The last layer's FFN only for the rows whose logits are wanted (as llama.cpp does).

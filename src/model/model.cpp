@@ -45,6 +45,7 @@ const char * arch_name(arch a) {
         case arch::qwen2: return "qwen2";
         case arch::qwen3: return "qwen3";
         case arch::qwen3moe: return "qwen3moe";
+        case arch::qwen35: return "qwen35";
         case arch::gemma3: return "gemma3";
         case arch::gpt_oss: return "gpt-oss";
     }
@@ -79,9 +80,11 @@ void model::read_hparams() {
         hp_.architecture = arch::gemma3;
     } else if (an == "gpt-oss") {
         hp_.architecture = arch::gpt_oss;
+    } else if (an == "qwen35") {
+        hp_.architecture = arch::qwen35;
     } else {
         throw model_error("unknown architecture " + gguf::layout::quoted(an) +
-                          " (supported: llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss)");
+                          " (supported: llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss, qwen35)");
     }
     const std::string pre = an + ".";
     auto get_u = [&](const std::string & key, int64_t def, bool required) -> int64_t {
@@ -183,6 +186,58 @@ void model::read_hparams() {
         h.rope_ext_factor_swa = h.rope_ext_factor;
     }
 
+    if (h.architecture == arch::qwen35) {
+        // llama.cpp's qwen35: gated delta-net layers, and every full_attention_interval-th layer (or
+        // those attention.recurrent_layers marks false) full attention with IMROPE.
+        h.rope_type   = GGML_ROPE_TYPE_IMROPE;
+        h.ssm_d_conv  = get_u("ssm.conv_kernel", 0, true);
+        h.ssm_d_inner = get_u("ssm.inner_size", 0, true);
+        h.ssm_d_state = get_u("ssm.state_size", 0, true);
+        h.ssm_dt_rank = get_u("ssm.time_step_rank", 0, true);
+        h.ssm_n_group = get_u("ssm.group_count", 0, true);
+        if (h.ssm_d_conv < 1 || h.ssm_d_state < 1 || h.ssm_n_group < 1 || h.ssm_dt_rank % h.ssm_n_group != 0 ||
+            h.ssm_d_inner != h.ssm_d_state * h.ssm_dt_rank) {
+            throw model_error("bad delta-net hyperparameters: conv kernel " + std::to_string(h.ssm_d_conv) +
+                              ", inner size " + std::to_string(h.ssm_d_inner) + ", state size " +
+                              std::to_string(h.ssm_d_state) + ", " + std::to_string(h.ssm_dt_rank) + " value heads, " +
+                              std::to_string(h.ssm_n_group) + " key heads (need inner = state x value heads, the "
+                              "value heads a multiple of the key heads)");
+        }
+        const gguf::value * sec = reader_.find(pre + "rope.dimension_sections");
+        if (!sec || sec->type() != gguf::value_type::ARRAY || sec->array_size() < 4 ||
+            (sec->elem_type() != gguf::value_type::INT32 && sec->elem_type() != gguf::value_type::UINT32)) {
+            throw model_error("key " + pre + "rope.dimension_sections must be an array of 4 integers");
+        }
+        int sum = 0;
+        for (int i = 0; i < 4; ++i) {
+            std::memcpy(&h.rope_sections[i], sec->array_bytes().data() + 4 * i, 4);
+            if (h.rope_sections[i] < 0) {
+                throw model_error("key " + pre + "rope.dimension_sections has a negative section");
+            }
+            sum += h.rope_sections[i];
+        }
+        if (sum > h.n_rot / 2) {
+            throw model_error("key " + pre + "rope.dimension_sections covers more pairs than rope.dimension_count");
+        }
+        h.recurrent_layers.assign(size_t(h.n_layer), false);
+        if (const gguf::value * rl = reader_.find(pre + "attention.recurrent_layers")) {
+            if (rl->type() != gguf::value_type::ARRAY || rl->elem_type() != gguf::value_type::BOOL ||
+                int64_t(rl->array_size()) != h.n_layer) {
+                throw model_error("key " + pre + "attention.recurrent_layers must be one bool per layer");
+            }
+            for (int64_t il = 0; il < h.n_layer; ++il) {
+                h.recurrent_layers[size_t(il)] = rl->array_bytes()[size_t(il)] != 0;
+            }
+        } else {
+            const int64_t interval = get_u("full_attention_interval", 4, false);
+            if (interval < 1) {
+                throw model_error("key " + pre + "full_attention_interval must be at least 1");
+            }
+            for (int64_t il = 0; il < h.n_layer; ++il) {
+                h.recurrent_layers[size_t(il)] = (il + 1) % interval != 0;
+            }
+        }
+    }
     if (moe) {
         h.n_expert      = get_u("expert_count", 0, true);
         h.n_expert_used = get_u("expert_used_count", 0, true);
@@ -266,6 +321,34 @@ void model::create_tensors(const load_options & opts) {
         const std::string b = "blk." + std::to_string(il) + ".";
         layer               = il;
         L.attn_norm         = get(b + "attn_norm.weight", {E}, true, false);
+        if (h.architecture == arch::qwen35) {
+            // Every layer: the pre-FFN norm named post_attention_norm, a dense SwiGLU FFN.
+            L.ffn_norm = get(b + "post_attention_norm.weight", {E}, true, false);
+            L.ffn_gate = get(b + "ffn_gate.weight", {E, h.n_ff}, true, true);
+            L.ffn_up   = get(b + "ffn_up.weight", {E, h.n_ff}, true, true);
+            L.ffn_down = get(b + "ffn_down.weight", {h.n_ff, E}, true, true);
+            if (h.is_recurrent(il)) {
+                const int64_t Hv = h.ssm_dt_rank, Di = h.ssm_d_inner;
+                L.wqkv       = get(b + "attn_qkv.weight", {E, h.ssm_conv_dim()}, true, true);
+                L.wqkv_gate  = get(b + "attn_gate.weight", {E, Di}, true, true);
+                L.ssm_conv1d = get(b + "ssm_conv1d.weight", {h.ssm_d_conv, h.ssm_conv_dim()}, true, false);
+                L.ssm_dt     = get(b + "ssm_dt.bias", {Hv}, true, false);
+                L.ssm_a      = get(b + "ssm_a", {Hv}, true, false);
+                L.ssm_beta   = get(b + "ssm_beta.weight", {E, Hv}, true, true);
+                L.ssm_alpha  = get(b + "ssm_alpha.weight", {E, Hv}, true, true);
+                L.ssm_norm   = get(b + "ssm_norm.weight", {h.ssm_d_state}, true, false);
+                L.ssm_out    = get(b + "ssm_out.weight", {Di, E}, true, true);
+                continue;
+            }
+            // Full attention: Q and its output gate interleaved per head in one projection.
+            L.wq     = get(b + "attn_q.weight", {E, 2 * Eq}, true, true);
+            L.wk     = get(b + "attn_k.weight", {E, Ek}, true, true);
+            L.wv     = get(b + "attn_v.weight", {E, Ev}, true, true);
+            L.wo     = get(b + "attn_output.weight", {Eo, E}, true, true);
+            L.q_norm = get(b + "attn_q_norm.weight", {h.n_embd_head_k}, true, false);
+            L.k_norm = get(b + "attn_k_norm.weight", {h.n_embd_head_k}, true, false);
+            continue;
+        }
         L.wq                = get(b + "attn_q.weight", {E, Eq}, true, true);
         L.wk                = get(b + "attn_k.weight", {E, Ek}, true, true);
         L.wv                = get(b + "attn_v.weight", {E, Ev}, true, true);

@@ -1,5 +1,5 @@
 // A GGUF language model: hyperparameters and weights (memory-mapped), and the per-architecture
-// forward graphs (llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss). See context.h for the KV cache and evaluation.
+// forward graphs (llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss, qwen35). See context.h for the KV cache and evaluation.
 #pragma once
 
 #include "hexnpu/backend.h"
@@ -22,7 +22,7 @@ class model_error : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum class arch { llama, qwen2, qwen3, qwen3moe, gemma3, gpt_oss };
+enum class arch { llama, qwen2, qwen3, qwen3moe, gemma3, gpt_oss, qwen35 };
 
 const char * arch_name(arch a);
 
@@ -55,9 +55,26 @@ struct hparams {
     int64_t     n_expert           = 0;         // qwen3moe, gpt-oss: experts per layer, used per token, their FFN width
     int64_t     n_expert_used      = 0;
     int64_t     n_ff_exp           = 0;
+    // qwen35: the gated delta net's layers (the others attend, gated, with IMROPE over rope_sections):
+    // the short convolution's taps, the value width (heads x head size), the head size, the key
+    // heads (groups) and the value heads.
+    std::vector<bool> recurrent_layers;
+    int64_t     ssm_d_conv  = 0;
+    int64_t     ssm_d_inner = 0;
+    int64_t     ssm_d_state = 0;
+    int64_t     ssm_n_group = 0;
+    int64_t     ssm_dt_rank = 0;
+    int         rope_sections[4] = {0, 0, 0, 0};
 
     int64_t n_embd_k_gqa() const { return n_embd_head_k * n_head_kv; }
     int64_t n_embd_v_gqa() const { return n_embd_head_v * n_head_kv; }
+    bool    is_recurrent(int64_t il) const { return !recurrent_layers.empty() && recurrent_layers[size_t(il)]; }
+    // The convolution's channels (q, k and v before the convolution) and the per-sequence state sizes
+    // (llama.cpp's n_embd_r and n_embd_s): the last d_conv - 1 inputs of each channel, the delta
+    // net's S x S matrix per value head.
+    int64_t ssm_conv_dim() const { return ssm_d_inner + 2 * ssm_n_group * ssm_d_state; }
+    int64_t n_embd_r() const { return (ssm_d_conv - 1) * ssm_conv_dim(); }
+    int64_t n_embd_s() const { return ssm_d_state * ssm_d_inner; }
 };
 
 struct layer_weights {
@@ -87,6 +104,22 @@ struct layer_weights {
     ggml_tensor * ffn_up_exps_b  = nullptr;
     ggml_tensor * ffn_down_exps_b = nullptr;
     ggml_tensor * post_ffn_norm  = nullptr;  // gemma3
+    ggml_tensor * wqkv           = nullptr;  // qwen35 delta-net layers: q, k, v in [n_embd, conv_dim]
+    ggml_tensor * wqkv_gate      = nullptr;  //   z, the output gate [n_embd, d_inner]
+    ggml_tensor * ssm_conv1d     = nullptr;  //   the convolution [d_conv, conv_dim]
+    ggml_tensor * ssm_dt         = nullptr;  //   the decay's bias [H_v]
+    ggml_tensor * ssm_a          = nullptr;  //   -exp(A_log) [H_v]
+    ggml_tensor * ssm_beta       = nullptr;  //   [n_embd, H_v]
+    ggml_tensor * ssm_alpha      = nullptr;  //   [n_embd, H_v]
+    ggml_tensor * ssm_norm       = nullptr;  //   the gated RMS norm's weight [head size]
+    ggml_tensor * ssm_out        = nullptr;  //   [d_inner, n_embd]
+};
+
+// The caches one forward graph reads and writes, per layer (nullptr where the layer has none): an
+// attention layer's K and V rows (a row per position), a recurrent layer's convolution and
+// delta-net states (one row per sequence: n_embd_r and n_embd_s floats).
+struct layer_caches {
+    std::vector<ggml_tensor *> k, v, conv, ssm;
 };
 
 // How the model uses a weight: read by MUL_MAT or not, and the layer it belongs to (-1: the
@@ -135,7 +168,7 @@ class model {
     // The forward graph of one micro-batch (see context.cpp for the inputs it expects).
     struct graph_inputs {
         ggml_tensor * tokens   = nullptr;  // I32 [n_tokens]
-        ggml_tensor * pos      = nullptr;  // I32 [n_tokens]
+        ggml_tensor * pos      = nullptr;  // I32 [n_tokens] (qwen35's IMROPE: [4 n_tokens], t h w e)
         ggml_tensor * kv_idx   = nullptr;  // I64 [n_tokens]: cache rows to write
         ggml_tensor * mask     = nullptr;  // F16 [n_kv, n_tokens]
         ggml_tensor * mask_swa = nullptr;  // F16 [n_kv, n_tokens], sliding-window layers
@@ -143,8 +176,7 @@ class model {
         ggml_tensor * logits   = nullptr;  // F32 [n_vocab, n_outputs]; nullptr when n_outputs == 0
     };
     graph_inputs build_graph(ggml_context & ctx, ggml_cgraph & graph, int64_t n_tokens, int64_t n_kv,
-                             int64_t n_outputs, const std::vector<ggml_tensor *> & k_cache,
-                             const std::vector<ggml_tensor *> & v_cache) const;
+                             int64_t n_outputs, const layer_caches & caches) const;
 
   private:
     model(gguf::reader && r, std::string path);

@@ -48,6 +48,10 @@ bool synth_preset(const std::string & name, synth_params & out) {
         p.arch = "gpt-oss", p.n_embd = 128, p.n_layer = 2, p.n_head = 4, p.n_head_kv = 2, p.n_embd_head = 64, p.n_ff = 256;
         p.n_expert = 8, p.n_expert_used = 2, p.n_ff_exp = 64, p.n_swa = 4, p.rope_base = 150000.0f;
         p.yarn_factor = 4.0f, p.yarn_orig_ctx = 128;
+    } else if (name == "qwen35-tiny") {
+        p.arch = "qwen35", p.n_embd = 128, p.n_layer = 4, p.n_head = 4, p.n_head_kv = 2, p.n_embd_head = 64, p.n_ff = 256;
+        p.n_rot = 16, p.rope_base = 10000000.0f;
+        p.ssm_d_conv = 4, p.ssm_d_state = 32, p.ssm_n_group = 2, p.ssm_dt_rank = 4;
     } else {
         return false;
     }
@@ -57,7 +61,7 @@ bool synth_preset(const std::string & name, synth_params & out) {
 }
 
 std::string synth_preset_names() {
-    return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny, gpt-oss-tiny";
+    return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny, gpt-oss-tiny, qwen35-tiny";
 }
 
 synth_model::synth_model(const synth_params & p) {
@@ -69,7 +73,7 @@ synth_model::synth_model(const synth_params & p) {
     }
     rng r{p.seed};
     if (p.arch != "llama" && p.arch != "qwen2" && p.arch != "qwen3" && p.arch != "qwen3moe" && p.arch != "gemma3" &&
-        p.arch != "gpt-oss") {
+        p.arch != "gpt-oss" && p.arch != "qwen35") {
         throw std::invalid_argument("synth: unknown architecture " + p.arch);
     }
     const bool oss = p.arch == "gpt-oss";
@@ -78,6 +82,7 @@ synth_model::synth_model(const synth_params & p) {
         throw std::invalid_argument("synth: a mixture of experts needs 1 <= n_expert_used <= n_expert and n_ff_exp >= 1");
     }
     const bool gemma    = p.arch == "gemma3";
+    const bool q35      = p.arch == "qwen35";
     const int  head_dim = p.n_embd_head > 0 ? p.n_embd_head : p.n_embd / p.n_head;
     const int  n_embd_q = head_dim * p.n_head;
     const int n_embd_kv = head_dim * p.n_head_kv;
@@ -97,7 +102,21 @@ synth_model::synth_model(const synth_params & p) {
         w.set(a + "attention.key_length", gguf::value::from_u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::value::from_u32(uint32_t(head_dim)));
     }
-    w.set(a + "rope.dimension_count", gguf::value::from_u32(uint32_t(head_dim)));
+    const int n_rot = p.n_rot > 0 ? p.n_rot : head_dim;
+    w.set(a + "rope.dimension_count", gguf::value::from_u32(uint32_t(n_rot)));
+    if (q35) {
+        // IMROPE's sections over the rotated pairs (Qwen3.5's 11/11/10 of 32, scaled), the delta net.
+        const int32_t        sec[4] = {n_rot / 2 - 2 * (n_rot / 6), n_rot / 6, n_rot / 6, 0};
+        std::vector<uint8_t> bytes(sizeof sec);
+        std::memcpy(bytes.data(), sec, sizeof sec);
+        w.set(a + "rope.dimension_sections", gguf::value::from_array(gguf::value_type::INT32, 4, bytes));
+        w.set(a + "ssm.conv_kernel", gguf::value::from_u32(uint32_t(p.ssm_d_conv)));
+        w.set(a + "ssm.state_size", gguf::value::from_u32(uint32_t(p.ssm_d_state)));
+        w.set(a + "ssm.group_count", gguf::value::from_u32(uint32_t(p.ssm_n_group)));
+        w.set(a + "ssm.time_step_rank", gguf::value::from_u32(uint32_t(p.ssm_dt_rank)));
+        w.set(a + "ssm.inner_size", gguf::value::from_u32(uint32_t(p.ssm_d_state * p.ssm_dt_rank)));
+        w.set(a + "full_attention_interval", gguf::value::from_u32(uint32_t(p.full_attention_interval)));
+    }
     w.set(a + "rope.freq_base", gguf::value::from_f32(p.rope_base));
     w.set(a + "attention.layer_norm_rms_epsilon", gguf::value::from_f32(gemma ? 1e-6f : 1e-5f));
     if (gemma || oss) {
@@ -172,10 +191,51 @@ synth_model::synth_model(const synth_params & p) {
         buffers_.push_back(std::move(buf));
     };
 
+    // qwen35's layer after its attn_norm: a gated delta net (q, k, v through a 4-tap convolution; the
+    // decay's -exp(A_log) and dt bias, beta's and alpha's projections, the per-head gated norm) or
+    // gated full attention (Q and its gate interleaved per head); then post_attention_norm and the
+    // FFN. llama.cpp's names and shapes (src/models/qwen35.cpp).
+    auto add_qwen35_layer = [&](const std::string & b, bool recurrent) {
+        if (recurrent) {
+            const int S = p.ssm_d_state, Hv = p.ssm_dt_rank, inner = S * Hv, conv_dim = inner + 2 * p.ssm_n_group * S;
+            add(b + "attn_qkv.weight", {p.n_embd, conv_dim}, false);
+            add(b + "attn_gate.weight", {p.n_embd, inner}, false);
+            add(b + "ssm_conv1d.weight", {p.ssm_d_conv, conv_dim}, false, GGML_TYPE_F32);
+            add_bias(b + "ssm_dt.bias", Hv);
+            auto a_log = std::make_unique<std::vector<uint8_t>>(size_t(Hv) * 4);
+            for (int i = 0; i < Hv; ++i) {
+                const float v = -std::exp(0.5f * r.gaussian());  // -exp(A_log), as the converter stores it
+                std::memcpy(a_log->data() + i * 4, &v, 4);
+            }
+            const std::vector<int64_t> ne_a = {Hv};
+            w.add_tensor(b + "ssm_a", GGML_TYPE_F32, ne_a, a_log->data());
+            buffers_.push_back(std::move(a_log));
+            add(b + "ssm_beta.weight", {p.n_embd, Hv}, false);
+            add(b + "ssm_alpha.weight", {p.n_embd, Hv}, false);
+            add(b + "ssm_norm.weight", {S}, true);
+            add(b + "ssm_out.weight", {inner, p.n_embd}, false);
+        } else {
+            add(b + "attn_q.weight", {p.n_embd, 2 * n_embd_q}, false);
+            add(b + "attn_k.weight", {p.n_embd, n_embd_kv}, false);
+            add(b + "attn_v.weight", {p.n_embd, n_embd_kv}, false);
+            add(b + "attn_q_norm.weight", {head_dim}, true);
+            add(b + "attn_k_norm.weight", {head_dim}, true);
+            add(b + "attn_output.weight", {n_embd_q, p.n_embd}, false);
+        }
+        add(b + "post_attention_norm.weight", {p.n_embd}, true);
+        add(b + "ffn_gate.weight", {p.n_embd, p.n_ff}, false);
+        add(b + "ffn_up.weight", {p.n_embd, p.n_ff}, false);
+        add(b + "ffn_down.weight", {p.n_ff, p.n_embd}, false);
+    };
+
     add("token_embd.weight", {p.n_embd, p.n_vocab}, false);
     for (int l = 0; l < p.n_layer; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
         add(b + "attn_norm.weight", {p.n_embd}, true);
+        if (q35) {
+            add_qwen35_layer(b, (l + 1) % p.full_attention_interval != 0);
+            continue;
+        }
         add(b + "attn_q.weight", {p.n_embd, n_embd_q}, false);
         add(b + "attn_k.weight", {p.n_embd, n_embd_kv}, false);
         add(b + "attn_v.weight", {p.n_embd, n_embd_kv}, false);

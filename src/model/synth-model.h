@@ -14,7 +14,7 @@ namespace hexnpu {
 
 struct synth_params {
     std::string name       = "tiny";
-    std::string arch       = "llama";  // llama, qwen2, qwen3, qwen3moe, gemma3 or gpt-oss
+    std::string arch       = "llama";  // llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss or qwen35
     int         n_vocab    = 512;
     int         n_embd     = 256;
     int         n_layer    = 2;
@@ -30,6 +30,12 @@ struct synth_params {
     int         n_expert_used = 0;
     int         n_ff_exp   = 0;
     float       rope_base  = 10000.0f;
+    int         n_rot      = 0;        // 0: the head size; qwen35: a quarter of it, over 4 IMROPE sections
+    int         ssm_d_conv = 0;        // qwen35: the gated delta net's convolution taps, head size (key
+    int         ssm_d_state = 0;       //   and value), key heads and value heads; every
+    int         ssm_n_group = 0;       //   full_attention_interval-th layer attends
+    int         ssm_dt_rank = 0;
+    int         full_attention_interval = 4;
     ggml_type   type       = GGML_TYPE_F32;  // type of the weight matrices; norms stay f32
     uint64_t    seed       = 42;
     // Multiplies every layer's ffn_up.weight: 1e6 gives weights past fp16's range (to ~2e5) while
@@ -42,10 +48,11 @@ struct synth_params {
 // and "qwen3-tiny" (the other architectures' tensors and keys at tiny sizes; gemma3 with six layers,
 // head size 64 != n_embd / n_head, sliding window 4, tied embeddings); "qwen3moe-tiny" (Qwen3-30B-A3B's
 // layout: 16 experts of FFN width 64, 4 used per token); "gpt-oss-tiny" (gpt-oss's: biases, attention
-// sinks, sliding window 4 on even layers, YaRN by 4 over 128 positions, 8 experts of width 64, 2 used).
+// sinks, sliding window 4 on even layers, YaRN by 4 over 128 positions, 8 experts of width 64, 2 used);
+// "qwen35-tiny" (Qwen3.5's hybrid: three gated delta-net layers of 2 key and 4 value heads of 32, a
+// 4-tap convolution, then a gated full-attention layer with IMROPE over a quarter of its head).
 bool synth_preset(const std::string & name, synth_params & out);
-// Every preset's name, for messages: "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny,
-// gpt-oss-tiny".
+// Every preset's name, for messages.
 std::string synth_preset_names();
 
 // The model's tensors and metadata; the writer references data owned by the returned object.

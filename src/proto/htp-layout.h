@@ -77,7 +77,9 @@ constexpr bool htp_concat_layout_valid(const htp_tensor & a, const htp_tensor & 
             return false;
         }
     }
-    return htp_rows_inside(a, elem) && htp_rows_inside(b, elem) && htp_rows_apart(dst, elem);
+    // Sources with any strides: a row whose elements are apart (a transposed view, as the delta
+    // net's convolution input) is gathered element by element by one 2-D transfer.
+    return htp_elems_inside(a, elem) && htp_elems_inside(b, elem) && htp_rows_apart(dst, elem);
 }
 
 // The layout REPEAT runs on: each dst dim a multiple of a's (host only).

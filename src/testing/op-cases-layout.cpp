@@ -28,6 +28,16 @@ void add_layout_cases(std::vector<op_case> & cases) {
                              return ggml_concat(g.ctx(), a, b, c.dim);
                          }});
     }
+    // The gated delta net's convolution input: the kept columns of each channel, then this batch's,
+    // the batch a transposed view (its elements conv_dim apart); prompt and decode.
+    for (const int64_t T : {int64_t(7), int64_t(1)}) {
+        cases.push_back({"type=f32,ne_a=[3,96,1],b=transposed[96," + std::to_string(T) + "],dim=0", kExactTol,
+                         [=](case_graph & g) {
+                             ggml_tensor * kept = g.input(GGML_TYPE_F32, {3, 96, 1, 1});
+                             ggml_tensor * x    = g.input(GGML_TYPE_F32, {96, T, 1, 1});
+                             return ggml_concat(g.ctx(), kept, ggml_transpose(g.ctx(), x), 0);
+                         }});
+    }
 
     // REPEAT: a tiled to a multiple of its shape.
     struct repeat_variant {

@@ -191,6 +191,24 @@ def test_mixture_of_experts_on_htp0(tmp_path, preset):
         assert len(htp["tokens"]) == 12
 
 
+def test_linear_attention_model_on_htp0(tmp_path):
+    """A synthesized Qwen3.5 (qwen35: three gated delta-net layers, then gated full attention with
+    IMROPE) that llama.cpp loads as its own architecture: every layer on HTP0 (the delta net, its
+    short convolution, the state copies into llama.cpp's recurrent memory, the gated attention), the
+    decode graph in 2 splits (the token embedding's GET_ROWS on the CPU), and greedy tokens equal to
+    llama.cpp's CPU backend's (F32 weights)."""
+    model = tmp_path / "qwen35-tiny.gguf"
+    p = run([BIN, "synth", model, "--preset", "qwen35-tiny"])
+    assert p.returncode == 0, p.stderr
+    prompt = "the quick brown fox jumps over the lazy dog"
+    htp, log = llama("-c", 256, "generate", "-p", prompt, "-n", 12, model=model)
+    assert re.search(r"offloaded (\d+)/\1 layers to GPU", log), "not every layer went to HTP0"
+    splits = [int(n) for n in re.findall(r"graph: nodes = \d+, splits = (\d+)", log)]
+    assert splits and splits[-1] == 2, log[-3000:]
+    cpu, _ = llama("-c", 256, "generate", "-p", prompt, "-n", 12, htp=False, model=model)
+    assert len(htp["tokens"]) == 12 and htp["tokens"] == cpu["tokens"]
+
+
 def test_unselected_branches_are_not_computed():
     """ggml_build_forward_select (llama.cpp's mixed token/embedding inputs, API 3) builds branches
     it does not compute: their nodes lack GGML_TENSOR_FLAG_COMPUTE and their inputs hold anything.

@@ -128,7 +128,11 @@ TEST_P(DecoderOnNpu, RunsAsOneNpuSplitAndMatchesTheCpu) {
     for (const mode & m : {mode{2u, 1u, 1e-8}, mode{3u, 2u, 1e-5}}) {
         SCOPED_TRACE("GGML_HEXAGON_MM_SELECT=" + std::to_string(m.mm_select) +
                      " GGML_HEXAGON_FA_SELECT=" + std::to_string(m.fa_select));
-        const double         bound = m.bound;
+        // qwen35: the delta net's state sums k v^T over the prompt's tokens, each of q, k, v and
+        // beta from an fp16-rounded HMX product, and its gated RMS norm rescales each head: about
+        // four rounded factors per output where attention has one, so four times the bound
+        // (measured 1.9e-5 for the prompt).
+        const double         bound = m.bound * (std::string(GetParam()) == "qwen35-tiny" && m.mm_select == 3 ? 4 : 1);
         auto htp_devices = npu_devices(m.mm_select, m.fa_select);
         auto cpu_dev     = make_cpu_device();
         std::unique_ptr<backend> npu = htp_devices[0]->init_backend();
@@ -170,7 +174,7 @@ TEST(DecoderOnNpuBeyondFp16, MatchesTheCpuWithHmxOn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, DecoderOnNpu,
-                         ::testing::Values("tiny", "gemma3-tiny", "qwen3moe-tiny", "gpt-oss-tiny"),
+                         ::testing::Values("tiny", "gemma3-tiny", "qwen3moe-tiny", "gpt-oss-tiny", "qwen35-tiny"),
                          [](const auto & info) {
                              std::string name = info.param;  // the architecture: "gpt-oss-tiny" -> gpt_oss
                              name = name == "tiny" ? "llama" : name.substr(0, name.rfind('-'));

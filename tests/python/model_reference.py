@@ -5,7 +5,10 @@ them: RoPE pair layout per architecture, Gemma's norm weights stored with the +1
 sliding-window rule p_q - p_k < n_swa, every sixth Gemma 3 layer global, the KV cache rounded to
 float16; Qwen3-MoE's router: a softmax over the experts, the top expert_used_count renormalized;
 gpt-oss: biases, attention sinks, the sliding window on even layers, YaRN, a router that picks by
-its logits and weighs by their softmax, biased experts with the clamped SwiGLU of its release).
+its logits and weighs by their softmax, biased experts with the clamped SwiGLU of its release;
+Qwen3.5: the gated delta rule of its linear-attention layers as Qwen3-Next's reference recurrence
+states it, after a causal depthwise convolution, with key heads shared by the value heads tiled (the
+order llama.cpp's converter leaves them in), and gated full attention every fourth layer).
 """
 
 import numpy as np
@@ -107,6 +110,90 @@ def moe_ffn(m, p, h):
     return out
 
 
+def softplus(x):
+    return np.where(x > 20.0, x, np.log1p(np.exp(np.minimum(x, 20.0))))
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def delta_net(m, p, h):
+    """Qwen3.5's linear-attention layer over h [n_tokens, n_embd] from a zero state: q, k, v by one
+    projection through a causal depthwise convolution (kernel ssm.conv_kernel) and SiLU; q and k
+    L2-normalised per head; per token the state S [key, value] of each value head decays by
+    exp(g), g = softplus(alpha + dt_bias) * A, takes the delta beta (v - S^T k) along k, and gives
+    S^T q / sqrt(d); each head's output RMS-normed, times SiLU of the gate z; the output projection."""
+    t = m.t
+    n = h.shape[0]
+    d, hk, hv = m.key("ssm.state_size"), m.key("ssm.group_count"), m.key("ssm.time_step_rank")
+    kern = m.key("ssm.conv_kernel")
+    eps = m.key("attention.layer_norm_rms_epsilon")
+    mixed = h @ t[p + "attn_qkv.weight"].T  # [n, 2 d hk + d hv]
+    padded = np.concatenate([np.zeros((kern - 1, mixed.shape[1])), mixed])
+    w = t[p + "ssm_conv1d.weight"]  # [channels, kern]
+    conv = silu(sum(padded[i:i + n] * w[:, i] for i in range(kern)))
+    q, k, v = conv[:, :d * hk].reshape(n, hk, d), conv[:, d * hk:2 * d * hk].reshape(n, hk, d), conv[:, 2 * d * hk:].reshape(n, hv, d)
+    l2 = lambda x: x / np.sqrt((x * x).sum(axis=-1, keepdims=True) + eps)  # noqa: E731
+    q, k = l2(q), l2(k)
+    beta = sigmoid(h @ t[p + "ssm_beta.weight"].T)  # [n, hv]
+    g = softplus(h @ t[p + "ssm_alpha.weight"].T + t[p + "ssm_dt.bias"]) * t[p + "ssm_a"]
+    z = (h @ t[p + "attn_gate.weight"].T).reshape(n, hv, d)
+    out = np.zeros((n, hv, d))
+    for head in range(hv):
+        S = np.zeros((d, d))
+        kh = head % hk
+        for i in range(n):
+            S *= np.exp(g[i, head])
+            delta = beta[i, head] * (v[i, head] - S.T @ k[i, kh])
+            S += np.outer(k[i, kh], delta)
+            out[i, head] = S.T @ q[i, kh] / np.sqrt(d)
+    out = rms_norm(out, t[p + "ssm_norm.weight"], eps) * silu(z)
+    return out.reshape(n, hv * d) @ t[p + "ssm_out.weight"].T
+
+
+def gated_attention(m, p, h, pos):
+    """Qwen3.5's full attention: Q and its output gate side by side per head in one projection,
+    QK-norm, RoPE (its interleaved multi-section RoPE: for text every section's position is the
+    token's, so NEOX pairs over rope.dimension_count), the causal softmax over K/V rounded to float16
+    (the cache), times sigmoid(gate), the output projection."""
+    t = m.t
+    n = h.shape[0]
+    n_head = m.key("attention.head_count")
+    n_head_kv = m.key("attention.head_count_kv", n_head)
+    hd = m.key("attention.key_length")
+    eps = m.key("attention.layer_norm_rms_epsilon")
+    n_rot, base = m.key("rope.dimension_count", hd), m.key("rope.freq_base", 10000.0)
+    qg = (h @ t[p + "attn_q.weight"].T).reshape(n, n_head, 2 * hd)
+    q, gate = rms_norm(qg[..., :hd], t[p + "attn_q_norm.weight"], eps), qg[..., hd:]
+    k = rms_norm((h @ t[p + "attn_k.weight"].T).reshape(n, n_head_kv, hd), t[p + "attn_k_norm.weight"], eps)
+    v = (h @ t[p + "attn_v.weight"].T).reshape(n, n_head_kv, hd)
+    q, k = rope(q, pos, n_rot, base, True), rope(k, pos, n_rot, base, True)
+    k, v = k.astype(np.float16).astype(np.float64), v.astype(np.float16).astype(np.float64)
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    out = np.zeros((n, n_head, hd))
+    for hh in range(n_head):
+        kv = hh // (n_head // n_head_kv)
+        s = np.where(causal, (q[:, hh] @ k[:, kv].T) / np.sqrt(hd), -np.inf)
+        out[:, hh] = softmax(s) @ v[:, kv]
+    return (out * sigmoid(gate)).reshape(n, n_head * hd) @ t[p + "attn_output.weight"].T
+
+
+def forward_qwen35(m, tokens):
+    t = m.t
+    n_layer, eps = m.key("block_count"), m.key("attention.layer_norm_rms_epsilon")
+    interval = m.key("full_attention_interval", 4)
+    x = t["token_embd.weight"][tokens]
+    pos = np.arange(len(tokens), dtype=np.float64)
+    for il in range(n_layer):
+        p = f"blk.{il}."
+        h = rms_norm(x, t[p + "attn_norm.weight"], eps)
+        x = x + (gated_attention(m, p, h, pos) if (il + 1) % interval == 0 else delta_net(m, p, h))
+        h = rms_norm(x, t[p + "post_attention_norm.weight"], eps)
+        x = x + (silu(h @ t[p + "ffn_gate.weight"].T) * (h @ t[p + "ffn_up.weight"].T)) @ t[p + "ffn_down.weight"].T
+    return x
+
+
 def forward(m, tokens, last_n=None):
     """Logits [n_tokens, n_vocab] for the token sequence from position 0 (causal); with last_n,
     only the last last_n positions' logits."""
@@ -128,6 +215,10 @@ def forward(m, tokens, last_n=None):
     yarn_ctx = m.key("rope.scaling.original_context_length", m.key("context_length")) if scaling == "yarn" else None
     neox = arch != "llama"
     t = m.t
+    if arch == "qwen35":
+        x = forward_qwen35(m, tokens)
+        x = rms_norm(x if last_n is None else x[-last_n:], t["output_norm.weight"], eps)
+        return x @ t.get("output.weight", t["token_embd.weight"]).T
     n = len(tokens)
     pos = np.arange(n, dtype=np.float64)
 

@@ -30,6 +30,19 @@ struct layout_job {
     eltwise_rows           rows_plan;
 };
 
+// Source t's row (i1, i2, i3) into VTCM at `to`: one transfer of its bytes, or, when its elements
+// lie apart, one 2-D transfer gathering them.
+void push_source_row(const layout_job & job, dma_queue * q, dma_addr_t to, const htp_tensor * t, uint32_t i1,
+                     uint32_t i2, uint32_t i3, uint16_t info) {
+    const uint32_t   e    = job.kp.elem;
+    const dma_addr_t from = dma_addr_at(htp_tensor_dma_addr(job.octx->plat, t), row_offset(t, i1, i2, i3));
+    if (t->nb[0] == e) {
+        dma_queue_push_ddr_to_vtcm(q, to, from, t->ne[0] * e, t->ne[0] * e, t->ne[0] * e, 1, info);
+    } else {
+        dma_queue_push_ddr_to_vtcm(q, to, from, e, t->nb[0], e, t->ne[0], info);
+    }
+}
+
 // Pushes the kp.n_inputs transfers of dst row c into slot.
 void push_pieces(const layout_job & job, dma_queue * q, uint8_t * slot, const row_cursor & c) {
     const htp_layout_kparams & kp = job.kp;
@@ -37,13 +50,8 @@ void push_pieces(const layout_job & job, dma_queue * q, uint8_t * slot, const ro
     if (job.concat) {
         const htp_tensor * a = job.a;
         if (kp.dim == 0) {
-            const uint32_t a_bytes = a->ne[0] * kp.elem;
-            dma_queue_push_ddr_to_vtcm(q, to, dma_addr_at(htp_tensor_dma_addr(job.octx->plat, a), row_offset(a, c.i1, c.i2, c.i3)),
-                                       a_bytes, a_bytes, a_bytes, 1, trace_info(c.row));
-            const uint32_t b_bytes = job.b->ne[0] * kp.elem;
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_at(to, a_bytes),
-                                       dma_addr_at(htp_tensor_dma_addr(job.octx->plat, job.b), row_offset(job.b, c.i1, c.i2, c.i3)),
-                                       b_bytes, b_bytes, b_bytes, 1, trace_info(c.row));
+            push_source_row(job, q, to, a, c.i1, c.i2, c.i3, trace_info(c.row));
+            push_source_row(job, q, dma_addr_at(to, a->ne[0] * kp.elem), job.b, c.i1, c.i2, c.i3, trace_info(c.row));
             return;
         }
         uint32_t i[4] = {0, c.i1, c.i2, c.i3};
@@ -52,9 +60,7 @@ void push_pieces(const layout_job & job, dma_queue * q, uint8_t * slot, const ro
             i[kp.dim] -= a->ne[kp.dim];
             src = job.b;
         }
-        const uint32_t bytes = src->ne[0] * kp.elem;
-        dma_queue_push_ddr_to_vtcm(q, to, dma_addr_at(htp_tensor_dma_addr(job.octx->plat, src), row_offset(src, i[1], i[2], i[3])),
-                                   bytes, bytes, bytes, 1, trace_info(c.row));
+        push_source_row(job, q, to, src, i[1], i[2], i[3], trace_info(c.row));
         return;
     }
     const htp_tensor * a      = job.a;

@@ -1,0 +1,16 @@
+// qwen35's gated delta-net layer (llama.cpp's build_layer_attn_linear), graph-building only.
+#pragma once
+
+#include "model/model.h"
+
+namespace hexnpu::model {
+
+// cur [n_embd, n_tokens] (one sequence) through the layer: q, k, v projected together and run
+// through the short convolution after the layer's last d_conv - 1 inputs (conv_state, which gets
+// this batch's last d_conv - 1), SiLU, q and k L2-normalised, GATED_DELTA_NET from ssm_state (which
+// gets the new state), RMS-normed per head times SiLU(z), the output projection. The state writes
+// are added to gf.
+ggml_tensor * delta_net_layer(ggml_context & ctx, ggml_cgraph & gf, const hparams & h, const layer_weights & L,
+                              ggml_tensor * cur, ggml_tensor * conv_state, ggml_tensor * ssm_state);
+
+} // namespace hexnpu::model
