@@ -39,9 +39,11 @@ context::context(const model & m, const context_params & p) : model_(m), params_
         const std::string l = "_l" + std::to_string(il);
         if (h.is_recurrent(il)) {  // one sequence's convolution inputs and delta-net state, F32
             ggml_tensor * r = ggml_new_tensor_2d(&kc, GGML_TYPE_F32, h.n_embd_r(), 1);
-            ggml_tensor * s = ggml_new_tensor_2d(&kc, GGML_TYPE_F32, h.n_embd_s(), 1);
+            ggml_tensor * s = h.n_embd_s() > 0 ? ggml_new_tensor_2d(&kc, GGML_TYPE_F32, h.n_embd_s(), 1) : nullptr;
             ggml_set_name(r, ("cache_r" + l).c_str());
-            ggml_set_name(s, ("cache_s" + l).c_str());
+            if (s != nullptr) {  // lfm2's layers keep only the convolution's inputs
+                ggml_set_name(s, ("cache_s" + l).c_str());
+            }
             caches_.k.push_back(nullptr);
             caches_.v.push_back(nullptr);
             caches_.conv.push_back(r);

@@ -11,13 +11,15 @@
 //           global RoPE, YaRN included), the pre-FFN norm named post_attention_norm, a mixture of
 //           experts whose router picks by its biased logits and weighs the picked by their
 //           softmax, experts with biases (ADD_ID) and SWIGLU_OAI (alpha 1.702, limit 7).
-//   qwen35: gated delta-net layers (delta-net.h) and, every fourth layer, full attention with Q's
-//           output gate (sigmoid) and IMROPE; the pre-FFN norm named post_attention_norm.
+//   qwen35: gated delta-net layers (recurrent-layers.h) and, every fourth layer, full attention
+//           with Q's output gate (sigmoid) and IMROPE; the pre-FFN norm named post_attention_norm.
+//   lfm2:   short-convolution layers (recurrent-layers.h) where a layer has no KV heads, QK-norm
+//           attention (NEOX) in the others; the final norm named token_embd_norm.
 // The norms multiply by the weights as stored in the GGUF (the converter already folds Gemma's
 // "1 + w" into them). K and V go to the F16 cache with SET_ROWS; attention is FLASH_ATTN_EXT over
 // the cache's first n_kv rows with a causal (and, for local layers, sliding-window) mask.
 #include "model/model.h"
-#include "model/delta-net.h"
+#include "model/recurrent-layers.h"
 
 #include <cmath>
 
@@ -195,7 +197,9 @@ model::graph_inputs model::build_graph(ggml_context & ctx, ggml_cgraph & gf, int
     for (int64_t il = 0; il < h.n_layer; ++il) {
         const layer_weights & L   = layers[size_t(il)];
         ggml_tensor *         cur = norm(x, L.attn_norm);
-        if (h.is_recurrent(il)) {
+        if (h.is_recurrent(il) && h.architecture == arch::lfm2) {
+            cur = short_conv_layer(ctx, gf, h, L, cur, caches.conv[size_t(il)]);
+        } else if (h.is_recurrent(il)) {
             cur = delta_net_layer(ctx, gf, h, L, cur, caches.conv[size_t(il)], caches.ssm[size_t(il)]);
         } else if (h.architecture == arch::qwen35) {
             cur = gated_attention(ctx, h, L, cur, in, caches.k[size_t(il)], caches.v[size_t(il)], n_kv);

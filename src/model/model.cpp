@@ -46,6 +46,7 @@ const char * arch_name(arch a) {
         case arch::qwen3: return "qwen3";
         case arch::qwen3moe: return "qwen3moe";
         case arch::qwen35: return "qwen35";
+        case arch::lfm2: return "lfm2";
         case arch::gemma3: return "gemma3";
         case arch::gpt_oss: return "gpt-oss";
     }
@@ -82,9 +83,11 @@ void model::read_hparams() {
         hp_.architecture = arch::gpt_oss;
     } else if (an == "qwen35") {
         hp_.architecture = arch::qwen35;
+    } else if (an == "lfm2") {
+        hp_.architecture = arch::lfm2;
     } else {
         throw model_error("unknown architecture " + gguf::layout::quoted(an) +
-                          " (supported: llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss, qwen35)");
+                          " (supported: llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss, qwen35, lfm2)");
     }
     const std::string pre = an + ".";
     auto get_u = [&](const std::string & key, int64_t def, bool required) -> int64_t {
@@ -130,7 +133,25 @@ void model::read_hparams() {
     const bool moe = h.architecture == arch::qwen3moe || h.architecture == arch::gpt_oss;
     h.n_ff        = get_u("feed_forward_length", 0, !moe);  // a mixture of experts: each expert's width instead
     h.n_head      = get_u("attention.head_count", 0, true);
-    h.n_head_kv   = get_u("attention.head_count_kv", h.n_head, false);
+    if (const gguf::value * kv = reader_.find(pre + "attention.head_count_kv");
+        kv && kv->type() == gguf::value_type::ARRAY && h.architecture == arch::lfm2) {
+        // lfm2: KV heads per layer, 0 for its short-convolution layers.
+        if (int64_t(kv->array_size()) != h.n_layer || kv->elem_type() != gguf::value_type::UINT32) {
+            throw model_error("key " + pre + "attention.head_count_kv must be one uint32 per layer");
+        }
+        h.recurrent_layers.assign(size_t(h.n_layer), false);
+        for (int64_t il = 0; il < h.n_layer; ++il) {
+            uint32_t n;
+            std::memcpy(&n, kv->array_bytes().data() + 4 * il, 4);
+            if (n != 0 && h.n_head_kv != 0 && n != uint64_t(h.n_head_kv)) {
+                throw model_error("key " + pre + "attention.head_count_kv: the attention layers differ in KV heads");
+            }
+            h.n_head_kv                    = n != 0 ? n : h.n_head_kv;
+            h.recurrent_layers[size_t(il)] = n == 0;
+        }
+    } else {
+        h.n_head_kv = get_u("attention.head_count_kv", h.n_head, false);
+    }
     if (h.n_embd == 0 || h.n_layer == 0 || h.n_head == 0 || h.n_head_kv == 0 || h.n_head % h.n_head_kv != 0) {
         throw model_error("bad hyperparameters: n_embd " + std::to_string(h.n_embd) + ", n_layer " +
                           std::to_string(h.n_layer) + ", n_head " + std::to_string(h.n_head) + ", n_head_kv " +
@@ -238,6 +259,13 @@ void model::read_hparams() {
             }
         }
     }
+    if (h.architecture == arch::lfm2) {
+        h.ssm_d_conv  = get_u("shortconv.l_cache", 0, true);
+        h.ssm_d_inner = h.n_embd;
+        if (h.ssm_d_conv < 2) {
+            throw model_error("key " + pre + "shortconv.l_cache must be at least 2");
+        }
+    }
     if (moe) {
         h.n_expert      = get_u("expert_count", 0, true);
         h.n_expert_used = get_u("expert_used_count", 0, true);
@@ -301,11 +329,13 @@ void model::create_tensors(const load_options & opts) {
     const int64_t Eq = h.n_embd_head_k * h.n_head, Ek = h.n_embd_k_gqa(), Ev = h.n_embd_v_gqa();
     const int64_t Eo = h.n_embd_head_v * h.n_head;
     const bool    gemma = h.architecture == arch::gemma3;
-    const bool    qk_norm = gemma || h.architecture == arch::qwen3 || h.architecture == arch::qwen3moe;
+    const bool    qk_norm = gemma || h.architecture == arch::qwen3 || h.architecture == arch::qwen3moe ||
+                         h.architecture == arch::lfm2;
 
     tok_embd    = get("token_embd.weight", {E, V}, true, false);
     uses.back().is_table = true;
-    output_norm = get("output_norm.weight", {E}, true, false);
+    // lfm2 names its final norm token_embd_norm.
+    output_norm = get(h.architecture == arch::lfm2 ? "token_embd_norm.weight" : "output_norm.weight", {E}, true, false);
     output      = get("output.weight", {E, V}, false, true);
     if (!output) {
         // Tied embeddings: the output head reads token_embd's bytes as a tensor of its own, so it can
@@ -347,6 +377,16 @@ void model::create_tensors(const load_options & opts) {
             L.wo     = get(b + "attn_output.weight", {Eo, E}, true, true);
             L.q_norm = get(b + "attn_q_norm.weight", {h.n_embd_head_k}, true, false);
             L.k_norm = get(b + "attn_k_norm.weight", {h.n_embd_head_k}, true, false);
+            continue;
+        }
+        if (h.architecture == arch::lfm2 && h.is_recurrent(il)) {
+            L.wqkv       = get(b + "shortconv.in_proj.weight", {E, 3 * E}, true, true);
+            L.ssm_conv1d = get(b + "shortconv.conv.weight", {h.ssm_d_conv, E}, true, false);
+            L.ssm_out    = get(b + "shortconv.out_proj.weight", {E, E}, true, true);
+            L.ffn_norm   = get(b + "ffn_norm.weight", {E}, true, false);
+            L.ffn_gate   = get(b + "ffn_gate.weight", {E, h.n_ff}, true, true);
+            L.ffn_up     = get(b + "ffn_up.weight", {E, h.n_ff}, true, true);
+            L.ffn_down   = get(b + "ffn_down.weight", {h.n_ff, E}, true, true);
             continue;
         }
         L.wq                = get(b + "attn_q.weight", {E, Eq}, true, true);

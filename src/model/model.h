@@ -1,5 +1,5 @@
 // A GGUF language model: hyperparameters and weights (memory-mapped), and the per-architecture
-// forward graphs (llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss, qwen35). See context.h for the KV cache and evaluation.
+// forward graphs (llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss, qwen35, lfm2). See context.h for the KV cache and evaluation.
 #pragma once
 
 #include "hexnpu/backend.h"
@@ -22,7 +22,7 @@ class model_error : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum class arch { llama, qwen2, qwen3, qwen3moe, gemma3, gpt_oss, qwen35 };
+enum class arch { llama, qwen2, qwen3, qwen3moe, gemma3, gpt_oss, qwen35, lfm2 };
 
 const char * arch_name(arch a);
 
@@ -57,7 +57,8 @@ struct hparams {
     int64_t     n_ff_exp           = 0;
     // qwen35: the gated delta net's layers (the others attend, gated, with IMROPE over rope_sections):
     // the short convolution's taps, the value width (heads x head size), the head size, the key
-    // heads (groups) and the value heads.
+    // heads (groups) and the value heads. lfm2: its short-convolution layers (those with no KV
+    // heads): the taps (shortconv.l_cache) over n_embd channels (d_inner), no delta net.
     std::vector<bool> recurrent_layers;
     int64_t     ssm_d_conv  = 0;
     int64_t     ssm_d_inner = 0;
@@ -105,6 +106,8 @@ struct layer_weights {
     ggml_tensor * ffn_down_exps_b = nullptr;
     ggml_tensor * post_ffn_norm  = nullptr;  // gemma3
     ggml_tensor * wqkv           = nullptr;  // qwen35 delta-net layers: q, k, v in [n_embd, conv_dim]
+                                             //   (lfm2's convolution layers: b, c, x in [n_embd, 3 n_embd];
+                                             //   their kernel in ssm_conv1d, out_proj in ssm_out)
     ggml_tensor * wqkv_gate      = nullptr;  //   z, the output gate [n_embd, d_inner]
     ggml_tensor * ssm_conv1d     = nullptr;  //   the convolution [d_conv, conv_dim]
     ggml_tensor * ssm_dt         = nullptr;  //   the decay's bias [H_v]

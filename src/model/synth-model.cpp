@@ -52,6 +52,9 @@ bool synth_preset(const std::string & name, synth_params & out) {
         p.arch = "qwen35", p.n_embd = 128, p.n_layer = 4, p.n_head = 4, p.n_head_kv = 2, p.n_embd_head = 64, p.n_ff = 256;
         p.n_rot = 16, p.rope_base = 10000000.0f;
         p.ssm_d_conv = 4, p.ssm_d_state = 32, p.ssm_n_group = 2, p.ssm_dt_rank = 4;
+    } else if (name == "lfm2-tiny") {
+        p.arch = "lfm2", p.n_embd = 128, p.n_layer = 4, p.n_head = 4, p.n_head_kv = 2, p.n_ff = 256;
+        p.rope_base = 1000000.0f, p.shortconv_l_cache = 3;
     } else {
         return false;
     }
@@ -61,7 +64,7 @@ bool synth_preset(const std::string & name, synth_params & out) {
 }
 
 std::string synth_preset_names() {
-    return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny, gpt-oss-tiny, qwen35-tiny";
+    return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny, gpt-oss-tiny, qwen35-tiny, lfm2-tiny";
 }
 
 synth_model::synth_model(const synth_params & p) {
@@ -73,7 +76,7 @@ synth_model::synth_model(const synth_params & p) {
     }
     rng r{p.seed};
     if (p.arch != "llama" && p.arch != "qwen2" && p.arch != "qwen3" && p.arch != "qwen3moe" && p.arch != "gemma3" &&
-        p.arch != "gpt-oss" && p.arch != "qwen35") {
+        p.arch != "gpt-oss" && p.arch != "qwen35" && p.arch != "lfm2") {
         throw std::invalid_argument("synth: unknown architecture " + p.arch);
     }
     const bool oss = p.arch == "gpt-oss";
@@ -83,6 +86,9 @@ synth_model::synth_model(const synth_params & p) {
     }
     const bool gemma    = p.arch == "gemma3";
     const bool q35      = p.arch == "qwen35";
+    const bool lfm2     = p.arch == "lfm2";
+    // The hybrids' recurrent layers: all but every full_attention_interval-th.
+    auto recurrent = [&](int l) { return (q35 || lfm2) && (l + 1) % p.full_attention_interval != 0; };
     const int  head_dim = p.n_embd_head > 0 ? p.n_embd_head : p.n_embd / p.n_head;
     const int  n_embd_q = head_dim * p.n_head;
     const int n_embd_kv = head_dim * p.n_head_kv;
@@ -97,7 +103,17 @@ synth_model::synth_model(const synth_params & p) {
     w.set(a + "block_count", gguf::value::from_u32(uint32_t(p.n_layer)));
     w.set(a + "feed_forward_length", gguf::value::from_u32(uint32_t(p.n_ff)));
     w.set(a + "attention.head_count", gguf::value::from_u32(uint32_t(p.n_head)));
-    w.set(a + "attention.head_count_kv", gguf::value::from_u32(uint32_t(p.n_head_kv)));
+    if (lfm2) {  // KV heads per layer: 0 for the short-convolution layers
+        std::vector<uint8_t> kv(size_t(p.n_layer) * 4);
+        for (int l = 0; l < p.n_layer; ++l) {
+            const uint32_t n = recurrent(l) ? 0 : uint32_t(p.n_head_kv);
+            std::memcpy(kv.data() + 4 * l, &n, 4);
+        }
+        w.set(a + "attention.head_count_kv", gguf::value::from_array(gguf::value_type::UINT32, uint64_t(p.n_layer), kv));
+        w.set(a + "shortconv.l_cache", gguf::value::from_u32(uint32_t(p.shortconv_l_cache)));
+    } else {
+        w.set(a + "attention.head_count_kv", gguf::value::from_u32(uint32_t(p.n_head_kv)));
+    }
     if (head_dim * p.n_head != p.n_embd) {
         w.set(a + "attention.key_length", gguf::value::from_u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::value::from_u32(uint32_t(head_dim)));
@@ -233,7 +249,17 @@ synth_model::synth_model(const synth_params & p) {
         const std::string b = "blk." + std::to_string(l) + ".";
         add(b + "attn_norm.weight", {p.n_embd}, true);
         if (q35) {
-            add_qwen35_layer(b, (l + 1) % p.full_attention_interval != 0);
+            add_qwen35_layer(b, recurrent(l));
+            continue;
+        }
+        if (lfm2 && recurrent(l)) {
+            add(b + "shortconv.conv.weight", {p.shortconv_l_cache, p.n_embd}, false, GGML_TYPE_F32);
+            add(b + "shortconv.in_proj.weight", {p.n_embd, 3 * p.n_embd}, false);
+            add(b + "shortconv.out_proj.weight", {p.n_embd, p.n_embd}, false);
+            add(b + "ffn_norm.weight", {p.n_embd}, true);
+            add(b + "ffn_gate.weight", {p.n_embd, p.n_ff}, false);
+            add(b + "ffn_up.weight", {p.n_embd, p.n_ff}, false);
+            add(b + "ffn_down.weight", {p.n_ff, p.n_embd}, false);
             continue;
         }
         add(b + "attn_q.weight", {p.n_embd, n_embd_q}, false);
@@ -244,7 +270,7 @@ synth_model::synth_model(const synth_params & p) {
             add_bias(b + "attn_k.bias", n_embd_kv);
             add_bias(b + "attn_v.bias", n_embd_kv);
         }
-        if (gemma || p.arch == "qwen3" || p.arch == "qwen3moe") {
+        if (gemma || p.arch == "qwen3" || p.arch == "qwen3moe" || lfm2) {
             add(b + "attn_q_norm.weight", {head_dim}, true);
             add(b + "attn_k_norm.weight", {head_dim}, true);
         }
@@ -277,7 +303,7 @@ synth_model::synth_model(const synth_params & p) {
             add(b + "post_ffw_norm.weight", {p.n_embd}, true);
         }
     }
-    add("output_norm.weight", {p.n_embd}, true);
+    add(lfm2 ? "token_embd_norm.weight" : "output_norm.weight", {p.n_embd}, true);
     if (!gemma) {  // gemma3 ties the output to token_embd
         add("output.weight", {p.n_embd, p.n_vocab}, false);
     }

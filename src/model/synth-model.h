@@ -14,7 +14,7 @@ namespace hexnpu {
 
 struct synth_params {
     std::string name       = "tiny";
-    std::string arch       = "llama";  // llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss or qwen35
+    std::string arch       = "llama";  // llama, qwen2, qwen3, qwen3moe, gemma3, gpt-oss, qwen35 or lfm2
     int         n_vocab    = 512;
     int         n_embd     = 256;
     int         n_layer    = 2;
@@ -36,6 +36,8 @@ struct synth_params {
     int         ssm_n_group = 0;       //   full_attention_interval-th layer attends
     int         ssm_dt_rank = 0;
     int         full_attention_interval = 4;
+    int         shortconv_l_cache = 0;  // lfm2: the short convolution's taps; its layers are those
+                                        //   with (il + 1) % full_attention_interval != 0 too
     ggml_type   type       = GGML_TYPE_F32;  // type of the weight matrices; norms stay f32
     uint64_t    seed       = 42;
     // Multiplies every layer's ffn_up.weight: 1e6 gives weights past fp16's range (to ~2e5) while
@@ -50,7 +52,9 @@ struct synth_params {
 // layout: 16 experts of FFN width 64, 4 used per token); "gpt-oss-tiny" (gpt-oss's: biases, attention
 // sinks, sliding window 4 on even layers, YaRN by 4 over 128 positions, 8 experts of width 64, 2 used);
 // "qwen35-tiny" (Qwen3.5's hybrid: three gated delta-net layers of 2 key and 4 value heads of 32, a
-// 4-tap convolution, then a gated full-attention layer with IMROPE over a quarter of its head).
+// 4-tap convolution, then a gated full-attention layer with IMROPE over a quarter of its head);
+// "lfm2-tiny" (LFM2's: three 3-tap short-convolution layers, a QK-norm attention layer, the KV
+// heads per layer, the final norm named token_embd_norm).
 bool synth_preset(const std::string & name, synth_params & out);
 // Every preset's name, for messages.
 std::string synth_preset_names();

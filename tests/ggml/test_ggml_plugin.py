@@ -191,14 +191,16 @@ def test_mixture_of_experts_on_htp0(tmp_path, preset):
         assert len(htp["tokens"]) == 12
 
 
-def test_linear_attention_model_on_htp0(tmp_path):
-    """A synthesized Qwen3.5 (qwen35: three gated delta-net layers, then gated full attention with
-    IMROPE) that llama.cpp loads as its own architecture: every layer on HTP0 (the delta net, its
-    short convolution, the state copies into llama.cpp's recurrent memory, the gated attention), the
-    decode graph in 2 splits (the token embedding's GET_ROWS on the CPU), and greedy tokens equal to
-    llama.cpp's CPU backend's (F32 weights)."""
-    model = tmp_path / "qwen35-tiny.gguf"
-    p = run([BIN, "synth", model, "--preset", "qwen35-tiny"])
+@pytest.mark.parametrize("preset", ["qwen35-tiny", "lfm2-tiny"])
+def test_hybrid_model_on_htp0(tmp_path, preset):
+    """Synthesized hybrids that llama.cpp loads as its own architectures: Qwen3.5 (qwen35: three
+    gated delta-net layers, then gated full attention with IMROPE) and LFM2 (short-convolution
+    layers, QK-norm attention). Every layer on HTP0 (the delta net, the short convolutions, the
+    state copies into llama.cpp's recurrent memory, the attention), the decode graph in 2 splits
+    (the token embedding's GET_ROWS on the CPU), and greedy tokens equal to llama.cpp's CPU
+    backend's (F32 weights)."""
+    model = tmp_path / f"{preset}.gguf"
+    p = run([BIN, "synth", model, "--preset", preset])
     assert p.returncode == 0, p.stderr
     prompt = "the quick brown fox jumps over the lazy dog"
     htp, log = llama("-c", 256, "generate", "-p", prompt, "-n", 12, model=model)

@@ -174,7 +174,7 @@ TEST(DecoderOnNpuBeyondFp16, MatchesTheCpuWithHmxOn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, DecoderOnNpu,
-                         ::testing::Values("tiny", "gemma3-tiny", "qwen3moe-tiny", "gpt-oss-tiny", "qwen35-tiny"),
+                         ::testing::Values("tiny", "gemma3-tiny", "qwen3moe-tiny", "gpt-oss-tiny", "qwen35-tiny", "lfm2-tiny"),
                          [](const auto & info) {
                              std::string name = info.param;  // the architecture: "gpt-oss-tiny" -> gpt_oss
                              name = name == "tiny" ? "llama" : name.substr(0, name.rfind('-'));

@@ -8,7 +8,9 @@ gpt-oss: biases, attention sinks, the sliding window on even layers, YaRN, a rou
 its logits and weighs by their softmax, biased experts with the clamped SwiGLU of its release;
 Qwen3.5: the gated delta rule of its linear-attention layers as Qwen3-Next's reference recurrence
 states it, after a causal depthwise convolution, with key heads shared by the value heads tiled (the
-order llama.cpp's converter leaves them in), and gated full attention every fourth layer).
+order llama.cpp's converter leaves them in), and gated full attention every fourth layer; LFM2: its
+short-convolution blocks (B x through a causal depthwise convolution, times C) where a layer has no
+KV heads, QK-norm attention in the others).
 """
 
 import numpy as np
@@ -179,6 +181,20 @@ def gated_attention(m, p, h, pos):
     return (out * sigmoid(gate)).reshape(n, n_head * hd) @ t[p + "attn_output.weight"].T
 
 
+def short_conv(m, p, h):
+    """LFM2's convolution block over h [n_tokens, n_embd] from a zero state: B, C, x by one projection;
+    B x through a causal depthwise convolution (shortconv.l_cache taps); times C; out_proj."""
+    t = m.t
+    n, e = h.shape
+    kern = m.key("shortconv.l_cache")
+    bcx = h @ t[p + "shortconv.in_proj.weight"].T
+    b, c, x = bcx[:, :e], bcx[:, e:2 * e], bcx[:, 2 * e:]
+    padded = np.concatenate([np.zeros((kern - 1, e)), b * x])
+    w = t[p + "shortconv.conv.weight"]  # [n_embd, kern]
+    conv = sum(padded[i:i + n] * w[:, i] for i in range(kern))
+    return (c * conv) @ t[p + "shortconv.out_proj.weight"].T
+
+
 def forward_qwen35(m, tokens):
     t = m.t
     n_layer, eps = m.key("block_count"), m.key("attention.layer_norm_rms_epsilon")
@@ -221,6 +237,10 @@ def forward(m, tokens, last_n=None):
         return x @ t.get("output.weight", t["token_embd.weight"]).T
     n = len(tokens)
     pos = np.arange(n, dtype=np.float64)
+    lfm2 = arch == "lfm2"
+    if lfm2:  # KV heads per layer: 0 marks a convolution layer
+        kv_per_layer = list(n_head_kv)
+        n_head_kv = max(kv_per_layer)
 
     x = t["token_embd.weight"][tokens]
     if gemma:
@@ -230,6 +250,11 @@ def forward(m, tokens, last_n=None):
         p = f"blk.{il}."
         local = (gemma and il % 6 < 5) or (oss and il % 2 == 0)
         h = rms_norm(x, t[p + "attn_norm.weight"], eps)
+        if lfm2 and kv_per_layer[il] == 0:
+            x = x + short_conv(m, p, h)
+            h = rms_norm(x, t[p + "ffn_norm.weight"], eps)
+            x = x + (silu(h @ t[p + "ffn_gate.weight"].T) * (h @ t[p + "ffn_up.weight"].T)) @ t[p + "ffn_down.weight"].T
+            continue
         q = h @ t[p + "attn_q.weight"].T
         k = h @ t[p + "attn_k.weight"].T
         v = h @ t[p + "attn_v.weight"].T
@@ -283,6 +308,6 @@ def forward(m, tokens, last_n=None):
         x = x + f
     if last_n is not None:
         x = x[-last_n:]
-    x = rms_norm(x, t["output_norm.weight"], eps)
+    x = rms_norm(x, t["token_embd_norm.weight" if lfm2 else "output_norm.weight"], eps)
     w_out = t.get("output.weight", t["token_embd.weight"])
     return x @ w_out.T

@@ -19,7 +19,7 @@ def hexnpu_logits(run, path, tokens, *extra):
 
 @pytest.mark.parametrize("preset,wtype", [("tiny", "f32"), ("tiny", "f16"), ("gemma3-tiny", "f32"),
                                           ("qwen2-tiny", "f32"), ("qwen3-tiny", "f32"), ("qwen3moe-tiny", "f32"),
-                                          ("gpt-oss-tiny", "f32"), ("qwen35-tiny", "f32")])
+                                          ("gpt-oss-tiny", "f32"), ("qwen35-tiny", "f32"), ("lfm2-tiny", "f32")])
 def test_logits_match_reference(run, tmp_path, preset, wtype):
     path = tmp_path / f"{preset}.gguf"
     run("synth", path, "--preset", preset, "--type", wtype)

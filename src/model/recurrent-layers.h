@@ -1,4 +1,6 @@
-// qwen35's gated delta-net layer (llama.cpp's build_layer_attn_linear), graph-building only.
+// The recurrent layers of hybrid models, graph-building only: qwen35's gated delta net (llama.cpp's
+// build_layer_attn_linear) and lfm2's short convolution (its build_shortconv_block). Each carries a
+// per-sequence state in the context's caches and adds its writes to gf.
 #pragma once
 
 #include "model/model.h"
@@ -12,5 +14,11 @@ namespace hexnpu::model {
 // are added to gf.
 ggml_tensor * delta_net_layer(ggml_context & ctx, ggml_cgraph & gf, const hparams & h, const layer_weights & L,
                               ggml_tensor * cur, ggml_tensor * conv_state, ggml_tensor * ssm_state);
+
+// lfm2: cur [n_embd, n_tokens] projected to b, c, x; b x through the short convolution after the
+// layer's last l_cache - 1 inputs (conv_state, which gets this batch's last l_cache - 1); times c;
+// the output projection.
+ggml_tensor * short_conv_layer(ggml_context & ctx, ggml_cgraph & gf, const hparams & h, const layer_weights & L,
+                               ggml_tensor * cur, ggml_tensor * conv_state);
 
 } // namespace hexnpu::model
