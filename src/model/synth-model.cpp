@@ -52,6 +52,10 @@ bool synth_preset(const std::string & name, synth_params & out) {
         p.arch = "qwen35", p.n_embd = 128, p.n_layer = 4, p.n_head = 4, p.n_head_kv = 2, p.n_embd_head = 64, p.n_ff = 256;
         p.n_rot = 16, p.rope_base = 10000000.0f;
         p.ssm_d_conv = 4, p.ssm_d_state = 32, p.ssm_n_group = 2, p.ssm_dt_rank = 4;
+    } else if (name == "qwen35-0.8b") {  // for benchmarks: 4 of its 24 layers (3 delta net, 1 attention)
+        p.arch = "qwen35", p.n_vocab = 32000, p.n_embd = 1024, p.n_layer = 4, p.n_head = 8, p.n_head_kv = 2;
+        p.n_embd_head = 256, p.n_ff = 3584, p.n_ctx = 4096, p.n_rot = 64, p.rope_base = 10000000.0f;
+        p.ssm_d_conv = 4, p.ssm_d_state = 128, p.ssm_n_group = 16, p.ssm_dt_rank = 16;
     } else if (name == "lfm2-tiny") {
         p.arch = "lfm2", p.n_embd = 128, p.n_layer = 4, p.n_head = 4, p.n_head_kv = 2, p.n_ff = 256;
         p.rope_base = 1000000.0f, p.shortconv_l_cache = 3;
@@ -64,7 +68,7 @@ bool synth_preset(const std::string & name, synth_params & out) {
 }
 
 std::string synth_preset_names() {
-    return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny, gpt-oss-tiny, qwen35-tiny, lfm2-tiny";
+    return "tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny, gpt-oss-tiny, qwen35-tiny, qwen35-0.8b, lfm2-tiny";
 }
 
 synth_model::synth_model(const synth_params & p) {

@@ -53,6 +53,9 @@ struct synth_params {
 // sinks, sliding window 4 on even layers, YaRN by 4 over 128 positions, 8 experts of width 64, 2 used);
 // "qwen35-tiny" (Qwen3.5's hybrid: three gated delta-net layers of 2 key and 4 value heads of 32, a
 // 4-tap convolution, then a gated full-attention layer with IMROPE over a quarter of its head);
+// "qwen35-0.8b" (Qwen3.5-0.8B's widths: hidden 1024, 8 query / 2 KV heads of 256, FFN 3584, the delta
+// net's 16 key and 16 value heads of 128; 4 of its 24 layers and a 32000-token vocabulary, for
+// benchmarks);
 // "lfm2-tiny" (LFM2's: three 3-tap short-convolution layers, a QK-norm attention layer, the KV
 // heads per layer, the final norm named token_embd_norm).
 bool synth_preset(const std::string & name, synth_params & out);

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
+#include <string>
 
 using namespace hexnpu;
 
@@ -103,6 +105,38 @@ TEST(Tensor, OpShapes) {
     EXPECT_TRUE(ggml_are_same_shape(sum, x));
     ggml_tensor * u = ggml_unary(&ctx, x, GGML_UNARY_OP_SILU);
     EXPECT_STREQ(ggml_op_desc(u), "SILU");
+}
+
+// The linear-attention builders refuse what GGML's asserts and its CPU kernel's assumptions rule
+// out, naming the operand (issue 30's bad input).
+TEST(Tensor, LinearAttentionShapesAreChecked) {
+    ggml_context ctx;
+    auto         f32   = [&](int64_t a, int64_t b, int64_t c, int64_t d) { return ggml_new_tensor_4d(&ctx, GGML_TYPE_F32, a, b, c, d); };
+    auto         error = [](const std::function<void()> & build) {
+        try {
+            build();
+        } catch (const std::invalid_argument & e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    ggml_tensor * q = f32(64, 2, 5, 1), * k = f32(64, 2, 5, 1), * v = f32(64, 4, 5, 1);
+    ggml_tensor * g = f32(1, 4, 5, 1), * beta = f32(1, 4, 5, 1);
+    ggml_tensor * r = ggml_gated_delta_net(&ctx, q, k, v, g, beta, f32(64, 64, 4, 1), 1);
+    EXPECT_EQ(r->ne[0], 64 * 4);
+    EXPECT_EQ(r->ne[1], 5 + 64);
+    EXPECT_EQ(error([&] { ggml_gated_delta_net(&ctx, q, k, v, g, beta, f32(64, 64, 3, 1), 1); }),
+              "GATED_DELTA_NET: state must be [S, S, H, n_seqs]");
+    EXPECT_EQ(error([&] { ggml_gated_delta_net(&ctx, f32(64, 3, 5, 1), k, v, g, beta, f32(64, 64, 4, 1), 1); }),
+              "GATED_DELTA_NET: v's head count must be a multiple of q's and k's");
+    EXPECT_EQ(error([&] { ggml_gated_delta_net(&ctx, q, k, v, g, beta, f32(64, 64, 4, 1), 0); }),
+              "GATED_DELTA_NET: K (the states kept) must be at least 1");
+    EXPECT_EQ(error([&] { ggml_ssm_conv(&ctx, f32(7, 96, 1, 1), f32(4, 95, 1, 1)); }),
+              "SSM_CONV: sx's channels (ne[1]) must be c's (ne[1])");
+    EXPECT_EQ(error([&] { ggml_solve_tri(&ctx, f32(8, 8, 1, 1), f32(3, 8, 1, 1), true, false, false); }),
+              "SOLVE_TRI: only left, lower, non-unit systems are defined (as GGML)");
+    EXPECT_EQ(error([&] { ggml_tri(&ctx, f32(8, 7, 1, 1), GGML_TRI_TYPE_LOWER); }), "TRI: src0 must be square (ne[0] == ne[1])");
+    EXPECT_EQ(error([&] { ggml_diag(&ctx, f32(8, 2, 1, 1)); }), "DIAG: src0 must be one row per matrix (ne[1] == 1)");
 }
 
 TEST(Graph, TopologicalOrderVisitsSharedNodesOnce) {

@@ -33,9 +33,10 @@ struct cpu_env {
 
 // A copy of the tiny synthesized model with its metadata and tensors edited.
 std::string edited_model(const std::string & tag, const std::function<void(gguf::writer &)> & edit_kv,
-                         const std::string & drop_tensor = "", const std::string & reshape_tensor = "") {
+                         const std::string & drop_tensor = "", const std::string & reshape_tensor = "",
+                         const std::string & preset = "tiny") {
     synth_params p;
-    synth_preset("tiny", p);
+    synth_preset(preset, p);
     const std::string src = temp_path(tag + "-src");
     synth_model(p).writer().write(src);
     const gguf::reader r = gguf::reader::open(src);
@@ -120,7 +121,7 @@ TEST(SynthPresets, EveryNamedPresetExists) {
         EXPECT_EQ(p.name, name);
         pos = end + 2;
     }
-    EXPECT_EQ(n, 8u) << names;
+    EXPECT_EQ(n, 11u) << names;
     synth_params p;
     EXPECT_FALSE(synth_preset("huge", p));
 }
@@ -139,6 +140,25 @@ TEST(ModelLoad, MisshapenTensorIsNamed) {
     const std::string e = load_error(edited_model("shape", [](gguf::writer &) {}, "", "blk.0.ffn_gate.weight"));
     EXPECT_NE(e.find("tensor blk.0.ffn_gate.weight has shape [768, 256], expected [256, 768]"), std::string::npos)
         << e;
+}
+
+TEST(ModelLoad, HybridStateShapesThatCannotWorkAreNamed) {
+    // The delta net's widths must agree (inner = state x value heads; value heads a multiple of the
+    // key heads), else GATED_DELTA_NET's state or its head broadcast would not fit.
+    for (const auto & [key, value] : {std::pair{"qwen35.ssm.inner_size", 100u}, std::pair{"qwen35.ssm.time_step_rank", 3u}}) {
+        const std::string e = load_error(edited_model("q35-kv", [&](gguf::writer & w) {
+            w.set(key, gguf::value::from_u32(value));
+        }, "", "", "qwen35-tiny"));
+        EXPECT_NE(e.find("bad delta-net hyperparameters"), std::string::npos) << key << ": " << e;
+    }
+    const std::string conv = load_error(edited_model("q35-conv", [](gguf::writer &) {}, "", "blk.0.ssm_conv1d.weight",
+                                                     "qwen35-tiny"));
+    EXPECT_NE(conv.find("tensor blk.0.ssm_conv1d.weight has shape [256, 4], expected [4, 256]"), std::string::npos)
+        << conv;
+    const std::string kv = load_error(edited_model("lfm2-kv", [](gguf::writer & w) {
+        w.set("lfm2.attention.head_count_kv", gguf::value::from_u32(2));  // one count: no convolution layer
+    }, "", "", "lfm2-tiny"));
+    EXPECT_NE(kv.find("missing tensor blk.0.attn_q.weight"), std::string::npos) << kv;
 }
 
 TEST(ModelLoad, TiedOutputEmbedding) {

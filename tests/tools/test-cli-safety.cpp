@@ -871,7 +871,7 @@ TEST_F(CliSafety, Class9_DeviceListsWithoutMeaningAreRefused) {
 
 TEST_F(CliSafety, Class9_SynthNamesEveryPresetAndItsArchitecture) {
     const run_result bad = hexnpu({"synth", p("huge.gguf"), "--preset", "huge"});
-    EXPECT_TRUE(failed_with(bad, "unknown preset 'huge' (tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny, gpt-oss-tiny, qwen35-tiny, lfm2-tiny)"))
+    EXPECT_TRUE(failed_with(bad, "unknown preset 'huge' (tiny, small, 1b, gemma3-tiny, qwen2-tiny, qwen3-tiny, qwen3moe-tiny, gpt-oss-tiny, qwen35-tiny, qwen35-0.8b, lfm2-tiny)"))
         << describe({"synth", "--preset", "huge"}, bad);
     const run_result gemma = hexnpu({"synth", p("gemma.gguf"), "--preset", "gemma3-tiny"});
     EXPECT_EQ(gemma.exit_code, 0) << describe({"synth", "--preset", "gemma3-tiny"}, gemma);

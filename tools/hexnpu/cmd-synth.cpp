@@ -17,7 +17,8 @@ const char * kUsage =
     "usage: hexnpu synth OUT.gguf [--preset NAME] [--type f32|f16|bf16] [--seed N] [--ffn-up-scale S]\n"
     "  Writes a GGUF with deterministic pseudo-random weights (default: tiny, f32). Presets:\n"
     "  tiny, small, 1b (TinyLlama 1.1B's shapes, 4 of its 22 layers): llama; gemma3-tiny,\n"
-    "  qwen2-tiny, qwen3-tiny: those architectures. --ffn-up-scale S multiplies every layer's\n"
+    "  qwen2-tiny, qwen3-tiny, qwen3moe-tiny, gpt-oss-tiny, qwen35-tiny, lfm2-tiny: those\n"
+    "  architectures; qwen35-0.8b: Qwen3.5-0.8B's widths, 4 of its layers. --ffn-up-scale S multiplies every layer's\n"
     "  ffn_up.weight (1e6: weights past fp16's range, for testing that such a model runs on HTP0).\n";
 
 } // namespace
