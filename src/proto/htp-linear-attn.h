@@ -14,7 +14,11 @@
 //   pass 1: N[i] *= exp(g) (KDA: exp(g_i)); a += k_i N[i]        -> d = beta (v - a)
 //   pass 2: N[i] += k_i d;                  o += q_i N[i]        -> out = o / sqrt(S)
 // the order of GGML's CPU (decay, delta from the decayed state, update, output from the updated
-// state), with its sums over the keys in ascending i. Tokens stream in blocks of up to tb through
+// state), with its sums over the keys in ascending i. For a few tokens (decode) the turns would cost
+// more than the tokens (two 32 x 32 transposes per block each way against two passes per token), so
+// the host picks by_rows there: the state stays in GGML's layout (rows per value j over the keys),
+// each row's products with k and q are summed across lanes by a shuffle network (31 shuffles per 32
+// rows), the rest as above. by_rows needs whole vectors per row (S a multiple of 32). Tokens stream in blocks of up to tb through
 // two slots (q, k, v, g, beta rows in by 2-D DMA, the block's outputs out); a block ends at every
 // token whose state is kept (the last K), whose state is transposed into the slot's staging and
 // leaves with the block's outputs. The state stays fp32 throughout: nothing can overflow fp16.
@@ -121,6 +125,7 @@ struct htp_gdn_kparams {
     uint32_t       state_off;         // bytes of dst before the kept states: S H T n_seqs * 4
     uint32_t       slot_bytes;        // htp_gdn_slot_bytes
     uint32_t       vtcm_size;         // n_threads * htp_gdn_thread_bytes
+    uint32_t       by_rows;           // the state in GGML's layout, each token's products summed per row
 };
 static_assert(sizeof(htp_gdn_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -219,6 +224,8 @@ inline htp_verdict prepare_gdn_op(const htp_op_args & a, int32_t kparams[HTP_OP_
     kp.scale            = __builtin_bit_cast(uint32_t, scale);
     kp.state_off        = uint32_t(outs);
     kp.tb               = T < HTP_GDN_MAX_TOKENS ? T : HTP_GDN_MAX_TOKENS;
+    // Per block the turns take 2 (S/32)^2 x 80 shuffles, the row sums 2 (S/32) x 31 per token.
+    kp.by_rows = S % 32 == 0 && uint64_t(T) * 31 < uint64_t(S / 32) * 80;
     for (;;) {
         kp.slot_bytes = htp_gdn_slot(S, kp.tb, kp.kda != 0).bytes;
         if (uint64_t(kp.n_threads) * htp_gdn_thread_bytes(S, kp.slot_bytes) <= a.vtcm_size) {

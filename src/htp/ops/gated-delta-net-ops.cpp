@@ -1,6 +1,6 @@
 // GATED_DELTA_NET on HVX (proto/htp-linear-attn.h): one (head, sequence) at a time per thread, its
-// state in VTCM as rows per key (vectors over the values), the tokens streamed in blocks through two
-// slots. Each 32 values of the state are independent of the others (every step is per value j
+// state in VTCM as rows per key (vectors over the values; for a few tokens, GGML's rows per value),
+// the tokens streamed in blocks through two slots. Each 32 values of the state are independent of the others (every step is per value j
 // given the key's scalars), so a token walks the state once per vector of values: the decay and
 // k's product in one pass, the update and q's product in the next.
 #include "htp-tensor.h"
@@ -103,6 +103,105 @@ __attribute__((noinline)) void gdn_tokens(const gdn_job & job, uint8_t * n, uint
     }
 }
 
+// Rows r0 .. r0 + 31 of the state m (rv vectors each, `row` bytes apart) decayed by gamma or, per
+// key, by decay[] (KDA: not null), their products with k summed per vector into p (in
+// hvx_sf_row_sums32's order). Out of line, like the other pieces below: no vector stays live across
+// the calls of the loop over the rows.
+__attribute__((noinline)) void decay_times_k(uint8_t * m, uint32_t row, const HVX_Vector * kv, const HVX_Vector * decay,
+                                             float gamma, HVX_Vector * p) {
+    const uint32_t rv = row / 128;
+    for (uint32_t r = 0; r < 32; ++r) {
+        HVX_Vector * mj  = vec(m + r * row);
+        HVX_Vector   acc = Q6_V_vzero();
+        for (uint32_t v = 0; v < rv; ++v) {
+            const HVX_Vector s = hvx_sf_mul(mj[v], decay ? decay[v] : hvx_splat_sf(gamma));
+            mj[v]              = s;
+            acc                = hvx_sf_add(acc, hvx_sf_mul(s, kv[v]));
+        }
+        p[hvx_row_sums_slot(r)] = acc;
+    }
+}
+
+// p[32] = the 32 rows' deltas beta (v_j - (S^T k)_j), from their products with k in p.
+__attribute__((noinline)) void row_deltas(HVX_Vector * p, const HVX_Vector * v, float beta) {
+    const HVX_Vector kn = hvx_sf_row_sums32(p);
+    p[32]               = hvx_sf_mul(hvx_sf_sub(*v, kn), hvx_splat_sf(beta));
+}
+
+// The same 32 rows updated by k times each row's delta, their products with q into p.
+__attribute__((noinline)) void update_times_q(uint8_t * m, uint32_t row, const HVX_Vector * kv, const HVX_Vector * qv,
+                                              const float * delta, HVX_Vector * p) {
+    const uint32_t rv = row / 128;
+    for (uint32_t r = 0; r < 32; ++r) {
+        HVX_Vector *     mj  = vec(m + r * row);
+        const HVX_Vector d   = hvx_splat_sf(delta[r]);
+        HVX_Vector       acc = Q6_V_vzero();
+        for (uint32_t v = 0; v < rv; ++v) {
+            const HVX_Vector s = hvx_sf_add(mj[v], hvx_sf_mul(kv[v], d));
+            mj[v]              = s;
+            acc                = hvx_sf_add(acc, hvx_sf_mul(s, qv[v]));
+        }
+        p[hvx_row_sums_slot(r)] = acc;
+    }
+}
+
+// x[0 .. n) times s.
+__attribute__((noinline)) void scale_row(HVX_Vector * x, uint32_t n, float s) {
+    for (uint32_t v = 0; v < n; ++v) {
+        x[v] = hvx_sf_mul(x[v], hvx_splat_sf(s));
+    }
+}
+
+// The token's decay: exp(g) of its one g (returned), or, KDA (rv vectors of g), exp over the keys in
+// place (returns 0).
+__attribute__((noinline)) float token_decay(HVX_Vector * gv, uint32_t rv) {
+    if (rv == 0) {
+        const HVX_Vector e = hvx_sf_exp(hvx_splat_sf(reinterpret_cast<const float *>(gv)[0]));
+        return reinterpret_cast<const float *>(&e)[0];
+    }
+    for (uint32_t v = 0; v < rv; ++v) {
+        gv[v] = hvx_sf_exp(gv[v]);
+    }
+    return 0.0f;
+}
+
+// The block's tokens through the state m in GGML's layout (row j over the keys, `row` bytes apart;
+// S a multiple of 32), 32 rows at a time: the rows' products with k (after the decay) and with q
+// (after the update) summed across lanes by hvx_sf_row_sums32; the delta of row j is a scalar of
+// the first sums' vector. tmp: 33 vectors.
+__attribute__((noinline)) void gdn_tokens_by_rows(const gdn_job & job, uint8_t * m, uint8_t * slot, uint32_t nt,
+                                                  HVX_Vector * tmp) {
+    const htp_gdn_kparams &     kp    = job.kp;
+    const htp_gdn_slot_layout & L     = job.L;
+    const uint32_t              S     = kp.S, row = job.row, rv = row / 128;
+    const float                 scale = __builtin_bit_cast(float, kp.scale);
+    for (uint32_t t = 0; t < nt; ++t) {
+        const HVX_Vector * qv   = vec(slot + L.q + t * row);
+        const HVX_Vector * kv   = vec(slot + L.k + t * row);
+        const HVX_Vector * vs   = vec(slot + L.v + t * row);
+        HVX_Vector *       out  = vec(slot + L.out + t * row);
+        HVX_Vector *       gv   = vec(slot + L.g + (kp.kda ? t * row : t * 4));
+        const float        beta = reinterpret_cast<const float *>(slot + L.beta)[t];
+        const float        gamma = token_decay(gv, kp.kda ? rv : 0);
+        for (uint32_t j0 = 0; j0 < S; j0 += 32) {
+            decay_times_k(m + j0 * row, row, kv, kp.kda ? gv : nullptr, gamma, tmp);
+            row_deltas(tmp, vs + j0 / 32, beta);
+            update_times_q(m + j0 * row, row, kv, qv, reinterpret_cast<const float *>(tmp + 32), tmp);
+            out[j0 / 32] = hvx_sf_row_sums32(tmp);
+        }
+        scale_row(out, rv, scale);
+    }
+}
+
+// n's S rows copied to `to` (a kept state leaving while n goes on).
+__attribute__((noinline)) void copy_state(const uint8_t * n, uint8_t * to, uint32_t S, uint32_t row) {
+    const HVX_Vector * s = reinterpret_cast<const HVX_Vector *>(n);
+    HVX_Vector *       d = vec(to);
+    for (uint32_t v = 0; v < S * (row / 128); ++v) {
+        d[v] = s[v];
+    }
+}
+
 void gdn_item_run(const gdn_job & job, uint32_t i, uint32_t item, uint8_t * area) {
     const htp_gdn_kparams &     kp = job.kp;
     const htp_gdn_slot_layout & L  = job.L;
@@ -127,12 +226,14 @@ void gdn_item_run(const gdn_job & job, uint32_t i, uint32_t item, uint8_t * area
     auto             slot_of = [&](uint32_t k2) { return slots + k2 * kp.slot_bytes; };
     const dma_addr_t out_base = htp_tensor_dma_addr(plat, job.dst);
 
-    // The state lands in slot 0's staging and turns into n.
-    dma_queue_push_ddr_to_vtcm(q_dma, dma_addr_of(slot_of(0) + L.stage),
+    // The state lands in n (by_rows) or in slot 0's staging, and turns into n.
+    dma_queue_push_ddr_to_vtcm(q_dma, dma_addr_of(kp.by_rows ? n : slot_of(0) + L.stage),
                                dma_addr_at(htp_tensor_dma_addr(plat, job.src[5]), it.state), row, S * 4, S * 4, S,
                                trace_info(item));
     dma_queue_pop(q_dma);
-    turn_state(slot_of(0) + L.stage, n, row, tmp);
+    if (!kp.by_rows) {
+        turn_state(slot_of(0) + L.stage, n, row, tmp);
+    }
 
     uint32_t       next_t = 0;
     const uint32_t first_kept = T > kp.K ? T - kp.K : 0;
@@ -168,9 +269,16 @@ void gdn_item_run(const gdn_job & job, uint32_t i, uint32_t item, uint8_t * area
                                        b.nt, trace_info(t));
         },
         [&](uint32_t k2, const gdn_block & b) {
-            gdn_tokens(job, n, slot_of(k2), b.nt);
-            if (b.keep != 0) {
-                turn_state(n, slot_of(k2) + L.stage, row, tmp);
+            if (kp.by_rows) {
+                gdn_tokens_by_rows(job, n, slot_of(k2), b.nt, tmp);
+                if (b.keep != 0) {
+                    copy_state(n, slot_of(k2) + L.stage, S, row);
+                }
+            } else {
+                gdn_tokens(job, n, slot_of(k2), b.nt);
+                if (b.keep != 0) {
+                    turn_state(n, slot_of(k2) + L.stage, row, tmp);
+                }
             }
         },
         [&](uint32_t k2, const gdn_block & b) -> uint32_t {
@@ -210,7 +318,7 @@ bool guard_gdn(const htp_op_context * octx) {
     }
     const uint32_t S = v->ne[0], H = v->ne[1], T = v->ne[2], NS = v->ne[3];
     const uint64_t items = uint64_t(H) * NS;
-    return S == kp.S && S <= proto::HTP_GDN_MAX_S && kp.tb >= 1 && kp.tb <= proto::HTP_GDN_MAX_TOKENS &&
+    return S == kp.S && S <= proto::HTP_GDN_MAX_S && (kp.by_rows == 0 || (kp.by_rows == 1 && S % 32 == 0)) && kp.tb >= 1 && kp.tb <= proto::HTP_GDN_MAX_TOKENS &&
            kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && uint64_t(kp.items_per_thread) * kp.n_threads >= items &&
            kp.div_h.d == H && kp.div_hq.d == s[0]->ne[1] && kp.div_hk.d == s[1]->ne[1] &&
            proto::fastmodulo(H, kp.div_hq) == 0 && proto::fastmodulo(H, kp.div_hk) == 0 &&
