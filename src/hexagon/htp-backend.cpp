@@ -68,6 +68,17 @@ std::optional<htp_op> fused_rms_norm_mul(const ggml_cgraph & graph, size_t i, co
     if (ggml_graph_n_readers(graph.whole != nullptr ? *graph.whole : graph, norm) != 1) {
         return std::nullopt;
     }
+    // The fused op reads the norm's source while it writes the MUL's result. The allocator knew
+    // neither: the source may have died at the norm, its memory reused for the MUL's result. Only
+    // the very same rows (in place) may be shared; a shifted overlap would have rows written before
+    // they are read (Qwen3.5's gated norm over the delta net's output gave wrong prompts this way).
+    const ggml_tensor * src = norm->src[0];
+    const auto *        s0  = static_cast<const uint8_t *>(src->data);
+    const auto *        d0  = static_cast<const uint8_t *>(mul->data);
+    const bool overlap = s0 != nullptr && d0 != nullptr && s0 < d0 + ggml_nbytes(mul) && d0 < s0 + ggml_nbytes(src);
+    if (overlap && !(s0 == d0 && ggml_are_same_stride(src, mul))) {
+        return std::nullopt;
+    }
     return prepare_htp_rms_norm_mul(norm, mul, target);
 }
 

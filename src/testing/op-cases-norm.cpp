@@ -52,6 +52,18 @@ void add_norm_cases(std::vector<op_case> & cases) {
                              return ggml_mul(g.ctx(), ggml_rms_norm(g.ctx(), a, 1e-6f), w);
                          }});
     }
+    // Qwen3.5's gated attention: Q's heads a view of the projection that interleaves them with
+    // their gates (each head's row 2 hd apart), normed and weighted; prompts of 64 and 66 tokens.
+    for (const int64_t T : {int64_t(64), int64_t(66)}) {
+        cases.push_back({"type=f32,q=view[64,4," + std::to_string(T) + "] of [512," + std::to_string(T) +
+                             "],weight=[64],eps=1e-06,of=rms_norm",
+                         kSumTol, [=](case_graph & g) {
+                             ggml_tensor * qg = g.input(GGML_TYPE_F32, {512, T, 1, 1}, uniform(-1.0, 1.0));
+                             ggml_tensor * q  = ggml_view_3d(g.ctx(), qg, 64, 4, T, 512, 2048, 0);
+                             ggml_tensor * w  = g.input(GGML_TYPE_F32, {64, 1, 1, 1}, uniform(-2.0, 2.0));
+                             return ggml_mul(g.ctx(), ggml_rms_norm(g.ctx(), q, 1e-6f), w);
+                         }});
+    }
 }
 
 } // namespace hexnpu::optest

@@ -325,6 +325,60 @@ TEST(HtpGraph, RmsNormMulFusesOnlyWhereNothingElseReadsTheNorm) {
     }
 }
 
+// The fused RMS_NORM_MUL reads the norm's source while writing the MUL's result; the allocator
+// planned for the two ops, so the MUL's result may reuse the source's memory after the norm. Fused,
+// a shifted overlap would overwrite source rows before they are read (Qwen3.5's gated norm over the
+// delta net's output): such a pair stays two ops; the very same rows (in place) still fuse.
+TEST(HtpGraph, RmsNormMulDoesNotFuseOverItsOwnSourceShifted) {
+    htp_options o = test_options();
+    o.n_hvx       = 1;  // in order: without the check, rows ahead are overwritten before they are read
+    auto                     devices = make_htp_devices(o, test_session());
+    std::unique_ptr<backend> npu     = devices[0]->init_backend();
+    const int64_t            rows = 2048, n = 64;
+    const size_t             bytes = size_t(rows * n) * 4;
+    for (const size_t shift : {bytes / 2, size_t(0)}) {
+        ggml_context  ctx;
+        ggml_tensor * x   = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, n, rows);
+        ggml_tensor * w   = ggml_new_tensor_1d(&ctx, GGML_TYPE_F32, n);
+        ggml_tensor * nrm = ggml_rms_norm(&ctx, x, 1e-6f);
+        ggml_tensor * m   = ggml_mul(&ctx, nrm, w);
+        auto          buf  = devices[0]->buffer_type()->alloc_buffer(3 * bytes + 4096);
+        auto *        base = static_cast<uint8_t *>(buf->base());
+        tensor_alloc(buf.get(), x, base);
+        tensor_alloc(buf.get(), nrm, base + 2 * bytes);
+        tensor_alloc(buf.get(), m, base + shift);  // the MUL's result over x, shifted or in place
+        tensor_alloc(buf.get(), w, base + 3 * bytes);
+        std::vector<float> xv(size_t(rows * n));
+        std::vector<float> wv(static_cast<size_t>(n));
+        for (size_t i = 0; i < xv.size(); ++i) {
+            xv[i] = float(int(i % 97) - 48) / 16.0f;
+        }
+        for (size_t i = 0; i < wv.size(); ++i) {
+            wv[i] = 0.5f + float(i) / 64.0f;
+        }
+        tensor_set(x, xv.data(), 0, bytes);
+        tensor_set(w, wv.data(), 0, size_t(n) * 4);
+        ggml_cgraph graph;
+        ggml_build_forward_expand(graph, m);
+        npu->graph_compute(graph);
+        EXPECT_EQ(static_cast<htp_backend &>(*npu).fused_count(), shift == 0 ? 1u : 0u) << "shift " << shift;
+        std::vector<float> got(xv.size());
+        tensor_get(m, got.data(), 0, bytes);
+        for (int64_t r = 0; r < rows; ++r) {
+            double ss = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                ss += double(xv[size_t(r * n + i)]) * xv[size_t(r * n + i)];
+            }
+            const double f = 1.0 / std::sqrt(ss / double(n) + 1e-6);
+            for (int64_t i = 0; i < n; ++i) {
+                const double want = xv[size_t(r * n + i)] * f * wv[size_t(i)];
+                ASSERT_NEAR(got[size_t(r * n + i)], want, 1e-5 * std::max(1.0, std::fabs(want))) << "shift " << shift
+                                                                                                  << " row " << r;
+            }
+        }
+    }
+}
+
 // The answers come from the operands' types, shapes and strides and the op's params alone (spec:
 // never from buffer state): the same with the operands not yet allocated, stored in an HTP0-REPACK
 // buffer (the quantized ones tiled) and stored flat in a plain buffer.
