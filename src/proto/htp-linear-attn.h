@@ -5,7 +5,10 @@
 // work item is 32 channels x up to 32 output times of one sequence. Their sx rows (the channels'
 // time series, tb + d_conv - 1 <= 64 columns) land by one 2-D DMA, c's rows by another; HVX turns
 // both by 32 x 32 word transposes into vectors over the channels, multiplies and adds tap by tap,
-// and the item's outputs leave by one 2-D DMA (tb rows of its channels). Two slots per thread.
+// and the item's outputs leave by one 2-D DMA (tb rows of its channels). Two slots per thread. For a
+// few output times (decode) the host picks by_rows: each channel's row stays a vector (its columns
+// in lanes), rotated by t, masked to the taps and times c's row, and the 32 channels' products are
+// summed across lanes by hvx_sf_row_sums32 (31 shuffles per time against three transposes, 240).
 //
 // GATED_DELTA_NET (GGML's fused op, K states kept): a work item is one (head, sequence); the
 // thread keeps its state in VTCM as N[i][j] = S[i][j] (key i, value j: a row per key, vectors over
@@ -53,6 +56,7 @@ struct htp_ssm_conv_kparams {
     fastdiv_values div_cblocks;  // item -> (channel block, rest)
     fastdiv_values div_tblocks;  // rest -> (time block, sequence)
     uint32_t       vtcm_size;    // n_threads * HTP_SSM_CONV_THREAD_BYTES
+    uint32_t       by_rows;      // a few times: no turns, each channel's tap products summed across lanes
 };
 static_assert(sizeof(htp_ssm_conv_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -100,6 +104,8 @@ inline htp_verdict prepare_ssm_conv_op(const htp_op_args & a, int32_t kparams[HT
         kp.items_per_thread = (kp.n_items + kp.n_threads - 1) / kp.n_threads;
     }
     kp.vtcm_size = kp.n_threads * HTP_SSM_CONV_THREAD_BYTES;
+    // Per time 31 shuffles and 32 rotations against 240 shuffles per item: up to 4 times.
+    kp.by_rows = kp.tb <= 4 && kp.tb + c.ne[0] - 1 <= 32;
     return htp_store_kparams(HTP_TAKEN, kp, kparams);
 }
 

@@ -99,6 +99,8 @@ void add_ssm_conv_cases(std::vector<op_case> & cases) {
         {3, 2048, 1, 1}, {3, 2048, 64, 1},  // LFM2-1.2B: n_embd 2048, L_cache 3
         {9, 1024, 5, 1},
         {4, 1000, 7, 3},  // channels not a multiple of a vector
+        {4, 1000, 3, 2},  // a few times: the NPU's row sums, each time's columns rotated into place
+        {9, 96, 4, 1},
     };
     // Sums of d_conv (<= 9) fp32 products, a few ulp each: NMSE against float64 measured <= 4e-15,
     // kSumTol.

@@ -1,9 +1,11 @@
 // SSM_CONV (proto/htp-linear-attn.h): items of 32 channels x up to 32 output times. The channels'
 // sx rows and c rows land by DMA; two 32 x 32 word transposes make vectors over the channels of
-// each sx column and each tap; each output time is the taps' products added in order; the item's
-// outputs leave by one 2-D DMA.
+// each sx column and each tap; each output time is the taps' products added in order (for a few
+// times: each channel's products summed across lanes, no transposes); the item's outputs leave by
+// one 2-D DMA.
 #include "htp-tensor.h"
 #include "hvx-arith.h"
+#include "hvx-sort.h"
 #include "hvx-transpose.h"
 #include "ops.h"
 #include "stream-pipeline.h"
@@ -59,6 +61,28 @@ __attribute__((noinline)) void conv_slot(const conv_job & job, uint8_t * slot, u
     }
 }
 
+// Time t of the slot's 32 channels, by rows: x rows (128 bytes apart) rotated by t, the lanes past
+// the taps zeroed, times c's rows; p (32 vectors) gets them in hvx_sf_row_sums32's order.
+__attribute__((noinline)) void tap_products(const HVX_Vector * x, const HVX_Vector * c, uint32_t t, uint32_t taps,
+                                            HVX_Vector * p) {
+    const HVX_VectorPred in = Q6_Q_vcmp_gt_VwVw(hvx_splat_w(int32_t(taps)), hvx_lane_index_w());
+    for (uint32_t r = 0; r < 32; ++r) {
+        const HVX_Vector xs     = Q6_V_vror_VR(x[r], int32_t(4 * t));
+        p[hvx_row_sums_slot(r)] = Q6_V_vmux_QVV(in, hvx_sf_mul(xs, c[r]), Q6_V_vzero());
+    }
+}
+
+// The slot's outputs by rows (kp.by_rows): per time, the channels' tap products summed per row.
+__attribute__((noinline)) void conv_slot_by_rows(const conv_job & job, uint8_t * slot, uint8_t * scratch,
+                                                 const conv_item & it) {
+    HVX_Vector * p   = vec(scratch);
+    HVX_Vector * out = vec(slot + proto::HTP_SSM_CONV_X_BYTES + proto::HTP_SSM_CONV_C_BYTES);
+    for (uint32_t t = 0; t < it.nt; ++t) {
+        tap_products(vec(slot), vec(slot + proto::HTP_SSM_CONV_X_BYTES), t, job.c->ne[0], p);
+        out[t] = hvx_sf_row_sums32(p);
+    }
+}
+
 void conv_thread(uint32_t, uint32_t i, void * data) {
     const conv_job &             job = *static_cast<const conv_job *>(data);
     const htp_ssm_conv_kparams & kp  = job.kp;
@@ -94,12 +118,19 @@ void conv_thread(uint32_t, uint32_t i, void * data) {
         [&](uint32_t s, const conv_item & b) { dma_queue_push_token(q, slot_of(s), trace_info(b.row)); },
         [&](uint32_t s, const conv_item & b) {
             uint8_t * slot = slot_of(s);
-            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot), dma_addr_at(sx_base, b.x_off), 256, job.sx->nb[1],
-                                       (b.nt + taps - 1) * 4, b.nch, trace_info(b.row));
+            // A channel's columns: 64 (two vectors, turned) or, by rows, one vector each.
+            dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot), dma_addr_at(sx_base, b.x_off), kp.by_rows ? 128 : 256,
+                                       job.sx->nb[1], (b.nt + taps - 1) * 4, b.nch, trace_info(b.row));
             dma_queue_push_ddr_to_vtcm(q, dma_addr_of(slot + proto::HTP_SSM_CONV_X_BYTES), dma_addr_at(c_base, b.c_off),
                                        128, job.c->nb[1], taps * 4, b.nch, trace_info(b.row));
         },
-        [&](uint32_t s, const conv_item & b) { conv_slot(job, slot_of(s), scratch, b); },
+        [&](uint32_t s, const conv_item & b) {
+            if (kp.by_rows) {
+                conv_slot_by_rows(job, slot_of(s), scratch, b);
+            } else {
+                conv_slot(job, slot_of(s), scratch, b);
+            }
+        },
         [&](uint32_t s, const conv_item & b) {
             dma_queue_push_vtcm_to_ddr(q, dma_addr_at(d_base, b.dst_off),
                                        dma_addr_of(slot_of(s) + proto::HTP_SSM_CONV_X_BYTES + proto::HTP_SSM_CONV_C_BYTES),
@@ -121,6 +152,7 @@ bool guard_ssm_conv(const htp_op_context * octx) {
     const uint32_t cblocks = (dst->ne[0] + 31) / 32;
     const uint32_t tblocks = kp.div_tblocks.d;  // ceil(n_t / tb), checked without a division
     return kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && kp.div_cblocks.d == cblocks && tblocks >= 1 &&
+           (kp.by_rows == 0 || (kp.by_rows == 1 && kp.tb + c->ne[0] - 1 <= 32)) &&
            uint64_t(tblocks) * kp.tb >= dst->ne[1] && uint64_t(tblocks - 1) * kp.tb < dst->ne[1] &&
            uint64_t(kp.n_items) == uint64_t(cblocks) * tblocks * dst->ne[2] &&
            uint64_t(kp.items_per_thread) * kp.n_threads >= kp.n_items &&
