@@ -7,6 +7,7 @@
 #include "hvx-arith.h"
 #include "hvx-exp.h"
 #include "hvx-transpose.h"
+#include "item-job.h"
 #include "ops.h"
 #include "stream-pipeline.h"
 #include "vtcm.h"
@@ -330,9 +331,6 @@ bool guard_gdn(const htp_op_context * octx) {
 }
 
 uint32_t op_gdn(htp_op_context * octx) {
-    if (octx->mdev->count > 1 && octx->mdev->idx != 0) {
-        return proto::HTP_STATUS_OK;  // member 0 computes the op alone (proto/htp-linear-attn.h)
-    }
     gdn_job job{};
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
     job.octx = octx;
@@ -342,13 +340,7 @@ uint32_t op_gdn(htp_op_context * octx) {
     job.dst = octx->dst[0];
     job.row = proto::htp_gdn_row_bytes(job.kp.S);
     job.L   = proto::htp_gdn_slot(job.kp.S, job.kp.tb, job.kp.kda != 0);
-    vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
-    job.vtcm = vtcm.take(job.kp.vtcm_size);
-    if (!vtcm.ok()) {
-        return proto::HTP_STATUS_VTCM_TOO_SMALL;
-    }
-    work_queue_run(octx->work, gdn_thread, &job, job.kp.n_threads);
-    return proto::HTP_STATUS_OK;
+    return run_item_job(octx, job, job.kp.vtcm_size, job.kp.n_threads, gdn_thread);
 }
 
 } // namespace hexnpu::htp

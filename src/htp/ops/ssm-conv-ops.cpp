@@ -7,6 +7,7 @@
 #include "hvx-arith.h"
 #include "hvx-sort.h"
 #include "hvx-transpose.h"
+#include "item-job.h"
 #include "ops.h"
 #include "stream-pipeline.h"
 #include "vtcm.h"
@@ -160,22 +161,13 @@ bool guard_ssm_conv(const htp_op_context * octx) {
 }
 
 uint32_t op_ssm_conv(htp_op_context * octx) {
-    if (octx->mdev->count > 1 && octx->mdev->idx != 0) {
-        return proto::HTP_STATUS_OK;  // member 0 computes the op alone (proto/htp-linear-attn.h)
-    }
     conv_job job{};
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
     job.octx = octx;
     job.sx   = octx->src[0];
     job.c    = octx->src[1];
     job.dst  = octx->dst[0];
-    vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
-    job.vtcm = vtcm.take(job.kp.vtcm_size);
-    if (!vtcm.ok()) {
-        return proto::HTP_STATUS_VTCM_TOO_SMALL;
-    }
-    work_queue_run(octx->work, conv_thread, &job, job.kp.n_threads);
-    return proto::HTP_STATUS_OK;
+    return run_item_job(octx, job, job.kp.vtcm_size, job.kp.n_threads, conv_thread);
 }
 
 } // namespace hexnpu::htp

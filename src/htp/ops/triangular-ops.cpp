@@ -7,6 +7,7 @@
 #include "hvx-arith.h"
 #include "hvx-div.h"
 #include "hvx-sort.h"
+#include "item-job.h"
 #include "ops.h"
 #include "row-walk.h"
 #include "stream-dst-rows.h"
@@ -231,22 +232,13 @@ bool guard_solve_tri(const htp_op_context * octx) {
 }
 
 uint32_t op_solve_tri(htp_op_context * octx) {
-    if (octx->mdev->count > 1 && octx->mdev->idx != 0) {
-        return proto::HTP_STATUS_OK;  // member 0 solves alone (proto/htp-triangular.h)
-    }
     solve_job job{};
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
     job.octx = octx;
     job.a    = octx->src[0];
     job.b    = octx->src[1];
     job.x    = octx->dst[0];
-    vtcm_arena vtcm(octx->vtcm_base, octx->vtcm_size);
-    job.vtcm = vtcm.take(job.kp.vtcm_size);
-    if (!vtcm.ok()) {
-        return proto::HTP_STATUS_VTCM_TOO_SMALL;
-    }
-    work_queue_run(octx->work, solve_thread, &job, job.kp.n_threads);
-    return proto::HTP_STATUS_OK;
+    return run_item_job(octx, job, job.kp.vtcm_size, job.kp.n_threads, solve_thread);
 }
 
 } // namespace hexnpu::htp
