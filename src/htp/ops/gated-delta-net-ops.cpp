@@ -1,8 +1,9 @@
 // GATED_DELTA_NET on HVX (proto/htp-linear-attn.h): one (head, sequence) at a time per thread, its
 // state in VTCM as rows per key (vectors over the values; for a few tokens, GGML's rows per value),
-// the tokens streamed in blocks through two slots. Each 32 values of the state are independent of the others (every step is per value j
-// given the key's scalars), so a token walks the state once per vector of values: the decay and
-// k's product in one pass, the update and q's product in the next.
+// the tokens streamed in blocks through two slots. Each 32 values of the state are independent of
+// the others (every step is per value j given the key's scalars), so a token walks the state once
+// per vector of values: the decay and k's product in one pass, the update and q's product in the
+// next.
 #include "htp-tensor.h"
 #include "hvx-arith.h"
 #include "hvx-exp.h"
