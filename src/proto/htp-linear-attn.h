@@ -92,17 +92,16 @@ inline htp_verdict prepare_ssm_conv_op(const htp_op_args & a, int32_t kparams[HT
         return htp_refuse("more than 2^32 work items");
     }
     kp.n_items          = uint32_t(items);
-    kp.n_threads        = kp.n_items < a.n_threads ? kp.n_items : a.n_threads;
-    kp.items_per_thread = (kp.n_items + kp.n_threads - 1) / kp.n_threads;
     kp.div_cblocks      = init_fastdiv(cblocks);
     kp.div_tblocks      = init_fastdiv(tblocks);
-    if (uint64_t(kp.n_threads) * HTP_SSM_CONV_THREAD_BYTES > a.vtcm_size) {
-        kp.n_threads        = a.vtcm_size / HTP_SSM_CONV_THREAD_BYTES;
-        if (kp.n_threads == 0) {
-            return htp_refuse(HTP_REFUSED_VTCM);
-        }
-        kp.items_per_thread = (kp.n_items + kp.n_threads - 1) / kp.n_threads;
+    // As many threads as the session has, items and VTCM allow.
+    const uint32_t fit = a.vtcm_size / HTP_SSM_CONV_THREAD_BYTES;
+    if (fit == 0) {
+        return htp_refuse(HTP_REFUSED_VTCM);
     }
+    const htp_item_split split = htp_split_items(kp.n_items, a.n_threads < fit ? a.n_threads : fit);
+    kp.n_threads               = split.n_threads;
+    kp.items_per_thread        = split.per_thread;
     kp.vtcm_size = kp.n_threads * HTP_SSM_CONV_THREAD_BYTES;
     // Per time 31 shuffles and 32 rotations against 240 shuffles per item: up to 4 times.
     kp.by_rows = kp.tb <= 4 && kp.tb + c.ne[0] - 1 <= 32;
@@ -216,8 +215,7 @@ inline htp_verdict prepare_gdn_op(const htp_op_args & a, int32_t kparams[HTP_OP_
         return htp_refuse("more than 4 GiB of outputs");
     }
     htp_gdn_kparams kp{};
-    kp.n_threads        = items < a.n_threads ? uint32_t(items) : a.n_threads;
-    kp.items_per_thread = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
+    htp_item_split  split = htp_split_items(uint32_t(items), a.n_threads);
     kp.div_h            = init_fastdiv(H);
     kp.div_hq           = init_fastdiv(q.ne[1]);
     kp.div_hk           = init_fastdiv(k.ne[1]);
@@ -234,19 +232,20 @@ inline htp_verdict prepare_gdn_op(const htp_op_args & a, int32_t kparams[HTP_OP_
     kp.by_rows = S % 32 == 0 && uint64_t(T) * 31 < uint64_t(S / 32) * 80;
     for (;;) {
         kp.slot_bytes = htp_gdn_slot(S, kp.tb, kp.kda != 0).bytes;
-        if (uint64_t(kp.n_threads) * htp_gdn_thread_bytes(S, kp.slot_bytes) <= a.vtcm_size) {
+        if (uint64_t(split.n_threads) * htp_gdn_thread_bytes(S, kp.slot_bytes) <= a.vtcm_size) {
             break;
         }
         if (kp.tb > 1) {
             kp.tb /= 2;
-        } else if (kp.n_threads > 1) {
-            --kp.n_threads;
-            kp.items_per_thread = uint32_t((items + kp.n_threads - 1) / kp.n_threads);
+        } else if (split.n_threads > 1) {
+            split = htp_split_items(uint32_t(items), split.n_threads - 1);
         } else {
             return htp_refuse(HTP_REFUSED_VTCM);
         }
     }
-    kp.vtcm_size = uint32_t(uint64_t(kp.n_threads) * htp_gdn_thread_bytes(S, kp.slot_bytes));
+    kp.n_threads        = split.n_threads;
+    kp.items_per_thread = split.per_thread;
+    kp.vtcm_size        = uint32_t(uint64_t(kp.n_threads) * htp_gdn_thread_bytes(S, kp.slot_bytes));
     return htp_store_kparams(HTP_TAKEN, kp, kparams);
 }
 

@@ -24,6 +24,17 @@ constexpr htp_verdict htp_refuse(const char * why) { return htp_verdict{why}; }
 // The reason every VTCM fit check gives (one address: the host recognizes it and names the size).
 inline constexpr char HTP_REFUSED_VTCM[] = "the op does not fit the session's VTCM";
 
+// Work items split evenly over at most max_threads threads (none idle): thread i takes items
+// [i * per_thread, (i + 1) * per_thread) clipped to n_items. n_items and max_threads >= 1.
+struct htp_item_split {
+    uint32_t n_threads;
+    uint32_t per_thread;
+};
+constexpr htp_item_split htp_split_items(uint32_t n_items, uint32_t max_threads) {
+    const uint32_t n = n_items < max_threads ? n_items : max_threads;
+    return {n, (n_items + n - 1) / n};
+}
+
 // One op as its prepare function sees it.
 struct htp_op_args {
     uint32_t           opcode;

@@ -137,8 +137,9 @@ inline htp_verdict prepare_solve_tri_op(const htp_op_args & args, int32_t kparam
             return htp_refuse("more than 2^32 systems");
         }
         kp.n_items          = uint32_t(items);
-        kp.n_threads        = kp.n_items < args.n_threads ? kp.n_items : args.n_threads;
-        kp.items_per_thread = (kp.n_items + kp.n_threads - 1) / kp.n_threads;
+        const htp_item_split split = htp_split_items(kp.n_items, args.n_threads);
+        kp.n_threads               = split.n_threads;
+        kp.items_per_thread        = split.per_thread;
         kp.div_blocks       = init_fastdiv(blocks);
         if (htp_solve_tri_vtcm_size(kp.n_threads, n, kp.cols) <= args.vtcm_size) {
             break;

@@ -190,7 +190,7 @@ int cmd_bench(args a) {
         write_htp_trace(*trace);
         trace->commit();
     }
-    print_window_stats(d);
+    print_run_reports(d);
 
     std::string size_label;
     if (const gguf::value * v = m->file().find("general.size_label"); v && v->as_string()) {

@@ -42,9 +42,12 @@ int cmd_devices(args a) {
     if (!registry.find("CPU")) {
         registry.add(make_cpu_device());
     }
+    // The device properties shown (HTP devices give these), between the name and the buffer types.
     const std::vector<std::string> columns = {"arch", "NPU library", "VTCM", "HVX threads", "HMX", "window budget"};
-    table t({"device", "arch", "NPU library", "VTCM", "HVX threads", "HMX", "window budget", "buffer types"},
-            {false, false, false, true, true, true, true, false});
+    std::vector<std::string>       header  = {"device"};
+    header.insert(header.end(), columns.begin(), columns.end());
+    header.push_back("buffer types");
+    table t(header, {false, false, false, true, true, true, true, false});
     int status = 0;
     for (backend_device * dev : registry.devices()) {
         std::vector<std::string> row(columns.size() + 2);

@@ -175,7 +175,7 @@ int cmd_run(args a) {
         for (size_t t = 0; t < tokens.size(); ++t) {
             std::printf("%d\n", model::argmax(std::span<const float>(all.data() + t * size_t(h.n_vocab), size_t(h.n_vocab))));
         }
-        print_window_stats(d);
+        print_run_reports(d);
         return 0;
     }
     if (print_logits) {
@@ -191,7 +191,7 @@ int cmd_run(args a) {
             }
             std::printf("%s\n", line.c_str());
         }
-        print_window_stats(d);
+        print_run_reports(d);
         return 0;
     }
     if (int64_t(tokens.size()) + n_predict > cp.n_ctx) {
@@ -250,7 +250,7 @@ int cmd_run(args a) {
     }
     std::fprintf(stderr, "hexnpu_perf:       total time = %10.2f ms / %5d tokens\n", load_ms + prompt_ms + eval_ms,
                  int(np) + n_eval);
-    print_window_stats(d);
+    print_run_reports(d);
     return 0;
 }
 

@@ -213,7 +213,7 @@ devices open_devices(const device_choice & choice, int n_threads, bool collect_t
     return d;
 }
 
-void print_window_stats(const devices & d) {
+void print_run_reports(const devices & d) {
     for (const backend * b : d.backends) {
         for (const std::string & line : b->device()->run_report()) {
             std::fprintf(stderr, "hexnpu_perf: %s\n", line.c_str());

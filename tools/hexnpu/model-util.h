@@ -61,9 +61,9 @@ devices open_devices(const device_choice & choice, int n_threads, bool collect_t
 // (cumulative shares rounded, as llama.cpp's --tensor-split), evenly when there are none.
 std::vector<size_t> assign_layers(int64_t n_layer, size_t n_devices, const std::vector<double> & proportions);
 
-// One stderr line per NPU device in d: its batches and the window's maps and unmaps (the sliding
-// window at work when the weights do not fit the session's window).
-void print_window_stats(const devices & d);
+// Each device's run report on stderr as `hexnpu_perf:` lines (an NPU device: its batches and the
+// window's maps and unmaps, the sliding window at work when the weights do not fit it).
+void print_run_reports(const devices & d);
 
 // The context parameters every model command shares: the devices' backends, the KV cache's
 // buffer type, the NPU's refusal reasons for --verbose.

@@ -11,7 +11,6 @@
 #include "item-job.h"
 #include "ops.h"
 #include "stream-pipeline.h"
-#include "vtcm.h"
 #include "proto/htp-linear-attn.h"
 #include "vnpu/hvx/hvx.h"
 
@@ -300,8 +299,8 @@ void gdn_item_run(const gdn_job & job, uint32_t i, uint32_t item, uint8_t * area
 void gdn_thread(uint32_t, uint32_t i, void * data) {
     const gdn_job & job   = *static_cast<const gdn_job *>(data);
     const uint32_t  items = job.src[2]->ne[1] * job.src[2]->ne[3];
-    const uint32_t  first = i * job.kp.items_per_thread;
-    const uint32_t  end   = first + job.kp.items_per_thread < items ? first + job.kp.items_per_thread : items;
+    uint32_t        first, end;
+    thread_items(i, job.kp.items_per_thread, items, &first, &end);
     uint8_t *       area  = job.vtcm + size_t(i) * proto::htp_gdn_thread_bytes(job.kp.S, job.kp.slot_bytes);
     for (uint32_t item = first; item < end; ++item) {
         gdn_item_run(job, i, item, area);

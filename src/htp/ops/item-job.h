@@ -13,6 +13,12 @@
 
 namespace hexnpu::htp {
 
+// Thread i's items [*first, *end) of n_items, per_thread each (the host's htp_split_items).
+inline void thread_items(uint32_t i, uint32_t per_thread, uint32_t n_items, uint32_t * first, uint32_t * end) {
+    *first = i * per_thread;
+    *end   = *first + per_thread < n_items ? *first + per_thread : n_items;
+}
+
 template <typename Job>
 uint32_t run_item_job(const htp_op_context * octx, Job & job, uint32_t vtcm_size, uint32_t n_threads, work_fn thread_fn) {
     if (octx->mdev->count > 1 && octx->mdev->idx != 0) {

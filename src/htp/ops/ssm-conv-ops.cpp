@@ -10,7 +10,6 @@
 #include "item-job.h"
 #include "ops.h"
 #include "stream-pipeline.h"
-#include "vtcm.h"
 #include "proto/htp-linear-attn.h"
 #include "vnpu/hvx/hvx.h"
 
@@ -88,8 +87,8 @@ void conv_thread(uint32_t, uint32_t i, void * data) {
     const conv_job &             job = *static_cast<const conv_job *>(data);
     const htp_ssm_conv_kparams & kp  = job.kp;
     const uint32_t               taps = job.c->ne[0], d_inner = job.dst->ne[0], n_t = job.dst->ne[1];
-    uint32_t                     it  = i * kp.items_per_thread;
-    const uint32_t end = it + kp.items_per_thread < kp.n_items ? it + kp.items_per_thread : kp.n_items;
+    uint32_t                     it, end;
+    thread_items(i, kp.items_per_thread, kp.n_items, &it, &end);
     dma_queue *      q       = &job.octx->dma[i];
     uint8_t *        area    = job.vtcm + size_t(i) * proto::HTP_SSM_CONV_THREAD_BYTES;
     uint8_t *        scratch = area + 2 * proto::HTP_SSM_CONV_SLOT_BYTES;

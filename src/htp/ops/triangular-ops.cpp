@@ -152,8 +152,8 @@ void solve_thread(uint32_t, uint32_t i, void * data) {
     const htp_solve_tri_kparams & kp  = job.kp;
     const uint32_t                n   = job.a->ne[0];
     const uint32_t                k   = job.b->ne[0];
-    uint32_t                      it  = i * kp.items_per_thread;
-    const uint32_t end = it + kp.items_per_thread < kp.n_items ? it + kp.items_per_thread : kp.n_items;
+    uint32_t                      it, end;
+    thread_items(i, kp.items_per_thread, kp.n_items, &it, &end);
     dma_queue *      q      = &job.octx->dma[i];
     uint8_t *        slots  = job.vtcm + size_t(i) * 2 * kp.slot_bytes;
     const dma_addr_t a_base = htp_tensor_dma_addr(job.octx->plat, job.a);
