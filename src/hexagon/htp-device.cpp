@@ -32,6 +32,7 @@ htp_device::htp_device(htp_device_spec spec, std::shared_ptr<const htp_options> 
     static_target_.vtcm_size = session_options_.vtcm_size != 0 ? session_options_.vtcm_size : model.vtcm_size;
     static_target_.hmx       = hmx_matmul(model.n_hmx);
     static_target_.fa_hmx    = hmx_flash_attn(model.n_hmx);
+    static_target_.gdn_hmx   = hmx_delta_net(model.n_hmx);
 }
 
 htp_device::~htp_device() = default;
@@ -50,8 +51,16 @@ htp_hmx_matmul htp_device::hmx_flash_attn(uint32_t n_hmx) const {
     return options_->fa_select == 3 ? htp_hmx_matmul::always : htp_hmx_matmul::prompts;
 }
 
+htp_hmx_matmul htp_device::hmx_delta_net(uint32_t n_hmx) const {
+    if (n_hmx == 0 || options_->n_hmx == 0 || options_->gdn_select < 2) {
+        return htp_hmx_matmul::off;
+    }
+    return htp_hmx_matmul::prompts;
+}
+
 htp_op_target htp_device::target_of(const vnpu::rpc::hw_info & hw) const {
-    return {hw.n_threads, hw.vtcm_size, hmx_matmul(hw.n_hmx), hmx_flash_attn(hw.n_hmx), /*stored*/ true};
+    return {hw.n_threads, hw.vtcm_size, hmx_matmul(hw.n_hmx), hmx_flash_attn(hw.n_hmx), hmx_delta_net(hw.n_hmx),
+            /*stored*/ true};
 }
 
 std::string htp_device::description() const {

@@ -58,6 +58,8 @@ class htp_device final : public backend_device {
     htp_hmx_matmul                     hmx_matmul(uint32_t n_hmx) const;
     // The same for FLASH_ATTN_EXT (GGML_HEXAGON_FA_SELECT).
     htp_hmx_matmul                     hmx_flash_attn(uint32_t n_hmx) const;
+    // The same for GATED_DELTA_NET (GGML_HEXAGON_GDN_SELECT).
+    htp_hmx_matmul                     hmx_delta_net(uint32_t n_hmx) const;
     // What prepare_htp_op plans for on this session (its threads, VTCM and HMX choices).
     htp_op_target                      target_of(const vnpu::rpc::hw_info & hw) const;
     // A buffer of this device is being freed.

@@ -49,6 +49,9 @@ bool attention_on_hmx(const ggml_tensor * node, const htp_op_target & target) {
     return target.fa_hmx == htp_hmx_matmul::always ||
            (target.fa_hmx == htp_hmx_matmul::prompts && node->src[0]->ne[1] >= proto::HTP_FA_HMX_MIN_ROWS);
 }
+bool delta_net_on_hmx(const ggml_tensor * node, const htp_op_target & target) {
+    return target.gdn_hmx == htp_hmx_matmul::prompts && node->src[2]->ne[2] >= int64_t(proto::HTP_GDN_HMX_MIN_TOKENS);
+}
 bool into_block_type(const ggml_tensor * node, const htp_op_target &) {
     return proto::htp_qblock_codes(uint32_t(node->type)) != 0;
 }
@@ -140,6 +143,7 @@ constexpr ggml_row GGML_ROWS[] = {
     {GGML_OP_DIAG, -1, proto::HTP_OP_DIAG},
     {GGML_OP_SOLVE_TRI, -1, proto::HTP_OP_SOLVE_TRI},
     {GGML_OP_SSM_CONV, -1, proto::HTP_OP_SSM_CONV},
+    {GGML_OP_GATED_DELTA_NET, -1, proto::HTP_OP_GATED_DELTA_NET_HMX, delta_net_on_hmx, "prompts (GGML_HEXAGON_GDN_SELECT)", true},
     {GGML_OP_GATED_DELTA_NET, -1, proto::HTP_OP_GATED_DELTA_NET},
     {GGML_OP_ARGSORT, -1, proto::HTP_OP_ARGSORT},
     {GGML_OP_TOP_K, -1, proto::HTP_OP_TOP_K},

@@ -26,6 +26,7 @@ struct htp_op_target {
     uint32_t vtcm_size;
     htp_hmx_matmul hmx    = htp_hmx_matmul::off;
     htp_hmx_matmul fa_hmx = htp_hmx_matmul::off;  // FLASH_ATTN_EXT on HMX: the same three choices
+    htp_hmx_matmul gdn_hmx = htp_hmx_matmul::off;  // GATED_DELTA_NET on HMX: off or prompts
     // Preparing a batch (not answering supports_op): what a stored weight's buffer recorded may
     // choose between kernels that both take the op.
     bool           stored = false;

@@ -32,6 +32,20 @@ __attribute__((noinline)) inline void hvx_transpose_32x32(const HVX_Vector * in,
     hvx_transpose_round(tmp + 32, 1, out, out_stride);
 }
 
+// A square matrix of fp32 (rows `row` bytes apart, row / 4 of them: whole 32 x 32 blocks) from
+// `from` into its transpose at `to` (the same row stride); tmp: 64 vectors.
+__attribute__((noinline)) inline void hvx_transpose_square(const uint8_t * from, uint8_t * to, uint32_t row,
+                                                           HVX_Vector * tmp) {
+    const uint32_t     rv = row / 128;
+    const HVX_Vector * f  = reinterpret_cast<const HVX_Vector *>(from);
+    HVX_Vector *       t  = reinterpret_cast<HVX_Vector *>(to);
+    for (uint32_t bi = 0; bi < rv; ++bi) {
+        for (uint32_t bj = 0; bj < rv; ++bj) {
+            hvx_transpose_32x32(f + bi * 32 * rv + bj, rv, t + bj * 32 * rv + bi, rv, tmp);
+        }
+    }
+}
+
 // Where hvx_sf_row_sums32 takes the vector whose sum lands in lane r: p[hvx_row_sums_slot(r)] (the
 // network below leaves lane r with input bitrev5(r)).
 constexpr uint32_t hvx_row_sums_slot(uint32_t r) {

@@ -6,6 +6,7 @@
 #include "proto/htp-binary.h"
 #include "proto/htp-flash-attn-hmx.h"
 #include "proto/htp-flash-attn.h"
+#include "proto/htp-gdn-hmx.h"
 #include "proto/htp-get-rows-q.h"
 #include "proto/htp-im2col.h"
 #include "proto/htp-layout.h"

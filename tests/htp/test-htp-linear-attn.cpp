@@ -4,9 +4,13 @@
 // first, slots past the tokens not written): the prompt path (the state turned into rows per key,
 // token blocks through two slots) and the decode path (GGML's layout, rows summed by the shuffle
 // network), KDA, shared key heads and sequences, strided q/k rows, 1-4 threads, small VTCM (fewer
-// tokens per block), strict DMA on; and the guard refusing a state or kparams that do not fit.
+// tokens per block), strict DMA on; and the guard refusing a state or kparams that do not fit. The
+// HMX kernel for prompts (htp/ops/gated-delta-net-hmx-ops.cpp) against the same reference: chunks
+// with a partial last one, groups of items over several rounds and across a VTCM bank, a state and
+// values far beyond fp16's range, S 32 to 256.
 #include "htp-op-fixture.h"
 
+#include "proto/htp-gdn-hmx.h"
 #include "proto/htp-linear-attn.h"
 
 using namespace htp_op_fixture;
@@ -17,7 +21,13 @@ struct gdn_case {
     uint32_t S, Hk, Hv, T, NS, qk_seqs, K;
     bool     kda;
     uint32_t threads, vtcm, seed;
+    bool     hmx = false;  // the HMX kernel (GATED_DELTA_NET_HMX)
+    float    amp = 1.0f;   // v and the state times this
 };
+
+uint32_t opcode_of(const gdn_case & c) {
+    return c.hmx ? proto::HTP_OP_GATED_DELTA_NET_HMX : proto::HTP_OP_GATED_DELTA_NET;
+}
 
 struct gdn_operands {
     operand q, k, v, g, beta, state, dst;
@@ -55,7 +65,7 @@ gdn_operands make_gdn(const gdn_case & c) {
         for (uint32_t t = 0; t < c.T; ++t) {
             for (uint32_t h = 0; h < c.Hv; ++h) {
                 for (uint32_t i = 0; i < c.S; ++i) {
-                    o.v.set<float>(u(rng), i, h, t, s);
+                    o.v.set<float>(c.amp * u(rng), i, h, t, s);
                 }
                 for (uint32_t i = 0; i < o.g.t.ne[0]; ++i) {
                     o.g.set<float>(gd(rng), i, h, t, s);
@@ -66,7 +76,7 @@ gdn_operands make_gdn(const gdn_case & c) {
         for (uint32_t h = 0; h < c.Hv; ++h) {
             for (uint32_t j = 0; j < c.S; ++j) {
                 for (uint32_t i = 0; i < c.S; ++i) {
-                    o.state.set<float>(u(rng), i, j, h, s);
+                    o.state.set<float>(c.amp * u(rng), i, j, h, s);
                 }
             }
         }
@@ -74,9 +84,10 @@ gdn_operands make_gdn(const gdn_case & c) {
     return o;
 }
 
-proto::htp_gdn_kparams prepare(const gdn_operands & o, const gdn_case & c, const int32_t * params) {
+template <typename Kparams = proto::htp_gdn_kparams>
+Kparams prepare(const gdn_operands & o, const gdn_case & c, const int32_t * params) {
     proto::htp_op_args a{};
-    a.opcode = proto::HTP_OP_GATED_DELTA_NET;
+    a.opcode = opcode_of(c);
     for (const auto & [i, t] : {std::pair{0, &o.q}, {1, &o.k}, {2, &o.v}, {3, &o.g}, {4, &o.beta}, {5, &o.state}}) {
         a.src[i] = &t->t;
     }
@@ -85,9 +96,9 @@ proto::htp_gdn_kparams prepare(const gdn_operands & o, const gdn_case & c, const
     a.n_threads = c.threads;
     a.vtcm_size = c.vtcm;
     int32_t words[proto::HTP_OP_MAX_KERN_PARAMS] = {};
-    const proto::htp_verdict v = proto::prepare_gdn_op(a, words);
+    const proto::htp_verdict v = c.hmx ? proto::prepare_gdn_hmx_op(a, words) : proto::prepare_gdn_op(a, words);
     EXPECT_TRUE(v) << (v.why ? v.why : "");
-    proto::htp_gdn_kparams kp{};
+    Kparams kp{};
     std::memcpy(&kp, words, sizeof kp);
     return kp;
 }
@@ -95,12 +106,14 @@ proto::htp_gdn_kparams prepare(const gdn_operands & o, const gdn_case & c, const
 void check_gdn(in_process_session & s, const gdn_case & c) {
     SCOPED_TRACE("S " + std::to_string(c.S) + " Hk " + std::to_string(c.Hk) + " Hv " + std::to_string(c.Hv) + " T " +
                  std::to_string(c.T) + " seqs " + std::to_string(c.NS) + " K " + std::to_string(c.K) +
-                 (c.kda ? " kda" : "") + " threads " + std::to_string(c.threads));
+                 (c.kda ? " kda" : "") + " threads " + std::to_string(c.threads) + (c.hmx ? " HMX" : " HVX"));
     gdn_operands o                               = make_gdn(c);
     int32_t      params[proto::HTP_OP_MAX_PARAMS] = {int32_t(c.K)};
-    const proto::htp_gdn_kparams kp               = prepare(o, c, params);
-    ASSERT_EQ(run_op(s, proto::HTP_OP_GATED_DELTA_NET, {&o.q, &o.k, &o.v, &o.g, &o.beta, &o.state}, o.dst, kp, params),
-              proto::HTP_STATUS_OK);
+    const uint32_t status =
+        c.hmx ? run_op(s, opcode_of(c), {&o.q, &o.k, &o.v, &o.g, &o.beta, &o.state}, o.dst,
+                       prepare<proto::htp_gdn_hmx_kparams>(o, c, params), params)
+              : run_op(s, opcode_of(c), {&o.q, &o.k, &o.v, &o.g, &o.beta, &o.state}, o.dst, prepare(o, c, params), params);
+    ASSERT_EQ(status, proto::HTP_STATUS_OK);
     const uint32_t S = c.S, Hv = c.Hv, T = c.T, NS = c.NS;
     const double   scale = 1.0 / std::sqrt(double(S));
     double         err = 0, ref = 0;
@@ -155,6 +168,8 @@ void check_gdn(in_process_session & s, const gdn_case & c) {
             }
         }
     }
+    // fp32 sums in another order than float64's (the HMX kernel's products exact to 2^-22: its
+    // header): both measure ~1e-14 .. 1e-12.
     EXPECT_LT(err / ref, 1e-10) << "NMSE over outputs and kept states";
     // Slots past the tokens are the caller's: not written.
     for (uint32_t slot = T; slot < c.K; ++slot) {
@@ -183,6 +198,38 @@ TEST(HtpGatedDeltaNet, PromptAndDecodePathsMatchTheRecurrence) {
     for (const gdn_case & c : cases) {
         check_gdn(s, c);
     }
+}
+
+TEST(HtpGatedDeltaNet, HmxChunkedPathMatchesTheRecurrence) {
+    in_process_session s(config(), 4);
+    const gdn_case cases[] = {
+        // S, Hk, Hv, T, NS, qk_seqs, K, kda, threads, vtcm, seed, hmx, amp
+        {64, 2, 4, 70, 2, 2, 1, false, 4, 1u << 22, 11, true},          // 3 chunks, the last of 6 tokens
+        {32, 1, 2, 32, 3, 1, 1, false, 2, 1u << 22, 12, true},          // one whole chunk; q/k shared by 3 sequences
+        {128, 4, 4, 40, 1, 1, 1, false, 3, 1u << 22, 13, true},         // Qwen3.5's head size
+        {32, 2, 4, 33, 1, 1, 1, false, 2, 160u << 10, 14, true},        // small VTCM: groups of 1, 4 rounds
+        {64, 1, 2, 64, 1, 1, 1, false, 2, 1u << 22, 15, true, 3.0e4f},  // values and state past fp16's range
+        {256, 1, 1, 32, 1, 1, 1, false, 1, 1u << 22, 16, true},         // the largest head size
+    };
+    for (const gdn_case & c : cases) {
+        check_gdn(s, c);
+    }
+}
+
+TEST(HtpGatedDeltaNet, HmxItemsDoNotStraddleAVtcmBank) {
+    // 14 items of S = 128 (~330 KiB each) pass 4 MiB: the one that would straddle starts at it.
+    const gdn_case c{128, 14, 14, 32, 1, 1, 1, false, 4, 8u << 20, 17, true};
+    const auto     l   = proto::htp_gdn_hmx_item(128);
+    uint32_t       off = proto::HTP_GDN_HMX_HEADER, moved = 0;
+    for (uint32_t n = 0; n < 14; ++n, off += l.bytes) {
+        const uint32_t at = proto::htp_gdn_hmx_place(off, l);
+        moved += at != off;
+        EXPECT_EQ(at / (4u << 20), (at + l.n - 1) / (4u << 20)) << "item " << n;
+        off = at;
+    }
+    EXPECT_EQ(moved, 1u);
+    in_process_session s(config(), 4);
+    check_gdn(s, c);
 }
 
 TEST(HtpGatedDeltaNet, AStateOrKparamsThatDoNotFitAreRefusedUnwritten) {
@@ -225,5 +272,44 @@ TEST(HtpGatedDeltaNet, AStateOrKparamsThatDoNotFitAreRefusedUnwritten) {
               proto::HTP_STATUS_INVAL_PARAMS);
     for (uint64_t b = 0; b < o.dst.t.size; ++b) {
         ASSERT_EQ(o.dst.data()[b], SENTINEL) << "byte " << b;
+    }
+}
+
+TEST(HtpGatedDeltaNet, HmxKparamsThatDoNotFitAreRefusedUnwritten) {
+    in_process_session s(config(), 4);
+    const gdn_case     c{32, 2, 2, 40, 1, 1, 1, false, 2, 1u << 22, 18, true};
+    int32_t            params[proto::HTP_OP_MAX_PARAMS] = {1};
+    gdn_operands       o  = make_gdn(c);
+    const auto         kp = prepare<proto::htp_gdn_hmx_kparams>(o, c, params);
+    for (auto corrupt : {+[](proto::htp_gdn_hmx_kparams & k) { k.n_chunks += 1; },
+                         +[](proto::htp_gdn_hmx_kparams & k) { k.group_items += 1; },
+                         +[](proto::htp_gdn_hmx_kparams & k) { k.S = 64; },
+                         +[](proto::htp_gdn_hmx_kparams & k) { k.state_off -= 4; }}) {
+        proto::htp_gdn_hmx_kparams bad = kp;
+        corrupt(bad);
+        EXPECT_EQ(run_op(s, proto::HTP_OP_GATED_DELTA_NET_HMX, {&o.q, &o.k, &o.v, &o.g, &o.beta, &o.state}, o.dst, bad,
+                         params),
+                  proto::HTP_STATUS_INVAL_PARAMS);
+        for (uint64_t b = 0; b < o.dst.t.size; ++b) {
+            ASSERT_EQ(o.dst.data()[b], SENTINEL) << "byte " << b;
+        }
+    }
+    // What the HMX kernel does not take, the host refuses (the HVX kernel then runs it).
+    for (auto change : {+[](gdn_case & k) { k.K = 2; }, +[](gdn_case & k) { k.kda = true; },
+                        +[](gdn_case & k) { k.S = 48; }, +[](gdn_case & k) { k.T = 31; }}) {
+        gdn_case d = c;
+        change(d);
+        gdn_operands       od = make_gdn(d);
+        int32_t            p2[proto::HTP_OP_MAX_PARAMS] = {int32_t(d.K)};
+        proto::htp_op_args a{};
+        a.opcode = proto::HTP_OP_GATED_DELTA_NET_HMX;
+        a.src[0] = &od.q.t, a.src[1] = &od.k.t, a.src[2] = &od.v.t, a.src[3] = &od.g.t, a.src[4] = &od.beta.t,
+        a.src[5] = &od.state.t;
+        a.dst       = &od.dst.t;
+        a.params    = p2;
+        a.n_threads = 2;
+        a.vtcm_size = 1u << 22;
+        int32_t words[proto::HTP_OP_MAX_KERN_PARAMS] = {};
+        EXPECT_FALSE(proto::prepare_gdn_hmx_op(a, words));
     }
 }

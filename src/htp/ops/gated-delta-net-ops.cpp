@@ -50,17 +50,6 @@ struct gdn_item {
 
 inline HVX_Vector * vec(uint8_t * p) { return reinterpret_cast<HVX_Vector *>(p); }
 
-// The state between GGML's layout (rows per value j over the keys i, in `m`) and the thread's (rows
-// per key over the values, in `n`), both rows `row` bytes apart, whole 32 x 32 blocks.
-__attribute__((noinline)) void turn_state(uint8_t * from, uint8_t * to, uint32_t row, HVX_Vector * tmp) {
-    const uint32_t rv = row / 128;
-    for (uint32_t bi = 0; bi < rv; ++bi) {
-        for (uint32_t bj = 0; bj < rv; ++bj) {
-            hvx_transpose_32x32(vec(from) + bi * 32 * rv + bj, rv, vec(to) + bj * 32 * rv + bi, rv, tmp);
-        }
-    }
-}
-
 // The block's tokens through the state n (rows `row` bytes apart), their outputs into the slot.
 __attribute__((noinline)) void gdn_tokens(const gdn_job & job, uint8_t * n, uint8_t * slot, uint32_t nt) {
     const htp_gdn_kparams &     kp    = job.kp;
@@ -233,7 +222,7 @@ void gdn_item_run(const gdn_job & job, uint32_t i, uint32_t item, uint8_t * area
                                trace_info(item));
     dma_queue_pop(q_dma);
     if (!kp.by_rows) {
-        turn_state(slot_of(0) + L.stage, n, row, tmp);
+        hvx_transpose_square(slot_of(0) + L.stage, n, row, tmp);
     }
 
     uint32_t       next_t = 0;
@@ -278,7 +267,7 @@ void gdn_item_run(const gdn_job & job, uint32_t i, uint32_t item, uint8_t * area
             } else {
                 gdn_tokens(job, n, slot_of(k2), b.nt);
                 if (b.keep != 0) {
-                    turn_state(n, slot_of(k2) + L.stage, row, tmp);
+                    hvx_transpose_square(n, slot_of(k2) + L.stage, row, tmp);
                 }
             }
         },

@@ -62,6 +62,8 @@ uint32_t op_ssm_conv(htp_op_context * octx);  // SSM_CONV (channels turned into 
 bool     guard_ssm_conv(const htp_op_context * octx);
 uint32_t op_gdn(htp_op_context * octx);  // GATED_DELTA_NET (HVX, the state in VTCM)
 bool     guard_gdn(const htp_op_context * octx);
+uint32_t op_gdn_hmx(htp_op_context * octx);  // GATED_DELTA_NET_HMX (prompts, chunked on the HMX unit)
+bool     guard_gdn_hmx(const htp_op_context * octx);
 uint32_t op_sort(htp_op_context * octx);  // ARGSORT, TOP_K (bitonic, in VTCM)
 bool     guard_sort(const htp_op_context * octx);
 uint32_t op_reduce(htp_op_context * octx);  // SUM, ARGMAX (rows in chunks)
