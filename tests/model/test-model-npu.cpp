@@ -34,13 +34,14 @@ struct logits_run {
 const std::vector<int32_t> kPrompt = {1, 17, 300, 42, 99, 7, 7, 3, 250, 11};
 const std::vector<int32_t> kSteps  = {5, 123, 64};
 
-logits_run run(const std::string & path, backend_device & cpu_dev, backend * npu) {
+logits_run run(const std::string & path, backend_device & cpu_dev, backend * npu,
+               const std::vector<int32_t> & prompt = kPrompt, uint32_t n_ubatch = 16) {
     std::unique_ptr<backend> cpu = cpu_dev.init_backend();
     model::load_options      o;
     o.host_buft = cpu_dev.buffer_type();
     model::context_params cp;
-    cp.n_ctx        = 64;
-    cp.n_ubatch     = 16;
+    cp.n_ctx        = prompt.size() + kSteps.size() <= 64 ? 64 : 256;
+    cp.n_ubatch     = n_ubatch;
     cp.record_plans = true;
     cp.backends     = {cpu.get()};
     if (npu) {
@@ -57,7 +58,7 @@ logits_run run(const std::string & path, backend_device & cpu_dev, backend * npu
     auto           m = model::model::load(path, o);
     model::context ctx(*m, cp);
     logits_run     r;
-    r.prompt = ctx.decode(kPrompt, true);
+    r.prompt = ctx.decode(prompt, true);
     for (int32_t t : kSteps) {
         const std::vector<float> & l = ctx.decode(std::vector<int32_t>{t});
         r.steps.insert(r.steps.end(), l.begin(), l.end());
@@ -90,12 +91,14 @@ void expect_one_npu_split(const model::plan_summary & p, bool tied, const char *
 }
 
 // HTP0 with two HVX threads and the given matmul / flash-attention paths, in a 256 MiB window.
-std::vector<std::unique_ptr<hexagon::htp_device>> npu_devices(uint32_t mm_select, uint32_t fa_select) {
+std::vector<std::unique_ptr<hexagon::htp_device>> npu_devices(uint32_t mm_select, uint32_t fa_select,
+                                                               uint32_t gdn_select = 2) {
     hexagon::htp_options ho;
     ho.devices   = {{"HTP0", 0, 0}};
     ho.n_hvx     = 2;
     ho.mm_select = mm_select;
     ho.fa_select = fa_select;
+    ho.gdn_select = gdn_select;
     vnpu::rpc::session_options so;
     so.window_size  = 256 << 20;
     so.host_threads = 2;
@@ -147,6 +150,39 @@ TEST_P(DecoderOnNpu, RunsAsOneNpuSplitAndMatchesTheCpu) {
         EXPECT_LT(nmse(got.prompt, want.prompt), bound);
         EXPECT_LT(nmse(got.steps, want.steps), bound);
     }
+    std::remove(path.c_str());
+}
+
+// A prompt of 70 tokens in one ubatch: the delta net's prompt on the HMX unit (GDN_SELECT=2: three
+// chunks, the last of 6 tokens) and on HVX (1), with the HVX matmuls and attention, both within
+// fp32 rounding of the CPU (the HMX kernel's products are exact to fp32's order); and not the same
+// bits, so the selection does pick another kernel.
+TEST(DecoderOnNpuLongPrompt, Qwen35DeltaNetOnHmxMatchesTheCpu) {
+    synth_params p;
+    ASSERT_TRUE(synth_preset("qwen35-tiny", p));
+    p.type                 = GGML_TYPE_F16;
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("hexnpu-test-npu-long-" + std::to_string(getpid()) + ".gguf"))
+                                 .string();
+    synth_model(p).writer().write(path);
+    std::vector<int32_t> prompt(70);
+    for (size_t i = 0; i < prompt.size(); ++i) {
+        prompt[i] = int32_t((i * 37 + 11) % 250) + 1;
+    }
+    const logits_run want = run(path, *make_cpu_device(), nullptr, prompt, 128);
+    std::vector<logits_run> got;
+    for (uint32_t gdn_select : {2u, 1u}) {
+        SCOPED_TRACE("GGML_HEXAGON_GDN_SELECT=" + std::to_string(gdn_select));
+        auto                     htp_devices = npu_devices(2, 1, gdn_select);
+        std::unique_ptr<backend> npu         = htp_devices[0]->init_backend();
+        got.push_back(run(path, *make_cpu_device(), npu.get(), prompt, 128));
+        ASSERT_TRUE(got.back().prompt_plan);
+        expect_one_npu_split(*got.back().prompt_plan, false, "prompt");
+        ASSERT_EQ(got.back().prompt.size(), want.prompt.size());
+        EXPECT_LT(nmse(got.back().prompt, want.prompt), 1e-8);
+        EXPECT_LT(nmse(got.back().steps, want.steps), 1e-8);
+    }
+    EXPECT_NE(got[0].prompt, got[1].prompt);
     std::remove(path.c_str());
 }
 

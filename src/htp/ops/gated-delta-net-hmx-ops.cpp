@@ -66,11 +66,16 @@ struct gdn_hmx_job {
     hmx_unit *                      unit;
     uint8_t *                       hdr;  // -I (an activation tile), then the scale/bias blocks 1 and 2^11
     gdn_hmx_item                    items[proto::HTP_GDN_HMX_MAX_GROUP];
-    uint32_t                        n_group;
-    uint32_t                        items_per_thread;
     uint32_t                        chunk;  // the chunk the phases below work on
     uint32_t                        nt;     // its tokens
-    uint32_t                        hmx_status;
+};
+
+// Half of a group: the HMX unit works on one half while the HVX threads work on the other.
+struct gdn_hmx_part {
+    gdn_hmx_job * job;
+    uint32_t      first, end;  // its items
+    uint32_t      threads, per_thread;
+    uint32_t      hmx_status;
 };
 
 HVX_Vector *       vec(uint8_t * p) { return reinterpret_cast<HVX_Vector *>(p); }
@@ -266,31 +271,31 @@ __attribute__((noinline)) void output_rows(const gdn_hmx_job & job, const gdn_hm
 
 // ---- HMX: one exact product (the header's two-pass store)
 
+// Pass 1 stores C_hi = fp16(hi.hi); pass 2 accumulates hi.hi + lo.hi + hi.lo - C_hi (the -I tile
+// times C_hi: exact) and stores it times 2^11 as C_lo.
 uint32_t hmx_exact(const gdn_hmx_job & job, const uint8_t * act_hi, const uint8_t * act_lo, const uint8_t * wt_hi,
                    const uint8_t * wt_lo, uint32_t n, uint8_t * out_hi, uint8_t * out_lo) {
-    hmx_unit * u = job.unit;
-    uint32_t   st = HMX_OK;
-    for (uint32_t pass = 0; pass < 2 && st == HMX_OK; ++pass) {
-        st = hmx_mac_fp16(u, act_hi, wt_hi, n);
-        st = st == HMX_OK ? hmx_mac_fp16(u, act_lo, wt_hi, n) : st;
-        st = st == HMX_OK ? hmx_mac_fp16(u, act_hi, wt_lo, n) : st;
-        if (pass == 1) {
-            st = st == HMX_OK ? hmx_mac_fp16(u, job.hdr, out_hi, 1) : st;  // - C_hi, exactly
-        }
-        st = st == HMX_OK ? hmx_set_scale_bias(u, job.hdr + TILE + pass * 256) : st;
-        st = st == HMX_OK ? hmx_store_fp16(u, pass == 0 ? out_hi : out_lo) : st;
-    }
-    return st;
+    hmx_unit * u  = job.unit;
+    uint32_t   st = hmx_mac_fp16(u, act_hi, wt_hi, n);
+    st = st == HMX_OK ? hmx_set_scale_bias(u, job.hdr + TILE) : st;
+    st = st == HMX_OK ? hmx_store_fp16(u, out_hi) : st;
+    st = st == HMX_OK ? hmx_mac_fp16(u, act_hi, wt_hi, n) : st;
+    st = st == HMX_OK ? hmx_mac_fp16(u, act_lo, wt_hi, n) : st;
+    st = st == HMX_OK ? hmx_mac_fp16(u, act_hi, wt_lo, n) : st;
+    st = st == HMX_OK ? hmx_mac_fp16(u, job.hdr, out_hi, 1) : st;
+    st = st == HMX_OK ? hmx_set_scale_bias(u, job.hdr + TILE + 256) : st;
+    return st == HMX_OK ? hmx_store_fp16(u, out_lo) : st;
 }
 
 // K Kᵀ, Q Kᵀ, K N0, Q N0 for every item.
 void hmx_products(void * data) {
-    gdn_hmx_job &                          job = *static_cast<gdn_hmx_job *>(data);
+    gdn_hmx_part &                         part = *static_cast<gdn_hmx_part *>(data);
+    gdn_hmx_job &                          job  = *part.job;
     const proto::htp_gdn_hmx_item_layout & L   = job.L;
     const uint32_t                         nv  = job.kp.S / 32, lo = nv * TILE, slo = nv * nv * TILE;
     trace_event_start(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
     uint32_t st = HMX_OK;
-    for (uint32_t n = 0; n < job.n_group && st == HMX_OK; ++n) {
+    for (uint32_t n = part.first; n < part.end && st == HMX_OK; ++n) {
         uint8_t * m = job.items[n].mem;
         st = hmx_exact(job, m + L.k, m + L.k + lo, m + L.kt, m + L.kt + lo, nv, m + L.kk, m + L.kk + TILE);
         st = st == HMX_OK ? hmx_exact(job, m + L.q, m + L.q + lo, m + L.kt, m + L.kt + lo, nv, m + L.qk, m + L.qk + TILE) : st;
@@ -302,18 +307,19 @@ void hmx_products(void * data) {
                               : st;
         }
     }
-    job.hmx_status = st;
+    part.hmx_status = st;
     trace_event_stop(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
 }
 
 // P U (into ks) and Kᵀ diag(w) U (into st, tile ib * nv + jb) for every item.
 void hmx_updates(void * data) {
-    gdn_hmx_job &                          job = *static_cast<gdn_hmx_job *>(data);
+    gdn_hmx_part &                         part = *static_cast<gdn_hmx_part *>(data);
+    gdn_hmx_job &                          job  = *part.job;
     const proto::htp_gdn_hmx_item_layout & L   = job.L;
     const uint32_t                         nv  = job.kp.S / 32, lo = nv * TILE, slo = nv * nv * TILE;
     trace_event_start(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
     uint32_t st = HMX_OK;
-    for (uint32_t n = 0; n < job.n_group && st == HMX_OK; ++n) {
+    for (uint32_t n = part.first; n < part.end && st == HMX_OK; ++n) {
         uint8_t * m = job.items[n].mem;
         for (uint32_t jb = 0; jb < nv && st == HMX_OK; ++jb) {
             const uint8_t * u = m + L.u + jb * TILE;
@@ -324,32 +330,29 @@ void hmx_updates(void * data) {
             }
         }
     }
-    job.hmx_status = st;
+    part.hmx_status = st;
     trace_event_stop(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
 }
 
-void run_hmx(gdn_hmx_job & job, hmx_job_fn fn) {
-    hmx_queue_push(job.octx->hmx, fn, &job);
-    hmx_queue_pop(job.octx->hmx);
-}
 
 // ---- The HVX phases
 
-void thread_range(const gdn_hmx_job & job, uint32_t i, uint32_t * first, uint32_t * end) {
-    *first = i * job.items_per_thread;
-    *end   = *first + job.items_per_thread < job.n_group ? *first + job.items_per_thread : job.n_group;
+void thread_range(const gdn_hmx_part & part, uint32_t i, uint32_t * first, uint32_t * end) {
+    *first = part.first + i * part.per_thread;
+    *end   = *first + part.per_thread < part.end ? *first + part.per_thread : part.end;
 }
 
 // The state in (first chunk), the chunk's rows in; Q, K, Kᵀ and N0 as tiles.
 void load_thread(uint32_t, uint32_t i, void * data) {
-    gdn_hmx_job &                          job = *static_cast<gdn_hmx_job *>(data);
+    const gdn_hmx_part &                   part = *static_cast<const gdn_hmx_part *>(data);
+    gdn_hmx_job &                          job  = *part.job;
     const proto::htp_gdn_hmx_item_layout & L   = job.L;
     const uint32_t                         S = job.kp.S, nv = S / 32, row = S * 4, H = job.src[2]->ne[1];
     const uint32_t                         t0 = job.chunk * proto::HTP_GDN_HMX_CHUNK;
     const platform *                       plat = job.octx->plat;
     dma_queue *                            q    = &job.octx->dma[i];
     uint32_t                               first, end;
-    thread_range(job, i, &first, &end);
+    thread_range(part, i, &first, &end);
     for (uint32_t n = first; n < end; ++n) {
         const gdn_hmx_item & it = job.items[n];
         if (job.chunk == 0) {
@@ -402,11 +405,12 @@ void load_thread(uint32_t, uint32_t i, void * data) {
 
 // The products unpacked; the decays, A, R, U; P, U and Kᵀ diag(w) as tiles.
 void solve_thread(uint32_t, uint32_t i, void * data) {
-    gdn_hmx_job &                          job = *static_cast<gdn_hmx_job *>(data);
+    const gdn_hmx_part &                   part = *static_cast<const gdn_hmx_part *>(data);
+    gdn_hmx_job &                          job  = *part.job;
     const proto::htp_gdn_hmx_item_layout & L   = job.L;
     const uint32_t                         S = job.kp.S, nv = S / 32, row = S * 4, lo = nv * TILE;
     uint32_t                               first, end;
-    thread_range(job, i, &first, &end);
+    thread_range(part, i, &first, &end);
     trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_COMP, trace_info(first));
     for (uint32_t n = first; n < end; ++n) {
         const gdn_hmx_item & it  = job.items[n];
@@ -453,7 +457,8 @@ void solve_thread(uint32_t, uint32_t i, void * data) {
 
 // The chunk's outputs out; the state updated; after the last chunk, the state out.
 void finish_thread(uint32_t, uint32_t i, void * data) {
-    gdn_hmx_job &                          job = *static_cast<gdn_hmx_job *>(data);
+    const gdn_hmx_part &                   part = *static_cast<const gdn_hmx_part *>(data);
+    gdn_hmx_job &                          job  = *part.job;
     const proto::htp_gdn_hmx_item_layout & L   = job.L;
     const uint32_t                         S = job.kp.S, nv = S / 32, row = S * 4, lo = nv * TILE, H = job.src[2]->ne[1];
     const uint32_t                         t0   = job.chunk * proto::HTP_GDN_HMX_CHUNK;
@@ -461,7 +466,7 @@ void finish_thread(uint32_t, uint32_t i, void * data) {
     dma_queue *                            q    = &job.octx->dma[i];
     const dma_addr_t                       out  = htp_tensor_dma_addr(job.octx->plat, job.dst);
     uint32_t                               first, end;
-    thread_range(job, i, &first, &end);
+    thread_range(part, i, &first, &end);
     trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_O_PROC, trace_info(first));
     for (uint32_t n = first; n < end; ++n) {
         const gdn_hmx_item & it  = job.items[n];
@@ -555,11 +560,9 @@ uint32_t op_gdn_hmx(htp_op_context * octx) {
     const htp_tensor * q = job.src[0], *k = job.src[1], *v = job.src[2];
     const uint32_t     S = kp.S, H = v->ne[1], T = v->ne[2];
     for (uint32_t g0 = 0; g0 < kp.n_items; g0 += kp.group_items) {
-        job.n_group            = kp.n_items - g0 < kp.group_items ? kp.n_items - g0 : kp.group_items;
-        const uint32_t threads = job.n_group < kp.n_threads ? job.n_group : kp.n_threads;
-        job.items_per_thread   = ceil_div_small(job.n_group, threads);
-        uint32_t off = proto::HTP_GDN_HMX_HEADER;
-        for (uint32_t n = 0; n < job.n_group; ++n, off += kp.item_bytes) {
+        const uint32_t n_group = kp.n_items - g0 < kp.group_items ? kp.n_items - g0 : kp.group_items;
+        uint32_t       off     = proto::HTP_GDN_HMX_HEADER;
+        for (uint32_t n = 0; n < n_group; ++n, off += kp.item_bytes) {
             const uint32_t item = g0 + n;
             off                 = proto::htp_gdn_hmx_place(off, job.L);
             const uint32_t s    = proto::fastdiv(item, kp.div_h);
@@ -574,20 +577,65 @@ uint32_t op_gdn_hmx(htp_op_context * octx) {
                 item * S * S * 4,
                 base + off};
         }
+        // Two halves (the second empty for one item), each phase of one overlapping the other's
+        // HMX job: the HMX unit and the HVX threads work at once.
+        gdn_hmx_part   parts[2];
+        const uint32_t half = (n_group + 1) >> 1;
+        for (uint32_t p = 0; p < 2; ++p) {
+            gdn_hmx_part & pt = parts[p];
+            pt.job            = &job;
+            pt.first          = p == 0 ? 0 : half;
+            pt.end            = p == 0 ? half : n_group;
+            const uint32_t n  = pt.end - pt.first;
+            pt.threads        = n < kp.n_threads ? n : kp.n_threads;
+            pt.per_thread     = n == 0 ? 0 : ceil_div_small(n, pt.threads);
+            pt.hmx_status     = HMX_OK;
+        }
+        auto hvx = [&](gdn_hmx_part & pt, work_fn fn) {
+            if (pt.end > pt.first) {
+                work_queue_run(octx->work, fn, &pt, pt.threads);
+            }
+        };
+        auto hmx_push = [&](gdn_hmx_part & pt, hmx_job_fn fn) {
+            if (pt.end > pt.first) {
+                hmx_queue_push(octx->hmx, fn, &pt);
+            }
+        };
+        auto hmx_pop = [&](gdn_hmx_part & pt) {
+            if (pt.end > pt.first) {
+                hmx_queue_pop(octx->hmx);
+            }
+            return pt.hmx_status == HMX_OK;
+        };
+        gdn_hmx_part & a = parts[0];
+        gdn_hmx_part & b = parts[1];
         for (job.chunk = 0; job.chunk < kp.n_chunks; ++job.chunk) {
             const uint32_t t0 = job.chunk * proto::HTP_GDN_HMX_CHUNK;
             job.nt            = T - t0 < proto::HTP_GDN_HMX_CHUNK ? T - t0 : proto::HTP_GDN_HMX_CHUNK;
-            work_queue_run(octx->work, load_thread, &job, threads);
-            run_hmx(job, hmx_products);
-            if (job.hmx_status != HMX_OK) {
+            hvx(a, load_thread);
+            hmx_push(a, hmx_products);
+            hvx(b, load_thread);
+            bool ok = hmx_pop(a);
+            hmx_push(b, hmx_products);
+            if (ok) {
+                hvx(a, solve_thread);
+            }
+            ok = hmx_pop(b) && ok;
+            if (!ok) {
                 return proto::HTP_STATUS_STRICT;
             }
-            work_queue_run(octx->work, solve_thread, &job, threads);
-            run_hmx(job, hmx_updates);
-            if (job.hmx_status != HMX_OK) {
+            hmx_push(a, hmx_updates);
+            hvx(b, solve_thread);
+            ok = hmx_pop(a);
+            hmx_push(b, hmx_updates);
+            if (ok) {
+                hvx(a, finish_thread);
+            }
+            ok = hmx_pop(b) && ok;
+            if (!ok) {
                 return proto::HTP_STATUS_STRICT;
             }
-            work_queue_run(octx->work, finish_thread, &job, threads);
+            hvx(b, finish_thread);
         }
     }
     return proto::HTP_STATUS_OK;
