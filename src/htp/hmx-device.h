@@ -22,5 +22,6 @@ inline hmx_status hmx_mac_fp16(hmx_unit * u, const void * act_tiles, const void 
 }
 inline hmx_status hmx_store_fp16(hmx_unit * u, void * out_tile) { return u->store_fp16(u->ctx, out_tile); }
 inline hmx_status hmx_clear_acc(hmx_unit * u) { return u->clear_acc(u->ctx); }
+inline void       hmx_drain(hmx_unit *) {}
 
 } // namespace hexnpu::htp

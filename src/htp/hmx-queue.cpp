@@ -1,5 +1,7 @@
 #include "hmx-queue.h"
 
+#include "hmx.h"
+
 namespace hexnpu::htp {
 
 static void hmx_owner_main(void * arg) {
@@ -20,6 +22,9 @@ static void hmx_owner_main(void * arg) {
             return;
         }
         job.fn(job.data);
+        if (plat->hmx_unit != nullptr) {
+            hmx_drain(static_cast<hmx_unit *>(plat->hmx_unit));
+        }
         q->done.store_release(++next);
         futex_wake(plat, q->done);
     }

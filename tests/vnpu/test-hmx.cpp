@@ -396,6 +396,71 @@ TEST(HmxSimd, Avx2MatchesTheElementLoops) {
         EXPECT_EQ(hmx_fault(&unit_), nullptr);                                                  \
     } while (0)
 
+// The unit with helper threads (its stores computed in batches on them, vnpu/hmx/hmx-deferral.h)
+// against the unit alone, on a random program over 64 tiles that stores into its own operands
+// (outputs read, operands and outputs overwritten later: the chains' order matters), clears, and
+// changes scale/bias: every byte the same after hmx_drain. The helpers' unit runs each batch's
+// chains last first, so a dependency it missed would read or overwrite a tile too early.
+TEST(HmxHelpers, AProgramStoresTheSameBytesOnHelperThreads) {
+    constexpr uint32_t TILES = 64, SB = TILES * TILE;
+    struct unit_mem {
+        uint8_t * vtcm;
+        hmx_unit  unit;
+    } units[2];
+    std::mt19937 init(7);
+    std::vector<uint16_t> values = fp16_values(TILES * HMX_TILE_ELEMS, init, -1.0f, 1.0f);
+    for (uint32_t u = 0; u < 2; ++u) {
+        units[u].vtcm = static_cast<uint8_t *>(std::aligned_alloc(HMX_VTCM_BANK_BYTES, VTCM_SIZE));
+        std::memset(units[u].vtcm, 0, VTCM_SIZE);
+        std::memcpy(units[u].vtcm, values.data(), values.size() * 2);
+        for (uint32_t b = 0; b < 2; ++b) {  // scale 1/8 and 1/16: outputs stay near the inputs' range
+            for (uint32_t n = 0; n < 32; ++n) {
+                const uint32_t word = hmx_scale_bias_word(b == 0 ? 0x3000 : 0x2C00, 0);
+                std::memcpy(units[u].vtcm + SB + b * HMX_SCALE_BIAS_BYTES + 4 * n, &word, 4);
+            }
+        }
+        hmx_unit_init(&units[u].unit, units[u].vtcm, VTCM_SIZE);
+        ASSERT_EQ(hmx_lock(&units[u].unit), HMX_OK);
+    }
+    hmx_unit_set_helpers(&units[1].unit, 3, /*last_first*/ true);
+    // Products of 1-3 multiplies over any tiles, stored into tiles 0..31 (32..63 keep their
+    // values: the program never runs dry of nonzero operands).
+    std::mt19937                    rng(11);
+    std::uniform_int_distribution<> kind(0, 99), count(1, 4), macs(1, 3);
+    uint32_t                        stores = 0;
+    auto each = [&](auto && call) {
+        for (unit_mem & m : units) {
+            ASSERT_EQ(call(m), HMX_OK) << "store " << stores;
+        }
+    };
+    for (; stores < 1200; ++stores) {
+        if (stores == 0 || kind(rng) < 10) {
+            const uint32_t sb = uint32_t(rng() % 2);
+            each([&](unit_mem & m) { return hmx_set_scale_bias(&m.unit, m.vtcm + SB + sb * HMX_SCALE_BIAS_BYTES); });
+        }
+        if (kind(rng) < 5) {
+            each([&](unit_mem & m) { return hmx_clear_acc(&m.unit); });
+        }
+        for (int i = macs(rng); i > 0; --i) {
+            const uint32_t n = uint32_t(count(rng));
+            const uint32_t a = uint32_t(rng() % (TILES - n + 1)), w = uint32_t(rng() % (TILES - n + 1));
+            each([&](unit_mem & m) { return hmx_mac_fp16(&m.unit, m.vtcm + a * TILE, m.vtcm + w * TILE, n); });
+        }
+        const uint32_t o = uint32_t(rng() % (TILES / 2));
+        each([&](unit_mem & m) { return hmx_store_fp16(&m.unit, m.vtcm + o * TILE); });
+    }
+    hmx_drain(&units[1].unit);
+    EXPECT_GT(stores, 3 * hexnpu::vnpu::hmx::deferral::MAX_TASKS);  // several batches
+    for (uint32_t b = 0; b < TILES * TILE; ++b) {
+        ASSERT_EQ(units[0].vtcm[b], units[1].vtcm[b]) << "tile " << b / TILE << " byte " << b % TILE;
+    }
+    for (unit_mem & m : units) {
+        hmx_unit_set_helpers(&m.unit, 0);
+        EXPECT_EQ(hmx_unlock(&m.unit), HMX_OK);
+        std::free(m.vtcm);
+    }
+}
+
 TEST_F(Hmx, TilesOutsideVtcmAreRejected) {
     alignas(2048) static uint16_t ddr[2][HMX_TILE_ELEMS];
     EXPECT_FAULT(hmx_mac_fp16(&unit_, ddr[0], tile_at(0), 1), HMX_ERR_NOT_VTCM, "activation tiles");

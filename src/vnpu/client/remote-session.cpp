@@ -145,6 +145,9 @@ session_options session_options::from_environment() {
     if (auto v = util::env_setting("HEXNPU_HOST_THREADS", {0, 1024})) {  // 0: the host's cores
         o.host_threads = uint32_t(*v);
     }
+    if (auto v = util::env_setting("HEXNPU_HMX_THREADS", {0, 64})) {  // 0: up to 8 of the host threads
+        o.hmx_threads = uint32_t(*v);
+    }
     if (auto v = util::env_setting("HEXNPU_SESSION_TIMEOUT_MS", {1, 24 * 3600 * 1000})) {  // up to a day
         o.timeout = std::chrono::milliseconds(*v);
     }
@@ -217,6 +220,7 @@ rpc_status remote_session::spawn() {
     add("--vtcm", options_.vtcm_size);
     add("--hvx", options_.n_hvx);
     add("--host-threads", options_.host_threads);
+    add("--hmx-threads", options_.hmx_threads);
     if (!options_.strict) {
         args.insert(args.end(), {"--strict", "0"});
     }

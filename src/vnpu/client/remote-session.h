@@ -34,6 +34,7 @@ struct session_options {
     uint32_t                  vtcm_size    = 0;  // 0: the arch's
     uint32_t                  n_hvx        = 0;  // HVX contexts reported; 0: the arch's
     uint32_t                  host_threads = 0;  // 0: the host's cores
+    uint32_t                  hmx_threads  = 0;  // host threads computing the HMX unit's stores; 0: up to 8 of host_threads
     // The extended region of 64-bit DMA arches (v81): 16 GiB by default, 0 none.
     uint64_t                  extended_size = uint64_t(16) << 30;
     std::chrono::milliseconds timeout{30000};    // deadline of every control call and queue wait

@@ -1,10 +1,13 @@
 // The virtual NPU's HMX unit: the state behind the htp/hmx.h API (accumulator, scale/bias
 // register, owner, fault) and the strict checks of every call. Header-only, included by
-// htp/hmx.h on x86, so the unit runs inside whatever thread calls it (the HMX queue thread).
+// htp/hmx.h on x86, so the unit runs inside whatever thread calls it (the HMX queue thread). With
+// helpers (hmx_unit_set_helpers: the session platform gives it its spare host threads) its stores
+// are computed in batches on those threads too (hmx-deferral.h): the same bytes, sooner.
 #pragma once
 
 #include "htp/hmx.h"
 #include "vnpu/hmx/hmx-compute.h"
+#include "vnpu/hmx/hmx-deferral.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -24,6 +27,7 @@ struct hmx_unit {
     const void * owner; // the holding thread's thread pointer (hmx_detail::this_thread)
     int        fault;   // hmx_status of the first fault, __atomic builtins
     char       fault_msg[200];
+    vnpu::hmx::deferral * later;  // the stores' batches (nullptr: each call computes at once)
 };
 
 namespace hmx_detail {
@@ -148,6 +152,10 @@ inline hmx_status hmx_mac_fp16(hmx_unit * u, const void * act_tiles, const void 
     }
     const uint16_t * act = static_cast<const uint16_t *>(act_tiles);
     const uint16_t * wt  = static_cast<const uint16_t *>(wt_tiles);
+    if (u->later != nullptr) {
+        u->later->mac(act, wt, n_tiles);
+        return HMX_OK;
+    }
     for (uint32_t t = 0; t < n_tiles; ++t) {
         vnpu::hmx::mac_tile(u->acc, act + t * HMX_TILE_ELEMS, wt + t * HMX_TILE_ELEMS);
     }
@@ -166,6 +174,10 @@ inline hmx_status hmx_store_fp16(hmx_unit * u, void * out_tile) {
     if (s != HMX_OK) {
         return s;
     }
+    if (u->later != nullptr) {
+        u->later->store(static_cast<uint16_t *>(out_tile), u->scale, u->bias);
+        return HMX_OK;
+    }
     vnpu::hmx::store_tile(static_cast<uint16_t *>(out_tile), u->acc, u->scale, u->bias);
     memset(u->acc, 0, sizeof u->acc);
     return HMX_OK;
@@ -175,8 +187,24 @@ inline hmx_status hmx_clear_acc(hmx_unit * u) {
     const hmx_status s = hmx_detail::check_use(u, "clear_acc");
     if (s == HMX_OK) {
         memset(u->acc, 0, sizeof u->acc);
+        if (u->later != nullptr) {
+            u->later->clear();
+        }
     }
     return s;
+}
+
+inline void hmx_drain(hmx_unit * u) {
+    if (u->later != nullptr) {
+        u->later->drain();
+    }
+}
+
+// n spare host threads compute the unit's stores with the calling thread (0: none, each call
+// computes at once; last_first: for tests, deferral's). Not while the unit is in use.
+inline void hmx_unit_set_helpers(hmx_unit * u, uint32_t n, bool last_first = false) {
+    delete u->later;
+    u->later = n != 0 ? new vnpu::hmx::deferral(n, last_first) : nullptr;
 }
 
 inline const char * hmx_fault(const hmx_unit * u) {
@@ -184,6 +212,10 @@ inline const char * hmx_fault(const hmx_unit * u) {
 }
 
 inline void hmx_reset(hmx_unit * u) {
+    hmx_drain(u);
+    if (u->later != nullptr) {
+        u->later->clear();
+    }
     memset(u->acc, 0, sizeof u->acc);
     u->has_scale_bias = false;
     u->fault_msg[0]   = '\0';

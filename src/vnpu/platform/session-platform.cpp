@@ -122,9 +122,15 @@ session_platform::session_platform(const platform_config & config, const proto::
     table_.hmx_unit    = hmx_.get();
     table_.hmx_acquire = cb_hmx_acquire;
     table_.hmx_release = cb_hmx_release;
+    // The HMX thread computes while the HVX threads wait on it: the other host threads help it.
+    const uint32_t hmx_threads = config.hmx_threads != 0 ? config.hmx_threads : std::min(table_.max_threads, 8u);
+    htp::hmx_unit_set_helpers(hmx_.get(), hmx_threads - 1);
 }
 
-session_platform::~session_platform() { munmap(vtcm_region_, vtcm_region_size_); }
+session_platform::~session_platform() {
+    htp::hmx_unit_set_helpers(hmx_.get(), 0);
+    munmap(vtcm_region_, vtcm_region_size_);
+}
 
 std::string session_platform::last_violation() const {
     std::lock_guard lock(violation_mutex_);

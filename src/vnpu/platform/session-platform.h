@@ -25,6 +25,7 @@ struct platform_config {
     uint32_t vtcm_size    = 0;  // 0: the arch's
     uint32_t n_hvx        = 0;  // HVX contexts reported; 0: the arch's
     uint32_t host_threads = 0;  // threads the host may run at once; 0: its cores
+    uint32_t hmx_threads  = 0;  // threads computing the HMX unit's stores (1: its own alone); 0: up to 8 of host_threads
     bool     strict       = true;  // the DMA engine's poisoning and source snapshots (dma-engine.h)
     uint32_t mdev_idx     = 0;     // this session's place in a multi-device group (htp/platform.h)
     uint32_t mdev_count   = 1;

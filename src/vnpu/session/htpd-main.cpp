@@ -47,6 +47,8 @@ bool parse_args(int argc, char ** argv, htpd::server_options * options) {
             options->platform.n_hvx = uint32_t(v);
         } else if (key == "--host-threads") {
             options->platform.host_threads = uint32_t(v);
+        } else if (key == "--hmx-threads") {
+            options->platform.hmx_threads = uint32_t(v);
         } else if (key == "--strict" && v <= 1) {
             options->platform.strict = v != 0;
         } else if (key == "--test-ops" && v <= 1) {
