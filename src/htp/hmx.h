@@ -114,8 +114,9 @@ inline hmx_status hmx_store_fp16(hmx_unit * u, void * out_tile);
 // Discards the accumulator.
 inline hmx_status hmx_clear_acc(hmx_unit * u);
 // Returns once every tile stored so far is in VTCM: the HMX queue thread calls it at the end of
-// each job, before the job counts as done. On a device the stores are done when they return (a
-// no-op); the virtual NPU may compute them on other host threads meanwhile (vnpu/hmx).
+// each job, before the job counts as done, and a job calls it before closing its HMX_COMP trace
+// event. On a device the stores are done when they return (a no-op); the virtual NPU may compute
+// them on other host threads meanwhile (vnpu/hmx).
 inline void hmx_drain(hmx_unit * u);
 
 // Why the unit faulted (nullptr when it did not): the op that caused it is to fail with

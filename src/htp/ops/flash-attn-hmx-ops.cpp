@@ -500,6 +500,7 @@ void hmx_scores(void * data) {
         }
     }
     job.hmx_status = st;
+    hmx_drain(job.unit);  // the event spans the stores' work
     trace_event_stop(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.blk));
 }
 
@@ -521,6 +522,7 @@ void hmx_values(void * data) {
         }
     }
     job.hmx_status = st;
+    hmx_drain(job.unit);  // the event spans the stores' work
     trace_event_stop(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.blk));
 }
 

@@ -308,6 +308,7 @@ void hmx_products(void * data) {
         }
     }
     part.hmx_status = st;
+    hmx_drain(job.unit);  // the event spans the stores' work
     trace_event_stop(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
 }
 
@@ -331,6 +332,7 @@ void hmx_updates(void * data) {
         }
     }
     part.hmx_status = st;
+    hmx_drain(job.unit);  // the event spans the stores' work
     trace_event_stop(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
 }
 

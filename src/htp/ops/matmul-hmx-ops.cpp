@@ -462,6 +462,7 @@ void hmx_step_job(void * data) {
     if (st != HMX_OK && job.hmx_error == HMX_OK) {
         job.hmx_error = st;
     }
+    hmx_drain(job.unit);  // the event spans the stores' work
     trace_event_stop(tr, proto::HTP_TRACE_EVT_HMX_COMP, trace_info(step));
 }
 
