@@ -30,7 +30,7 @@
 // HVX kernel's ~6e-15): llama.cpp's test-backend-ops (1e-7) passes it.
 // Taken when: g is one scalar per head and token (not KDA), S a multiple of 32 up to 256, K == 1
 // (only the final state kept), at least HTP_GDN_HMX_MIN_TOKENS tokens; else the HVX kernel.
-// A device group's member 0 computes it alone, as the HVX kernel.
+// A device group's members split the items, as for the HVX kernel.
 #pragma once
 
 #include "proto/htp-linear-attn.h"

@@ -25,7 +25,8 @@
 // two slots (q, k, v, g, beta rows in by 2-D DMA, the block's outputs out); a block ends at every
 // token whose state is kept (the last K), whose state is transposed into the slot's staging and
 // leaves with the block's outputs. The state stays fp32 throughout: nothing can overflow fp16.
-// A device group's member 0 computes these ops alone (their items are not row slices of dst).
+// A device group's members split the items in order (htp/ops/item-job.h): each item's outputs and
+// states leave VTCM by DMA alone.
 #pragma once
 
 #include "proto/htp-eltwise.h"

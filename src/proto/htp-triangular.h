@@ -10,8 +10,9 @@
 // r of X = (B[r] - sum_{t<r} A[r][t] X[t]) / A[r][r], the sum in ascending t as GGML's, each
 // division correctly rounded (hvx_sf_div_rn), so per lane the same operations as GGML's CPU. A work
 // item is one matrix of the batch and up to cols right-hand sides (columns of B): A's rows and the
-// columns land by DMA in a slot, X is computed beside them and leaves by DMA; two slots per thread, the items split evenly over the threads. A device group's member 0 computes
-// the op alone (a system's columns are not row slices).
+// columns land by DMA in a slot, X is computed beside them and leaves by DMA; two slots per
+// thread, the items split evenly over the threads. A device group's members split the items (X
+// leaves by DMA alone).
 #pragma once
 
 #include "proto/htp-eltwise.h"

@@ -12,6 +12,7 @@
 #include "hvx-hf-rows.h"
 #include "hvx-hmx-tiles.h"
 #include "hvx-transpose.h"
+#include "item-job.h"
 #include "ops.h"
 #include "trace.h"
 #include "vtcm.h"
@@ -539,9 +540,6 @@ bool guard_gdn_hmx(const htp_op_context * octx) {
 }
 
 uint32_t op_gdn_hmx(htp_op_context * octx) {
-    if (octx->mdev->count > 1 && octx->mdev->idx != 0) {
-        return proto::HTP_STATUS_OK;  // member 0 computes it alone
-    }
     gdn_hmx_job job{};
     __builtin_memcpy(&job.kp, octx->op->kparams, sizeof(job.kp));
     const htp_gdn_hmx_kparams & kp = job.kp;
@@ -561,8 +559,10 @@ uint32_t op_gdn_hmx(htp_op_context * octx) {
     write_header(job.hdr);
     const htp_tensor * q = job.src[0], *k = job.src[1], *v = job.src[2];
     const uint32_t     S = kp.S, H = v->ne[1], T = v->ne[2];
-    for (uint32_t g0 = 0; g0 < kp.n_items; g0 += kp.group_items) {
-        const uint32_t n_group = kp.n_items - g0 < kp.group_items ? kp.n_items - g0 : kp.group_items;
+    // A device group's members split the items (every output and state leaves by DMA).
+    const item_range mine = member_items(octx, kp.n_items, 1);
+    for (uint32_t g0 = mine.first; g0 < mine.end; g0 += kp.group_items) {
+        const uint32_t n_group = mine.end - g0 < kp.group_items ? mine.end - g0 : kp.group_items;
         uint32_t       off     = proto::HTP_GDN_HMX_HEADER;
         for (uint32_t n = 0; n < n_group; ++n, off += kp.item_bytes) {
             const uint32_t item = g0 + n;

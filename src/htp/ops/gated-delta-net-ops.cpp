@@ -38,6 +38,7 @@ struct gdn_job {
     const htp_tensor *     dst;
     uint32_t               row;     // bytes of a state row in VTCM
     uint8_t *              vtcm;
+    item_range             items;  // this member's (run_item_job)
 };
 
 // One (head, sequence): where its rows are.
@@ -287,9 +288,8 @@ void gdn_item_run(const gdn_job & job, uint32_t i, uint32_t item, uint8_t * area
 
 void gdn_thread(uint32_t, uint32_t i, void * data) {
     const gdn_job & job   = *static_cast<const gdn_job *>(data);
-    const uint32_t  items = job.src[2]->ne[1] * job.src[2]->ne[3];
     uint32_t        first, end;
-    thread_items(i, job.kp.items_per_thread, items, &first, &end);
+    thread_items(job.items, i, &first, &end);
     uint8_t *       area  = job.vtcm + size_t(i) * proto::htp_gdn_thread_bytes(job.kp.S, job.kp.slot_bytes);
     for (uint32_t item = first; item < end; ++item) {
         gdn_item_run(job, i, item, area);
@@ -329,7 +329,8 @@ uint32_t op_gdn(htp_op_context * octx) {
     job.dst = octx->dst[0];
     job.row = proto::htp_gdn_row_bytes(job.kp.S);
     job.L   = proto::htp_gdn_slot(job.kp.S, job.kp.tb, job.kp.kda != 0);
-    return run_item_job(octx, job, job.kp.vtcm_size, job.kp.n_threads, gdn_thread);
+    return run_item_job(octx, job, job.src[2]->ne[1] * job.src[2]->ne[3], job.kp.vtcm_size, job.kp.n_threads,
+                        gdn_thread);
 }
 
 } // namespace hexnpu::htp

@@ -34,6 +34,7 @@ struct conv_job {
     const htp_tensor *     c;
     const htp_tensor *     dst;
     uint8_t *              vtcm;
+    item_range             items;  // this member's (run_item_job)
 };
 
 inline HVX_Vector * vec(uint8_t * p) { return reinterpret_cast<HVX_Vector *>(p); }
@@ -88,7 +89,7 @@ void conv_thread(uint32_t, uint32_t i, void * data) {
     const htp_ssm_conv_kparams & kp  = job.kp;
     const uint32_t               taps = job.c->ne[0], d_inner = job.dst->ne[0], n_t = job.dst->ne[1];
     uint32_t                     it, end;
-    thread_items(i, kp.items_per_thread, kp.n_items, &it, &end);
+    thread_items(job.items, i, &it, &end);
     dma_queue *      q       = &job.octx->dma[i];
     uint8_t *        area    = job.vtcm + size_t(i) * proto::HTP_SSM_CONV_THREAD_BYTES;
     uint8_t *        scratch = area + 2 * proto::HTP_SSM_CONV_SLOT_BYTES;
@@ -166,7 +167,7 @@ uint32_t op_ssm_conv(htp_op_context * octx) {
     job.sx   = octx->src[0];
     job.c    = octx->src[1];
     job.dst  = octx->dst[0];
-    return run_item_job(octx, job, job.kp.vtcm_size, job.kp.n_threads, conv_thread);
+    return run_item_job(octx, job, job.kp.n_items, job.kp.vtcm_size, job.kp.n_threads, conv_thread);
 }
 
 } // namespace hexnpu::htp

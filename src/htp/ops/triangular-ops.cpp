@@ -104,6 +104,7 @@ struct solve_job {
     const htp_tensor *     b;
     const htp_tensor *     x;
     uint8_t *              vtcm;
+    item_range             items;  // this member's (run_item_job)
 };
 
 // a / d correctly rounded. Out of line with d a scalar: the division's constants stay inside it and
@@ -153,7 +154,7 @@ void solve_thread(uint32_t, uint32_t i, void * data) {
     const uint32_t                n   = job.a->ne[0];
     const uint32_t                k   = job.b->ne[0];
     uint32_t                      it, end;
-    thread_items(i, kp.items_per_thread, kp.n_items, &it, &end);
+    thread_items(job.items, i, &it, &end);
     dma_queue *      q      = &job.octx->dma[i];
     uint8_t *        slots  = job.vtcm + size_t(i) * 2 * kp.slot_bytes;
     const dma_addr_t a_base = htp_tensor_dma_addr(job.octx->plat, job.a);
@@ -238,7 +239,7 @@ uint32_t op_solve_tri(htp_op_context * octx) {
     job.a    = octx->src[0];
     job.b    = octx->src[1];
     job.x    = octx->dst[0];
-    return run_item_job(octx, job, job.kp.vtcm_size, job.kp.n_threads, solve_thread);
+    return run_item_job(octx, job, job.kp.n_items, job.kp.vtcm_size, job.kp.n_threads, solve_thread);
 }
 
 } // namespace hexnpu::htp
