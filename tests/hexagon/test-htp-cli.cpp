@@ -118,6 +118,23 @@ TEST(HtpCli, FlashAttentionSelectChoosesTheKernel) {
     EXPECT_TRUE(has_line(cpu.output, "^0 passed, 0 failed, [1-9][0-9]* skipped")) << cpu.output;
 }
 
+// GGML_HEXAGON_GDN_SELECT: the delta net's prompts (32 tokens on) on the HMX unit by default, HVX
+// only with 1, the CPU with 0; every case still matches.
+TEST(HtpCli, DeltaNetSelectChoosesTheKernel) {
+    const auto hmx = run("GGML_HEXAGON_VERBOSE=1", "test-ops -b HTP0 -o GATED_DELTA_NET");
+    const auto hvx = run("GGML_HEXAGON_VERBOSE=1 GGML_HEXAGON_GDN_SELECT=1", "test-ops -b HTP0 -o GATED_DELTA_NET");
+    const auto cpu = run("GGML_HEXAGON_GDN_SELECT=0", "test-ops -b HTP0 -o GATED_DELTA_NET");
+    for (const auto * r : {&hmx, &hvx}) {
+        ASSERT_EQ(r->exit_code, 0) << r->output;
+        EXPECT_TRUE(has_line(r->output, "^[1-9][0-9]* passed, 0 failed$")) << r->output;
+    }
+    EXPECT_NE(hmx.output.find("[GATED_DELTA_NET_HMX]"), std::string::npos) << hmx.output;
+    EXPECT_TRUE(has_line(hmx.output, "^HTP0:   op [0-9]+ GATED_DELTA_NET src.*")) << "decode stays on HVX";
+    EXPECT_EQ(hvx.output.find("[GATED_DELTA_NET_HMX]"), std::string::npos) << hvx.output;
+    EXPECT_EQ(cpu.exit_code, 1);
+    EXPECT_TRUE(has_line(cpu.output, "^0 passed, 0 failed, [1-9][0-9]* skipped")) << cpu.output;
+}
+
 TEST(HtpCli, OpFilterKeepsMatchingOpsOffTheNpu) {
     const auto r = run("GGML_HEXAGON_OPFILTER='add|sq.*'", "test-ops -b HTP0 -o ADD");
     EXPECT_EQ(r.exit_code, 1) << "nothing ran: " << r.output;
