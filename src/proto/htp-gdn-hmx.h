@@ -57,11 +57,7 @@ struct htp_gdn_hmx_kparams {
     uint32_t       n_chunks;     // ceil(T / 32)
     uint32_t       scale;        // the bits of 1 / sqrt(S)
     uint32_t       state_off;    // bytes of dst before the final state: S H T n_seqs * 4
-    fastdiv_values div_h;        // item -> (h, s)
-    fastdiv_values div_hq;       // h -> q's head (tiled broadcast, as GGML)
-    fastdiv_values div_hk;
-    fastdiv_values div_rq;       // s -> q's sequence
-    fastdiv_values div_rk;
+    htp_gdn_heads  heads;
 };
 static_assert(sizeof(htp_gdn_hmx_kparams) <= HTP_OP_MAX_KERN_PARAMS * sizeof(int32_t));
 
@@ -137,32 +133,25 @@ inline htp_verdict prepare_gdn_hmx_op(const htp_op_args & a, int32_t kparams[HTP
     if (K != 1 || !htp_gdn_layout_valid(q, k, v, g, *a.src[4], *a.src[5], *a.dst, 1)) {
         return htp_refuse("the HMX GATED_DELTA_NET keeps the final state only (K == 1), GGML's shapes");
     }
+    if (const char * why = htp_gdn_shape_refusal(a)) {
+        return htp_refuse(why);
+    }
     const uint32_t S = v.ne[0], H = v.ne[1], T = v.ne[2], NS = v.ne[3];
     if (g.ne[0] != 1) {
         return htp_refuse("the HMX GATED_DELTA_NET takes one gate per head and token (not KDA)");
     }
-    if (S % 32 != 0 || S > HTP_GDN_MAX_S) {
-        return htp_refuse("the HMX GATED_DELTA_NET takes head sizes that are multiples of 32 up to 256");
+    if (S % 32 != 0) {
+        return htp_refuse("the HMX GATED_DELTA_NET takes head sizes that are multiples of 32");
     }
-    if (T < HTP_GDN_HMX_MIN_TOKENS || H == 0 || NS == 0) {
+    if (T < HTP_GDN_HMX_MIN_TOKENS) {
         return htp_refuse("fewer tokens than a chunk");
     }
-    if (H % q.ne[1] != 0 || H % k.ne[1] != 0 || NS % q.ne[3] != 0 || NS % k.ne[3] != 0) {
-        return htp_refuse("q's or k's heads or sequences do not divide v's");
-    }
-    if (a.n_threads == 0 || a.n_threads > HTP_MAX_NTHREADS) {
-        return htp_refuse("the session's thread count is out of range");
-    }
-    const uint64_t items = uint64_t(H) * NS;
-    const uint64_t outs  = uint64_t(S) * H * T * NS * 4;
-    if (items > UINT32_MAX || outs > UINT32_MAX) {
-        return htp_refuse("more than 4 GiB of outputs");
-    }
+    const uint32_t      items = H * NS;  // below 2^32: the outputs are
     htp_gdn_hmx_kparams kp{};
-    kp.n_items      = uint32_t(items);
+    kp.n_items      = items;
     kp.item_bytes   = htp_gdn_hmx_item(S).bytes;
     // As many items in lock step as the VTCM holds.
-    const uint32_t most = items < HTP_GDN_HMX_MAX_GROUP ? uint32_t(items) : HTP_GDN_HMX_MAX_GROUP;
+    const uint32_t most = items < HTP_GDN_HMX_MAX_GROUP ? items : HTP_GDN_HMX_MAX_GROUP;
     while (kp.group_items < most && htp_gdn_hmx_vtcm_size(kp.group_items + 1, S) <= a.vtcm_size) {
         ++kp.group_items;
     }
@@ -175,12 +164,8 @@ inline htp_verdict prepare_gdn_hmx_op(const htp_op_args & a, int32_t kparams[HTP
     kp.n_chunks    = (T + HTP_GDN_HMX_CHUNK - 1) / HTP_GDN_HMX_CHUNK;
     const float scale = 1.0f / __builtin_sqrtf(float(S));
     kp.scale       = __builtin_bit_cast(uint32_t, scale);
-    kp.state_off   = uint32_t(outs);
-    kp.div_h       = init_fastdiv(H);
-    kp.div_hq      = init_fastdiv(q.ne[1]);
-    kp.div_hk      = init_fastdiv(k.ne[1]);
-    kp.div_rq      = init_fastdiv(NS / q.ne[3]);
-    kp.div_rk      = init_fastdiv(NS / k.ne[3]);
+    kp.state_off   = S * H * T * NS * 4;
+    kp.heads       = htp_gdn_heads_of(q, k, v);
     return htp_store_kparams(HTP_TAKEN, kp, kparams);
 }
 

@@ -115,14 +115,77 @@ inline constexpr uint32_t HTP_GDN_MAX_S         = 256;   // head size at most (a
 inline constexpr uint32_t HTP_GDN_MAX_TOKENS    = 32;    // tokens per block at most
 inline constexpr uint32_t HTP_GDN_SCRATCH_BYTES = 8192;  // the transposes' scratch: 64 vectors
 
+// Where a work item (one head h and sequence s: item = s * H + h, H * n_seqs of them) finds its
+// rows: GGML broadcasts q's and k's heads over v's tiled and their sequences blocked. Both kernels'.
+struct htp_gdn_heads {
+    fastdiv_values div_h;   // item -> (h, s)
+    fastdiv_values div_hq;  // h -> q's head h % q.ne1
+    fastdiv_values div_hk;  // ... k's
+    fastdiv_values div_rq;  // s -> q's sequence s / (n_seqs / q.ne3)
+    fastdiv_values div_rk;  // ... k's
+};
+
+inline htp_gdn_heads htp_gdn_heads_of(const htp_tensor & q, const htp_tensor & k, const htp_tensor & v) {
+    return {init_fastdiv(v.ne[1]), init_fastdiv(q.ne[1]), init_fastdiv(k.ne[1]), init_fastdiv(v.ne[3] / q.ne[3]),
+            init_fastdiv(v.ne[3] / k.ne[3])};
+}
+
+// The NPU's check of kparams' heads against the tensors (no division there: the fastdiv values').
+constexpr bool htp_gdn_heads_valid(const htp_gdn_heads & d, const htp_tensor & q, const htp_tensor & k,
+                                   const htp_tensor & v) {
+    return d.div_h.d == v.ne[1] && d.div_hq.d == q.ne[1] && d.div_hk.d == k.ne[1] &&
+           fastmodulo(v.ne[1], d.div_hq) == 0 && fastmodulo(v.ne[1], d.div_hk) == 0 &&
+           uint64_t(d.div_rq.d) * q.ne[3] == v.ne[3] && uint64_t(d.div_rk.d) * k.ne[3] == v.ne[3];
+}
+
+// An item's byte offsets: token 0's row of q, k, v (add t * nb[2]), its g and beta elements (add
+// t * H * elements), its output row in dst (add t * H * S * 4), and its state in the state tensor
+// and in each kept state of dst. g_elems: g's elements per head and token (1, or S for KDA).
+struct htp_gdn_item_offsets {
+    uint32_t q, k, v, g, beta, out, state;
+};
+constexpr htp_gdn_item_offsets htp_gdn_item_at(const htp_gdn_heads & d, const htp_tensor & q, const htp_tensor & k,
+                                               const htp_tensor & v, uint32_t item, uint32_t g_elems) {
+    const uint32_t S = v.ne[0], H = v.ne[1], T = v.ne[2];
+    const uint32_t s = fastdiv(item, d.div_h);
+    const uint32_t h = item - s * H;
+    return {fastdiv(s, d.div_rq) * q.nb[3] + fastmodulo(h, d.div_hq) * q.nb[1],
+            fastdiv(s, d.div_rk) * k.nb[3] + fastmodulo(h, d.div_hk) * k.nb[1],
+            s * v.nb[3] + h * v.nb[1],
+            (s * T * H + h) * g_elems * 4,
+            (s * T * H + h) * 4,
+            (s * T * H + h) * S * 4,
+            item * S * S * 4};
+}
+
+// Why the host refuses shapes both kernels share (nullptr: it does not).
+inline const char * htp_gdn_shape_refusal(const htp_op_args & a) {
+    const htp_tensor & q = *a.src[0];
+    const htp_tensor & k = *a.src[1];
+    const htp_tensor & v = *a.src[2];
+    const uint32_t     S = v.ne[0], H = v.ne[1], T = v.ne[2], NS = v.ne[3];
+    if (T == 0 || H == 0 || NS == 0) {
+        return "no tokens or no heads";
+    }
+    if (H % q.ne[1] != 0 || H % k.ne[1] != 0 || NS % q.ne[3] != 0 || NS % k.ne[3] != 0) {
+        return "q's or k's heads or sequences do not divide v's";
+    }
+    if (S > HTP_GDN_MAX_S) {
+        return "a head size above 256";
+    }
+    if (a.n_threads == 0 || a.n_threads > HTP_MAX_NTHREADS) {
+        return "the session's thread count is out of range";
+    }
+    if (uint64_t(S) * H * T * NS * 4 > UINT32_MAX) {
+        return "more than 4 GiB of outputs";
+    }
+    return nullptr;
+}
+
 struct htp_gdn_kparams {
     uint32_t       n_threads;
-    uint32_t       items_per_thread;  // items: H * n_seqs, item = s * H + h
-    fastdiv_values div_h;             // item -> (h, s)
-    fastdiv_values div_hq;            // h -> q's head h % q.ne1 (tiled broadcast, as GGML)
-    fastdiv_values div_hk;            // ... k's
-    fastdiv_values div_rq;            // s -> q's sequence s / (n_seqs / q.ne3)
-    fastdiv_values div_rk;            // ... k's
+    uint32_t       items_per_thread;  // items: H * n_seqs
+    htp_gdn_heads  heads;
     uint32_t       S;                 // head size (v.ne0)
     uint32_t       tb;                // tokens per block at most
     uint32_t       K;                 // states kept (op_params 0)
@@ -197,37 +260,20 @@ inline htp_verdict prepare_gdn_op(const htp_op_args & a, int32_t kparams[HTP_OP_
         return htp_refuse("the NPU GATED_DELTA_NET takes F32 q, k, v with their rows in order, contiguous g, beta "
                           "and state of GGML's shapes, K >= 1");
     }
-    const uint32_t S = v.ne[0], H = v.ne[1], T = v.ne[2], NS = v.ne[3];
-    if (H % q.ne[1] != 0 || H % k.ne[1] != 0 || NS % q.ne[3] != 0 || NS % k.ne[3] != 0) {
-        return htp_refuse("q's or k's heads or sequences do not divide v's");
+    if (const char * why = htp_gdn_shape_refusal(a)) {
+        return htp_refuse(why);
     }
-    if (S > HTP_GDN_MAX_S) {
-        return htp_refuse("a head size above 256");
-    }
-    if (T == 0 || H == 0 || NS == 0) {
-        return htp_refuse("no tokens or no heads");
-    }
-    if (a.n_threads == 0 || a.n_threads > HTP_MAX_NTHREADS) {
-        return htp_refuse("the session's thread count is out of range");
-    }
-    const uint64_t items = uint64_t(H) * NS;
-    const uint64_t outs  = uint64_t(S) * H * T * NS * 4;
-    if (items > UINT32_MAX || outs > UINT32_MAX) {
-        return htp_refuse("more than 4 GiB of outputs");
-    }
+    const uint32_t  S = v.ne[0], H = v.ne[1], T = v.ne[2], NS = v.ne[3];
+    const uint32_t  items = H * NS;  // below 2^32: the outputs are
     htp_gdn_kparams kp{};
-    htp_item_split  split = htp_split_items(uint32_t(items), a.n_threads);
-    kp.div_h            = init_fastdiv(H);
-    kp.div_hq           = init_fastdiv(q.ne[1]);
-    kp.div_hk           = init_fastdiv(k.ne[1]);
-    kp.div_rq           = init_fastdiv(NS / q.ne[3]);
-    kp.div_rk           = init_fastdiv(NS / k.ne[3]);
+    htp_item_split  split = htp_split_items(items, a.n_threads);
+    kp.heads            = htp_gdn_heads_of(q, k, v);
     kp.S                = S;
     kp.K                = uint32_t(K);
     kp.kda              = g.ne[0] == S && S != 1;
     const float scale   = 1.0f / __builtin_sqrtf(float(S));
     kp.scale            = __builtin_bit_cast(uint32_t, scale);
-    kp.state_off        = uint32_t(outs);
+    kp.state_off        = S * H * T * NS * 4;
     kp.tb               = T < HTP_GDN_MAX_TOKENS ? T : HTP_GDN_MAX_TOKENS;
     // Per block the turns take 2 (S/32)^2 x 80 shuffles, the row sums 2 (S/32) x 31 per token.
     kp.by_rows = S % 32 == 0 && uint64_t(T) * 31 < uint64_t(S / 32) * 80;

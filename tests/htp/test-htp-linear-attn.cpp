@@ -242,7 +242,7 @@ TEST(HtpGatedDeltaNet, AStateOrKparamsThatDoNotFitAreRefusedUnwritten) {
         for (auto corrupt : {+[](proto::htp_gdn_kparams & k) { k.state_off += 4; },
                              +[](proto::htp_gdn_kparams & k) { k.S = 64; },
                              +[](proto::htp_gdn_kparams & k) { k.by_rows = 1; k.S = 32; k.tb = 0; },
-                             +[](proto::htp_gdn_kparams & k) { k.div_hq = proto::init_fastdiv(3); }}) {
+                             +[](proto::htp_gdn_kparams & k) { k.heads.div_hq = proto::init_fastdiv(3); }}) {
             proto::htp_gdn_kparams bad = kp;
             corrupt(bad);
             EXPECT_EQ(run_op(s, proto::HTP_OP_GATED_DELTA_NET, {&o.q, &o.k, &o.v, &o.g, &o.beta, &o.state}, o.dst, bad,

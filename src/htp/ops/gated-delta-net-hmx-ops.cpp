@@ -50,12 +50,8 @@ enum gdn_vector : uint32_t {
 };
 static_assert(V_SPLAT < proto::HTP_GDN_HMX_VECS);
 
-struct gdn_hmx_item {
-    uint32_t  q, k, v;  // token 0's row of each (add t * nb[2])
-    uint32_t  g, beta;  // token 0's element (add t * H elements)
-    uint32_t  out;      // token 0's output row in dst (add t * H * S * 4)
-    uint32_t  state;    // the head's state in the state tensor and in dst's final state
-    uint8_t * mem;
+struct gdn_hmx_item : proto::htp_gdn_item_offsets {
+    uint8_t * mem;  // its VTCM
 };
 
 struct gdn_hmx_job {
@@ -533,9 +529,7 @@ bool guard_gdn_hmx(const htp_op_context * octx) {
            kp.group_items <= proto::HTP_GDN_HMX_MAX_GROUP && kp.n_threads >= 1 && kp.n_threads <= octx->n_threads &&
            kp.n_threads <= kp.group_items && kp.item_bytes == proto::htp_gdn_hmx_item(S).bytes &&
            kp.vtcm_size == proto::htp_gdn_hmx_vtcm_size(kp.group_items, S) &&
-           kp.div_h.d == H && kp.div_hq.d == s[0]->ne[1] && kp.div_hk.d == s[1]->ne[1] &&
-           proto::fastmodulo(H, kp.div_hq) == 0 && proto::fastmodulo(H, kp.div_hk) == 0 &&
-           uint64_t(kp.div_rq.d) * s[0]->ne[3] == NS && uint64_t(kp.div_rk.d) * s[1]->ne[3] == NS &&
+           proto::htp_gdn_heads_valid(kp.heads, *s[0], *s[1], *v) &&
            uint64_t(kp.state_off) == uint64_t(S) * H * T * NS * 4 && octx->dst[0]->size <= UINT32_MAX;
 }
 
@@ -558,7 +552,7 @@ uint32_t op_gdn_hmx(htp_op_context * octx) {
     job.hdr = base;
     write_header(job.hdr);
     const htp_tensor * q = job.src[0], *k = job.src[1], *v = job.src[2];
-    const uint32_t     S = kp.S, H = v->ne[1], T = v->ne[2];
+    const uint32_t     T = v->ne[2];
     // A device group's members split the items (every output and state leaves by DMA).
     const item_range mine = member_items(octx, kp.n_items, 1);
     for (uint32_t g0 = mine.first; g0 < mine.end; g0 += kp.group_items) {
@@ -567,17 +561,7 @@ uint32_t op_gdn_hmx(htp_op_context * octx) {
         for (uint32_t n = 0; n < n_group; ++n, off += kp.item_bytes) {
             const uint32_t item = g0 + n;
             off                 = proto::htp_gdn_hmx_place(off, job.L);
-            const uint32_t s    = proto::fastdiv(item, kp.div_h);
-            const uint32_t h    = item - s * H;
-            job.items[n]        = gdn_hmx_item{
-                proto::fastdiv(s, kp.div_rq) * q->nb[3] + proto::fastmodulo(h, kp.div_hq) * q->nb[1],
-                proto::fastdiv(s, kp.div_rk) * k->nb[3] + proto::fastmodulo(h, kp.div_hk) * k->nb[1],
-                s * v->nb[3] + h * v->nb[1],
-                (s * T * H + h) * 4,
-                (s * T * H + h) * 4,
-                (s * T * H + h) * S * 4,
-                item * S * S * 4,
-                base + off};
+            job.items[n]        = gdn_hmx_item{proto::htp_gdn_item_at(kp.heads, *q, *k, *v, item, 1), base + off};
         }
         // Two halves (the second empty for one item), each phase of one overlapping the other's
         // HMX job: the HMX unit and the HVX threads work at once.

@@ -41,14 +41,6 @@ struct gdn_job {
     item_range             items;  // this member's (run_item_job)
 };
 
-// One (head, sequence): where its rows are.
-struct gdn_item {
-    uint32_t q, k, v;   // token 0's row of each (add t * nb[2])
-    uint32_t g, beta;   // token 0's element of each (add t * H * elements)
-    uint32_t out;       // token 0's output row in dst (add t * H * S * 4)
-    uint32_t state;     // the head's state in the state tensor and in each kept slot of dst
-};
-
 inline HVX_Vector * vec(uint8_t * p) { return reinterpret_cast<HVX_Vector *>(p); }
 
 // The block's tokens through the state n (rows `row` bytes apart), their outputs into the slot.
@@ -199,16 +191,8 @@ void gdn_item_run(const gdn_job & job, uint32_t i, uint32_t item, uint8_t * area
     const htp_tensor *          q = job.src[0], *k = job.src[1], *v = job.src[2], *g = job.src[3];
     const uint32_t              S = kp.S, H = v->ne[1], T = v->ne[2], NS = v->ne[3];
     const uint32_t              row = job.row;
-    const uint32_t              s   = proto::fastdiv(item, kp.div_h);
-    const uint32_t              h   = item - s * H;
-    const uint32_t              ge  = kp.kda ? S : 1;
-    const gdn_item              it{proto::fastdiv(s, kp.div_rq) * q->nb[3] + proto::fastmodulo(h, kp.div_hq) * q->nb[1],
-                      proto::fastdiv(s, kp.div_rk) * k->nb[3] + proto::fastmodulo(h, kp.div_hk) * k->nb[1],
-                      s * v->nb[3] + h * v->nb[1],
-                      (s * T * H + h) * ge * 4,
-                      (s * T * H + h) * 4,
-                      (s * T * H + h) * S * 4,
-                      item * S * S * 4};
+    const uint32_t              ge  = kp.kda ? S : 1;  // g's elements per head and token
+    const proto::htp_gdn_item_offsets it = proto::htp_gdn_item_at(kp.heads, *q, *k, *v, item, ge);
     dma_queue *      q_dma = &job.octx->dma[i];
     const platform * plat  = job.octx->plat;
     uint8_t *        n     = area;
@@ -310,9 +294,7 @@ bool guard_gdn(const htp_op_context * octx) {
     const uint64_t items = uint64_t(H) * NS;
     return S == kp.S && S <= proto::HTP_GDN_MAX_S && (kp.by_rows == 0 || (kp.by_rows == 1 && S % 32 == 0)) && kp.tb >= 1 && kp.tb <= proto::HTP_GDN_MAX_TOKENS &&
            kp.n_threads >= 1 && kp.n_threads <= octx->n_threads && uint64_t(kp.items_per_thread) * kp.n_threads >= items &&
-           kp.div_h.d == H && kp.div_hq.d == s[0]->ne[1] && kp.div_hk.d == s[1]->ne[1] &&
-           proto::fastmodulo(H, kp.div_hq) == 0 && proto::fastmodulo(H, kp.div_hk) == 0 &&
-           uint64_t(kp.div_rq.d) * s[0]->ne[3] == NS && uint64_t(kp.div_rk.d) * s[1]->ne[3] == NS &&
+           proto::htp_gdn_heads_valid(kp.heads, *s[0], *s[1], *v) &&
            kp.kda == (s[3]->ne[0] == S && S != 1) &&
            uint64_t(kp.state_off) == uint64_t(S) * H * T * NS * 4 && octx->dst[0]->size <= UINT32_MAX &&
            kp.slot_bytes == proto::htp_gdn_slot(S, kp.tb, kp.kda != 0).bytes &&
