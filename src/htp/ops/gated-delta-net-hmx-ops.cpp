@@ -284,55 +284,52 @@ uint32_t hmx_exact(const gdn_hmx_job & job, const uint8_t * act_hi, const uint8_
     return st == HMX_OK ? hmx_store_fp16(u, out_lo) : st;
 }
 
-// K Kᵀ, Q Kᵀ, K N0, Q N0 for every item.
-void hmx_products(void * data) {
-    gdn_hmx_part &                         part = *static_cast<gdn_hmx_part *>(data);
-    gdn_hmx_job &                          job  = *part.job;
-    const proto::htp_gdn_hmx_item_layout & L   = job.L;
-    const uint32_t                         nv  = job.kp.S / 32, lo = nv * TILE, slo = nv * nv * TILE;
+// K Kᵀ, Q Kᵀ, K N0, Q N0 of the item at m.
+uint32_t item_products(const gdn_hmx_job & job, uint8_t * m) {
+    const proto::htp_gdn_hmx_item_layout & L  = job.L;
+    const uint32_t                         nv = job.kp.S / 32, lo = nv * TILE, slo = nv * nv * TILE;
+    uint32_t st = hmx_exact(job, m + L.k, m + L.k + lo, m + L.kt, m + L.kt + lo, nv, m + L.kk, m + L.kk + TILE);
+    st = st == HMX_OK ? hmx_exact(job, m + L.q, m + L.q + lo, m + L.kt, m + L.kt + lo, nv, m + L.qk, m + L.qk + TILE) : st;
+    for (uint32_t jb = 0; jb < nv && st == HMX_OK; ++jb) {
+        const uint8_t * w = m + L.st + jb * nv * TILE;
+        st = hmx_exact(job, m + L.k, m + L.k + lo, w, w + slo, nv, m + L.ks + jb * TILE, m + L.ks + lo + jb * TILE);
+        st = st == HMX_OK ? hmx_exact(job, m + L.q, m + L.q + lo, w, w + slo, nv, m + L.qs + jb * TILE,
+                                      m + L.qs + lo + jb * TILE)
+                          : st;
+    }
+    return st;
+}
+
+// P U (into ks) and Kᵀ diag(w) U (into st, tile ib * nv + jb) of the item at m.
+uint32_t item_updates(const gdn_hmx_job & job, uint8_t * m) {
+    const proto::htp_gdn_hmx_item_layout & L  = job.L;
+    const uint32_t                         nv = job.kp.S / 32, lo = nv * TILE, slo = nv * nv * TILE;
+    uint32_t                               st = HMX_OK;
+    for (uint32_t jb = 0; jb < nv && st == HMX_OK; ++jb) {
+        const uint8_t * u = m + L.u + jb * TILE;
+        st = hmx_exact(job, m + L.p, m + L.p + TILE, u, u + lo, 1, m + L.ks + jb * TILE, m + L.ks + lo + jb * TILE);
+        for (uint32_t ib = 0; ib < nv && st == HMX_OK; ++ib) {
+            uint8_t * o = m + L.st + (ib * nv + jb) * TILE;
+            st = hmx_exact(job, m + L.kw + ib * TILE, m + L.kw + lo + ib * TILE, u, u + lo, 1, o, o + slo);
+        }
+    }
+    return st;
+}
+
+// The HMX job of a part: Body for each of its items until one fails; the trace event spans the
+// stores' work.
+template <uint32_t (*Body)(const gdn_hmx_job &, uint8_t *)> void hmx_items(void * data) {
+    gdn_hmx_part &      part = *static_cast<gdn_hmx_part *>(data);
+    const gdn_hmx_job & job  = *part.job;
     trace_event_start(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
     uint32_t st = HMX_OK;
     for (uint32_t n = part.first; n < part.end && st == HMX_OK; ++n) {
-        uint8_t * m = job.items[n].mem;
-        st = hmx_exact(job, m + L.k, m + L.k + lo, m + L.kt, m + L.kt + lo, nv, m + L.kk, m + L.kk + TILE);
-        st = st == HMX_OK ? hmx_exact(job, m + L.q, m + L.q + lo, m + L.kt, m + L.kt + lo, nv, m + L.qk, m + L.qk + TILE) : st;
-        for (uint32_t jb = 0; jb < nv && st == HMX_OK; ++jb) {
-            const uint8_t * w = m + L.st + jb * nv * TILE;
-            st = hmx_exact(job, m + L.k, m + L.k + lo, w, w + slo, nv, m + L.ks + jb * TILE, m + L.ks + lo + jb * TILE);
-            st = st == HMX_OK ? hmx_exact(job, m + L.q, m + L.q + lo, w, w + slo, nv, m + L.qs + jb * TILE,
-                                          m + L.qs + lo + jb * TILE)
-                              : st;
-        }
+        st = Body(job, job.items[n].mem);
     }
     part.hmx_status = st;
-    hmx_drain(job.unit);  // the event spans the stores' work
+    hmx_drain(job.unit);
     trace_event_stop(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
 }
-
-// P U (into ks) and Kᵀ diag(w) U (into st, tile ib * nv + jb) for every item.
-void hmx_updates(void * data) {
-    gdn_hmx_part &                         part = *static_cast<gdn_hmx_part *>(data);
-    gdn_hmx_job &                          job  = *part.job;
-    const proto::htp_gdn_hmx_item_layout & L   = job.L;
-    const uint32_t                         nv  = job.kp.S / 32, lo = nv * TILE, slo = nv * nv * TILE;
-    trace_event_start(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
-    uint32_t st = HMX_OK;
-    for (uint32_t n = part.first; n < part.end && st == HMX_OK; ++n) {
-        uint8_t * m = job.items[n].mem;
-        for (uint32_t jb = 0; jb < nv && st == HMX_OK; ++jb) {
-            const uint8_t * u = m + L.u + jb * TILE;
-            st = hmx_exact(job, m + L.p, m + L.p + TILE, u, u + lo, 1, m + L.ks + jb * TILE, m + L.ks + lo + jb * TILE);
-            for (uint32_t ib = 0; ib < nv && st == HMX_OK; ++ib) {
-                uint8_t * o = m + L.st + (ib * nv + jb) * TILE;
-                st = hmx_exact(job, m + L.kw + ib * TILE, m + L.kw + lo + ib * TILE, u, u + lo, 1, o, o + slo);
-            }
-        }
-    }
-    part.hmx_status = st;
-    hmx_drain(job.unit);  // the event spans the stores' work
-    trace_event_stop(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
-}
-
 
 // ---- The HVX phases
 
@@ -599,10 +596,10 @@ uint32_t op_gdn_hmx(htp_op_context * octx) {
             const uint32_t t0 = job.chunk * proto::HTP_GDN_HMX_CHUNK;
             job.nt            = T - t0 < proto::HTP_GDN_HMX_CHUNK ? T - t0 : proto::HTP_GDN_HMX_CHUNK;
             hvx(a, load_thread);
-            hmx_push(a, hmx_products);
+            hmx_push(a, hmx_items<item_products>);
             hvx(b, load_thread);
             bool ok = hmx_pop(a);
-            hmx_push(b, hmx_products);
+            hmx_push(b, hmx_items<item_products>);
             if (ok) {
                 hvx(a, solve_thread);
             }
@@ -610,10 +607,10 @@ uint32_t op_gdn_hmx(htp_op_context * octx) {
             if (!ok) {
                 return proto::HTP_STATUS_STRICT;
             }
-            hmx_push(a, hmx_updates);
+            hmx_push(a, hmx_items<item_updates>);
             hvx(b, solve_thread);
             ok = hmx_pop(a);
-            hmx_push(b, hmx_updates);
+            hmx_push(b, hmx_items<item_updates>);
             if (ok) {
                 hvx(a, finish_thread);
             }
