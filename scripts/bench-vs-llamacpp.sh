@@ -68,6 +68,8 @@ hexnpu_run() {
         printf "%.0f", 100 * (y[1] - x[1]) / (y[2] - x[2]) }')"
 }
 
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
 echo "pp$p / tg$n, $t threads, $r repetitions, one run each, back to back ($(date -u +%Y-%m-%dT%H:%MZ))"
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
 echo
@@ -77,7 +79,6 @@ for model in "$gemma" "$gemma_q4_0" "$llama_1b"; do
     read -r lpp ltg < <("$llama_bench" -m "$model" -p "$p" -n "$n" -r "$r" -t "$t" -o json 2>/dev/null | rates)
     read -r spp stg sidle < <(hexnpu_run HEXNPU_STRICT=1)
     read -r opp otg oidle < <(hexnpu_run HEXNPU_STRICT=0)
-    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
     echo "| $(basename "$model" .gguf) | $lpp | $ltg | $spp | $stg | $sidle | $opp | $otg | $oidle |" \
          "$(ratio "$opp" "$lpp") | $(ratio "$otg" "$ltg") |"
 done

@@ -84,8 +84,9 @@ gdn_operands make_gdn(const gdn_case & c) {
     return o;
 }
 
-template <typename Kparams = proto::htp_gdn_kparams>
-Kparams prepare(const gdn_operands & o, const gdn_case & c, const int32_t * params) {
+// The host's verdict on the operands for c's kernel (its kparams in words).
+proto::htp_verdict host_verdict(const gdn_operands & o, const gdn_case & c, const int32_t * params,
+                                int32_t words[proto::HTP_OP_MAX_KERN_PARAMS]) {
     proto::htp_op_args a{};
     a.opcode = opcode_of(c);
     for (const auto & [i, t] : {std::pair{0, &o.q}, {1, &o.k}, {2, &o.v}, {3, &o.g}, {4, &o.beta}, {5, &o.state}}) {
@@ -95,8 +96,13 @@ Kparams prepare(const gdn_operands & o, const gdn_case & c, const int32_t * para
     a.params    = params;
     a.n_threads = c.threads;
     a.vtcm_size = c.vtcm;
-    int32_t words[proto::HTP_OP_MAX_KERN_PARAMS] = {};
-    const proto::htp_verdict v = c.hmx ? proto::prepare_gdn_hmx_op(a, words) : proto::prepare_gdn_op(a, words);
+    return c.hmx ? proto::prepare_gdn_hmx_op(a, words) : proto::prepare_gdn_op(a, words);
+}
+
+template <typename Kparams = proto::htp_gdn_kparams>
+Kparams prepare(const gdn_operands & o, const gdn_case & c, const int32_t * params) {
+    int32_t                  words[proto::HTP_OP_MAX_KERN_PARAMS] = {};
+    const proto::htp_verdict v                                     = host_verdict(o, c, params, words);
     EXPECT_TRUE(v) << (v.why ? v.why : "");
     Kparams kp{};
     std::memcpy(&kp, words, sizeof kp);
@@ -256,16 +262,8 @@ TEST(HtpGatedDeltaNet, AStateOrKparamsThatDoNotFitAreRefusedUnwritten) {
     // A state of another head count than v's: the layout check refuses it (host and NPU alike).
     gdn_operands o = make_gdn(c);
     o.state        = make(0, {c.S, c.S, c.Hv + 1, c.NS});
-    proto::htp_op_args a{};
-    a.opcode = proto::HTP_OP_GATED_DELTA_NET;
-    a.src[0] = &o.q.t, a.src[1] = &o.k.t, a.src[2] = &o.v.t, a.src[3] = &o.g.t, a.src[4] = &o.beta.t,
-    a.src[5] = &o.state.t;
-    a.dst       = &o.dst.t;
-    a.params    = params;
-    a.n_threads = 2;
-    a.vtcm_size = 1u << 22;
     int32_t words[proto::HTP_OP_MAX_KERN_PARAMS] = {};
-    EXPECT_FALSE(proto::prepare_gdn_op(a, words));
+    EXPECT_FALSE(host_verdict(o, c, params, words));
     gdn_operands good = make_gdn(c);
     const proto::htp_gdn_kparams kp = prepare(good, c, params);
     EXPECT_EQ(run_op(s, proto::HTP_OP_GATED_DELTA_NET, {&o.q, &o.k, &o.v, &o.g, &o.beta, &o.state}, o.dst, kp, params),
@@ -299,17 +297,9 @@ TEST(HtpGatedDeltaNet, HmxKparamsThatDoNotFitAreRefusedUnwritten) {
                         +[](gdn_case & k) { k.S = 48; }, +[](gdn_case & k) { k.T = 31; }}) {
         gdn_case d = c;
         change(d);
-        gdn_operands       od = make_gdn(d);
-        int32_t            p2[proto::HTP_OP_MAX_PARAMS] = {int32_t(d.K)};
-        proto::htp_op_args a{};
-        a.opcode = proto::HTP_OP_GATED_DELTA_NET_HMX;
-        a.src[0] = &od.q.t, a.src[1] = &od.k.t, a.src[2] = &od.v.t, a.src[3] = &od.g.t, a.src[4] = &od.beta.t,
-        a.src[5] = &od.state.t;
-        a.dst       = &od.dst.t;
-        a.params    = p2;
-        a.n_threads = 2;
-        a.vtcm_size = 1u << 22;
-        int32_t words[proto::HTP_OP_MAX_KERN_PARAMS] = {};
-        EXPECT_FALSE(proto::prepare_gdn_hmx_op(a, words));
+        const gdn_operands od                               = make_gdn(d);
+        const int32_t      p2[proto::HTP_OP_MAX_PARAMS]    = {int32_t(d.K)};
+        int32_t            words[proto::HTP_OP_MAX_KERN_PARAMS] = {};
+        EXPECT_FALSE(host_verdict(od, d, p2, words)) << "K " << d.K << " kda " << d.kda << " S " << d.S << " T " << d.T;
     }
 }

@@ -70,8 +70,8 @@ struct gdn_hmx_job {
 // Half of a group: the HMX unit works on one half while the HVX threads work on the other.
 struct gdn_hmx_part {
     gdn_hmx_job * job;
-    uint32_t      first, end;  // its items
-    uint32_t      threads, per_thread;
+    item_range    items;    // its items, each HVX thread's share
+    uint32_t      threads;  // HVX threads for it
     uint32_t      hmx_status;
 };
 
@@ -323,7 +323,7 @@ template <uint32_t (*Body)(const gdn_hmx_job &, uint8_t *)> void hmx_items(void 
     const gdn_hmx_job & job  = *part.job;
     trace_event_start(&job.octx->trace[HMX_TRACE_SLOT], proto::HTP_TRACE_EVT_HMX_COMP, trace_info(job.chunk));
     uint32_t st = HMX_OK;
-    for (uint32_t n = part.first; n < part.end && st == HMX_OK; ++n) {
+    for (uint32_t n = part.items.first; n < part.items.end && st == HMX_OK; ++n) {
         st = Body(job, job.items[n].mem);
     }
     part.hmx_status = st;
@@ -332,11 +332,6 @@ template <uint32_t (*Body)(const gdn_hmx_job &, uint8_t *)> void hmx_items(void 
 }
 
 // ---- The HVX phases
-
-void thread_range(const gdn_hmx_part & part, uint32_t i, uint32_t * first, uint32_t * end) {
-    *first = part.first + i * part.per_thread;
-    *end   = *first + part.per_thread < part.end ? *first + part.per_thread : part.end;
-}
 
 // The state in (first chunk), the chunk's rows in; Q, K, Kᵀ and N0 as tiles.
 void load_thread(uint32_t, uint32_t i, void * data) {
@@ -348,7 +343,7 @@ void load_thread(uint32_t, uint32_t i, void * data) {
     const platform *                       plat = job.octx->plat;
     dma_queue *                            q    = &job.octx->dma[i];
     uint32_t                               first, end;
-    thread_range(part, i, &first, &end);
+    thread_items(part.items, i, &first, &end);
     for (uint32_t n = first; n < end; ++n) {
         const gdn_hmx_item & it = job.items[n];
         if (job.chunk == 0) {
@@ -406,7 +401,7 @@ void solve_thread(uint32_t, uint32_t i, void * data) {
     const proto::htp_gdn_hmx_item_layout & L   = job.L;
     const uint32_t                         S = job.kp.S, nv = S / 32, row = S * 4, lo = nv * TILE;
     uint32_t                               first, end;
-    thread_range(part, i, &first, &end);
+    thread_items(part.items, i, &first, &end);
     trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_COMP, trace_info(first));
     for (uint32_t n = first; n < end; ++n) {
         const gdn_hmx_item & it  = job.items[n];
@@ -462,7 +457,7 @@ void finish_thread(uint32_t, uint32_t i, void * data) {
     dma_queue *                            q    = &job.octx->dma[i];
     const dma_addr_t                       out  = htp_tensor_dma_addr(job.octx->plat, job.dst);
     uint32_t                               first, end;
-    thread_range(part, i, &first, &end);
+    thread_items(part.items, i, &first, &end);
     trace_event_start(&job.octx->trace[i], proto::HTP_TRACE_EVT_HVX_O_PROC, trace_info(first));
     for (uint32_t n = first; n < end; ++n) {
         const gdn_hmx_item & it  = job.items[n];
@@ -566,26 +561,24 @@ uint32_t op_gdn_hmx(htp_op_context * octx) {
         const uint32_t half = (n_group + 1) >> 1;
         for (uint32_t p = 0; p < 2; ++p) {
             gdn_hmx_part & pt = parts[p];
-            pt.job            = &job;
-            pt.first          = p == 0 ? 0 : half;
-            pt.end            = p == 0 ? half : n_group;
-            const uint32_t n  = pt.end - pt.first;
-            pt.threads        = n < kp.n_threads ? n : kp.n_threads;
-            pt.per_thread     = n == 0 ? 0 : ceil_div_small(n, pt.threads);
-            pt.hmx_status     = HMX_OK;
+            const uint32_t first = p == 0 ? 0 : half, end = p == 0 ? half : n_group, n = end - first;
+            pt.job               = &job;
+            pt.threads           = n < kp.n_threads ? n : kp.n_threads;
+            pt.items             = item_range{first, end, n == 0 ? 0 : ceil_div_small(n, pt.threads)};
+            pt.hmx_status        = HMX_OK;
         }
         auto hvx = [&](gdn_hmx_part & pt, work_fn fn) {
-            if (pt.end > pt.first) {
+            if (pt.items.end > pt.items.first) {
                 work_queue_run(octx->work, fn, &pt, pt.threads);
             }
         };
         auto hmx_push = [&](gdn_hmx_part & pt, hmx_job_fn fn) {
-            if (pt.end > pt.first) {
+            if (pt.items.end > pt.items.first) {
                 hmx_queue_push(octx->hmx, fn, &pt);
             }
         };
         auto hmx_pop = [&](gdn_hmx_part & pt) {
-            if (pt.end > pt.first) {
+            if (pt.items.end > pt.items.first) {
                 hmx_queue_pop(octx->hmx);
             }
             return pt.hmx_status == HMX_OK;
