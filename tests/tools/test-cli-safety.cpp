@@ -99,6 +99,11 @@ run_result hexnpu(const std::vector<std::string> & args, const run_options & opt
         }
         argv.push_back(nullptr);
         execv(bin.c_str(), argv.data());
+        // Say why: a root run drops to nobody for RLIMIT_NPROC, which cannot reach a build under a
+        // directory only root may search (mktemp -d makes them 0700).
+        const std::string why = "test: cannot execute " + bin + " as uid " + std::to_string(getuid()) + ": " +
+                                std::strerror(errno) + "\n";
+        (void) !write(2, why.data(), why.size());
         _exit(127);
     }
     close(out_pipe[1]);
