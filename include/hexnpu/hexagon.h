@@ -13,8 +13,9 @@ class backend_device;
 // Adds one HTP device per configured session to backend_registry, once per process; register them
 // before the CPU so the scheduler prefers them. Sessions start when first used. collect_trace
 // records the NPU's trace events as GGML_HEXAGON_PROFILE=3 does (without the per-op lines).
+// host_buffers: whether compute buffers are host buffers when GGML_HEXAGON_HOSTBUF is unset.
 // Throws std::invalid_argument naming a bad variable or list item.
-void register_htp_devices(bool collect_trace = false);
+void register_htp_devices(bool collect_trace = false, bool host_buffers = true);
 
 // A device group of registered HTP devices (-sm row: each op's output rows divided among them, a
 // fence between ops). Throws std::invalid_argument when a member is not an HTP device, is listed

@@ -219,7 +219,10 @@ ggml_abi::reg * init_registry(void * caller) {
     set_api_version(version);
     r.contexts.clear();  // a failed earlier attempt leaves nothing behind
     r.devices.clear();
-    register_htp_devices();
+    // Compute buffers are not host buffers unless GGML_HEXAGON_HOSTBUF=1 (upstream's default):
+    // llama.cpp's tensor split wraps each device's buffers in a meta buffer whose tensors have no
+    // real address, and writes weights straight into any buffer its parts call host memory.
+    register_htp_devices(false, false);
     const hexagon::htp_options options = hexagon::htp_options_from_environment();
     for (backend_device * hexnpu : backend_registry::get().devices()) {
         if (hexnpu->type() != backend_device_type::accel) {

@@ -17,7 +17,7 @@ namespace hexnpu::hexagon {
 htp_device::htp_device(htp_device_spec spec, std::shared_ptr<const htp_options> options,
                        vnpu::rpc::session_options session_options)
     : spec_(std::move(spec)), options_(std::move(options)), session_options_(std::move(session_options)),
-      compute_buft_(this, htp_buffer_kind::compute, options_->max_buffer, false, options_->host_buffers),
+      compute_buft_(this, htp_buffer_kind::compute, options_->max_buffer, false, options_->host_buffers.value_or(true)),
       repack_buft_(this, htp_buffer_kind::repack, options_->max_buffer, options_->mm_select >= 2) {
     if (options_->arch) {
         session_options_.arch = *options_->arch;

@@ -49,7 +49,10 @@ struct htp_options {
     // GGML_HEXAGON_OPSTAGE: bit 0 sends the ops to the NPU (else graph_compute returns at once),
     // bit 1 computes them (else the NPU skips each op's compute): for measuring the overheads.
     uint32_t                     op_stage   = 3;
-    bool                         host_buffers = true;  // GGML_HEXAGON_HOSTBUF: compute buffers are host buffers
+    // GGML_HEXAGON_HOSTBUF: compute buffers are host buffers (the CPU backend reads them in place).
+    // Unset: the registering program's default (hexnpu's tools: on; the GGML plugin: off, as
+    // upstream, since llama.cpp's tensor split cannot load weights into host buffers it wraps).
+    std::optional<bool>          host_buffers;
     bool                         op_poll    = false;  // GGML_HEXAGON_OPPOLL: poll for responses instead of sleeping
     uint32_t                     verbose    = 0;
     // GGML_HEXAGON_OPFUSION: fuse RMS_NORM and the MUL by its weight into one NPU op (RMS_NORM_MUL)

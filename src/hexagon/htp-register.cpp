@@ -14,7 +14,7 @@
 
 namespace hexnpu {
 
-void register_htp_devices(bool collect_trace) {
+void register_htp_devices(bool collect_trace, bool host_buffers) {
     static std::mutex mutex;
     static bool       done = false;
     std::lock_guard   lock(mutex);
@@ -23,6 +23,7 @@ void register_htp_devices(bool collect_trace) {
     }
     hexagon::htp_options options = hexagon::htp_options_from_environment();
     options.collect_trace        = collect_trace;
+    options.host_buffers         = options.host_buffers.value_or(host_buffers);
     for (auto & dev : hexagon::make_htp_devices(options, vnpu::rpc::session_options::from_environment())) {
         backend_registry::get().add(std::move(dev));
     }

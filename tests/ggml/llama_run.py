@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """llama.cpp itself (llama-cpp-python 0.3.36) running a GGUF model, on ggml's CPU backend or with
-every layer offloaded to device HTP0 through hexnpu's plugin. Prints one JSON object on stdout;
+every layer offloaded to the HTP devices (HTP0 unless GGML_HEXAGON_DEVICES says more) through hexnpu's plugin. Prints one JSON object on stdout;
 llama.cpp's own log goes to stderr.
 
   llama_run.py -m MODEL [--htp PLUGIN] generate -p PROMPT [-n 32]
@@ -30,6 +30,9 @@ from ggml_lib import Ggml  # noqa: E402
 
 
 # The KV-cache types llama.cpp offers (ggml type ids).
+# llama.cpp's llama_split_mode: how the model spreads over several devices (GGML_HEXAGON_DEVICES).
+SPLIT_MODES = {"none": 0, "layer": 1, "row": 2, "tensor": 3}
+
 GGML_CACHE_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8, "iq4_nl": 20, "bf16": 30}
 
 
@@ -41,8 +44,11 @@ def load(args, logits_all=False):
     if args.cache_type:  # a quantized V cache needs flash attention in llama.cpp
         t = GGML_CACHE_TYPES[args.cache_type]
         cache = {"type_k": t, "type_v": t, "flash_attn": True}
+    split = {"split_mode": SPLIT_MODES[args.split_mode]} if args.split_mode else {}
+    if args.split_mode == "tensor":  # llama.cpp's tensor split needs flash attention
+        split["flash_attn"] = True
     return Llama(model_path=args.model, n_gpu_layers=-1 if args.htp else 0, n_ctx=args.ctx, n_batch=args.ctx,
-                 logits_all=logits_all, seed=0, verbose=True, **cache)
+                 logits_all=logits_all, seed=0, verbose=True, **cache, **split)
 
 
 def timings(llm):
@@ -142,6 +148,7 @@ def main():
     ap.add_argument("-m", "--model", required=True)
     ap.add_argument("--htp", help="the plugin: offload every layer to HTP0")
     ap.add_argument("-c", "--ctx", type=int, default=256)
+    ap.add_argument("-sm", "--split-mode", choices=sorted(SPLIT_MODES), help="over the HTP devices (default layer)")
     ap.add_argument("--cache-type", choices=sorted(GGML_CACHE_TYPES), help="K and V cache type (default f16)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     g = sub.add_parser("generate")

@@ -53,9 +53,10 @@ def run(cmd, timeout=600):
     return p
 
 
-def llama(*args, htp=True, model=MODEL):
+def llama(*args, htp=True, model=MODEL, env=None):
     cmd = [sys.executable, HERE / "llama_run.py", "-m", model] + (["--htp", PLUGIN] if htp else []) + list(args)
-    p = run(cmd)
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, **(env or {})))
     assert p.returncode == 0, f"llama_run.py {' '.join(map(str, args))} failed ({p.returncode}):\n{p.stderr[-3000:]}"
     return json.loads(p.stdout), p.stderr
 
@@ -209,6 +210,24 @@ def test_hybrid_model_on_htp0(tmp_path, preset):
     assert splits and splits[-1] == 2, log[-3000:]
     cpu, _ = llama("-c", 256, "generate", "-p", prompt, "-n", 12, htp=False, model=model)
     assert len(htp["tokens"]) == 12 and htp["tokens"] == cpu["tokens"]
+
+
+def test_tensor_split_over_two_sessions(tmp_path):
+    """llama.cpp's --split-mode tensor over HTP0:0 and HTP0:1: its meta device wraps each session's
+    buffers (which must not call themselves host memory: llama.cpp would write the weights through
+    the meta tensors' placeholder address), splits every layer's weights between the sessions and
+    sums their partial results. Greedy tokens equal one session's (F32 weights). Gemma 3 itself
+    (one KV head) cannot be split over two devices by llama.cpp: its meta device asserts at the first
+    one-token decode, with any backend; gemma3-tiny has two KV heads."""
+    model = tmp_path / "gemma3-tiny.gguf"
+    p = run([BIN, "synth", model, "--preset", "gemma3-tiny"])
+    assert p.returncode == 0, p.stderr
+    prompt = "the quick brown fox jumps over the lazy dog"
+    one, _ = llama("-c", 256, "generate", "-p", prompt, "-n", 12, model=model)
+    two, log = llama("-c", 256, "-sm", "tensor", "generate", "-p", prompt, "-n", 12, model=model,
+                     env={"GGML_HEXAGON_DEVICES": "HTP0:0,HTP0:1"})
+    assert "creating a Meta device" in log and "HTP0:1" in log, log[-3000:]
+    assert len(two["tokens"]) == 12 and two["tokens"] == one["tokens"]
 
 
 def test_unselected_branches_are_not_computed():
