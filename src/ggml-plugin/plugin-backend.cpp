@@ -13,6 +13,7 @@ namespace {
 struct backend_context {
     std::unique_ptr<backend> hexnpu;
     graph_cache              translations;
+    std::string              failed;  // fail_next_compute's reason, reported by the next graph_compute
 };
 
 backend_context & context_of(ggml_abi::backend * b) { return *static_cast<backend_context *>(b->context); }
@@ -42,6 +43,11 @@ void backend_event_wait(ggml_abi::backend *, ggml_abi::event *) {}
 // started anew by the device on the next graph.
 ggml_abi::status backend_graph_compute(ggml_abi::backend * b, ggml_abi::cgraph * g) {
     backend_context & ctx = context_of(b);
+    if (!ctx.failed.empty()) {
+        std::fprintf(stderr, "hexnpu-ggml: %s: graph_compute failed: %s\n", ctx.hexnpu->name(), ctx.failed.c_str());
+        ctx.failed.clear();
+        return ggml_abi::STATUS_FAILED;
+    }
     try {
         ctx.hexnpu->graph_compute(ctx.translations.translate(*g));
         return ggml_abi::STATUS_SUCCESS;
@@ -74,6 +80,12 @@ constexpr ggml_abi::backend_i kBackendInterface = {
 uint8_t kGuid[16] = {'h', 'e', 'x', 'n', 'p', 'u', '-', 'h', 't', 'p', '-', 'v', 'i', 'r', 't', 0};
 
 } // namespace
+
+backend_device * hexnpu_device_of(ggml_abi::backend * b) {
+    return b != nullptr && b->guid == &kGuid ? context_of(b).hexnpu->device() : nullptr;
+}
+
+void fail_next_compute(ggml_abi::backend * b, const std::string & why) { context_of(b).failed = why; }
 
 ggml_abi::backend * make_backend(ggml_abi::device * dev, backend_device * hexnpu) {
     try {

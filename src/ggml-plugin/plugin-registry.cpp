@@ -4,6 +4,7 @@
 #include "op-params.h"
 #include "plugin-backend.h"
 #include "plugin-buffer.h"
+#include "plugin-comm.h"
 #include "tensor-mirror.h"
 
 #include "hexnpu/backend.h"
@@ -153,6 +154,15 @@ buffer_type ** get_extra_bufts(device * dev) { return context_of(dev).extra_list
 void * reg_get_proc_address(ggml_abi::reg *, const char * name) {
     if (std::strcmp(name, "ggml_backend_dev_get_extra_bufts") == 0) {
         return reinterpret_cast<void *>(&get_extra_bufts);
+    }
+    if (std::strcmp(name, "ggml_backend_comm_init") == 0) {
+        return reinterpret_cast<void *>(&comm_init);
+    }
+    if (std::strcmp(name, "ggml_backend_comm_free") == 0) {
+        return reinterpret_cast<void *>(&comm_free);
+    }
+    if (std::strcmp(name, "ggml_backend_comm_allreduce_tensor") == 0) {
+        return reinterpret_cast<void *>(&comm_allreduce_tensor);
     }
     return nullptr;
 }

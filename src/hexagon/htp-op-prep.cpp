@@ -344,6 +344,14 @@ std::vector<htp_op_route> htp_op_routes() {
     return routes;
 }
 
+bool prepare_htp_op_kparams(htp_op & op, const htp_op_target & target, std::string * why) {
+    const proto::htp_verdict verdict = prepare_kparams(op, target);
+    if (!verdict && why != nullptr) {
+        *why = verdict.why;
+    }
+    return bool(verdict);
+}
+
 std::optional<htp_op> prepare_htp_rms_norm_mul(const ggml_tensor * norm, const ggml_tensor * mul,
                                                const htp_op_target & target) {
     if (norm->op != GGML_OP_RMS_NORM || mul->op != GGML_OP_MUL || mul->src[0] != norm || mul->src[1] == norm) {

@@ -48,6 +48,10 @@ std::vector<htp_op> prepare_htp_ops(const ggml_tensor * node, const htp_op_targe
 std::optional<htp_op> prepare_htp_rms_norm_mul(const ggml_tensor * norm, const ggml_tensor * mul,
                                                const htp_op_target & target);
 
+// An op built without a graph node (the tensor split's ALLREDUCE): its kparams from its operands by
+// the registry's prepare function, or false with *why.
+bool prepare_htp_op_kparams(htp_op & op, const htp_op_target & target, std::string * why);
+
 // The table above as words, for docs/ops.md: per row, the GGML op (or unary/GLU op), the NPU op
 // it becomes and when.
 struct htp_op_route {

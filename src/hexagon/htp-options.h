@@ -61,6 +61,10 @@ struct htp_options {
     // GGML_HEXAGON_FENCE_TIMEOUT (ms): how long a device group's member waits at a barrier for a
     // peer before the op fails with FENCE_TIMEOUT; 0: half the session deadline.
     uint32_t                     fence_timeout_ms = 0;
+    // GGML_HEXAGON_AR_SELECT (upstream's encoding): 2 and 1, the tensor split's all-reduce is an
+    // ALLREDUCE on the NPU (upstream's 2 also fuses the next ADD, which the plugin cannot see: 2
+    // runs as 1); 0, llama.cpp's fallback (copies between the devices and ADD graphs).
+    uint32_t                     ar_select  = 2;
     htp_profile_mode             profile    = htp_profile_mode::off;
     bool                         collect_trace = false;  // record trace events whatever the mode (--trace)
     std::string                  op_filter;    // the regex text, for messages

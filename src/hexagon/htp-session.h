@@ -81,6 +81,8 @@ class htp_session {
     bool dead() const { return dead_; }
     // How the session process ended (the op it was running, a fault address), once it has.
     std::optional<vnpu::rpc::session_exit> exit_info() const { return session_->exit_info(); }
+    // The session process (tests kill it).
+    pid_t pid() const { return session_->pid(); }
     // Called when the session process ends (see remote_session::set_exit_hook).
     void set_exit_hook(std::function<void()> hook) { session_->set_exit_hook(std::move(hook)); }
 

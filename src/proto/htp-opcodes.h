@@ -23,7 +23,7 @@ enum htp_op_code : uint32_t {
 enum class htp_kernel : uint32_t {
     none,
     binary, unary, rope, get_rows, get_rows_q, set_rows, pad, layout, roll, sort, reduce, flash_attn, flash_attn_hmx,
-    matmul, matmul_id, matmul_hmx, matmul_id_hmx, im2col, tri, solve_tri, ssm_conv, gdn, gdn_hmx,
+    matmul, matmul_id, matmul_hmx, matmul_id_hmx, im2col, tri, solve_tri, ssm_conv, gdn, gdn_hmx, allreduce,
     test_stream, test_fault, test_hang, test_crash, test_hmx_misuse, test_mdev_fault, test_dma_only_breach,
 };
 

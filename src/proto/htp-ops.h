@@ -3,6 +3,7 @@
 // family's header.
 #pragma once
 
+#include "proto/htp-allreduce.h"
 #include "proto/htp-binary.h"
 #include "proto/htp-flash-attn-hmx.h"
 #include "proto/htp-flash-attn.h"

@@ -10,8 +10,8 @@ llama.cpp's own log goes to stderr.
       log-likelihood at every scored position
   llama_run.py -m MODEL [--htp PLUGIN] bench [-p 128] [-n 64]
       llama-bench's pp and tg figures (tokens per second) from llama.cpp's own timings
-  llama_run.py -m MODEL --htp PLUGIN kill-session -p PROMPT
-      evaluates the prompt, kills the session process, evaluates again (must fail with an error,
+  llama_run.py -m MODEL --htp PLUGIN kill-session -p PROMPT [--only-last]
+      evaluates the prompt, kills the session processes (or the last started), evaluates again (must fail with an error,
       not end this process), then once more on a fresh context state (must work)
 """
 
@@ -128,7 +128,7 @@ def kill_session(args):
     prompt = llm.tokenize(args.prompt.encode(), add_bos=True)
     llm.eval(prompt)
     first = int(np.argmax(llm.scores[len(prompt) - 1]))
-    killed = session_pids()
+    killed = session_pids()[-1:] if args.only_last else session_pids()
     for pid in killed:
         os.kill(pid, signal.SIGKILL)
     llm.reset()
@@ -162,6 +162,7 @@ def main():
     b.add_argument("-n", type=int, default=64)
     k = sub.add_parser("kill-session")
     k.add_argument("-p", "--prompt", required=True)
+    k.add_argument("--only-last", action="store_true", help="kill the last session started, not all")
     args = ap.parse_args()
     result = {"generate": generate, "score": score, "bench": bench, "kill-session": kill_session}[args.cmd](args)
     print(json.dumps(result))

@@ -212,22 +212,44 @@ def test_hybrid_model_on_htp0(tmp_path, preset):
     assert len(htp["tokens"]) == 12 and htp["tokens"] == cpu["tokens"]
 
 
-def test_tensor_split_over_two_sessions(tmp_path):
+@pytest.mark.parametrize("ar_select", ["2", "0"])
+def test_tensor_split_over_two_sessions(tmp_path, ar_select):
     """llama.cpp's --split-mode tensor over HTP0:0 and HTP0:1: its meta device wraps each session's
     buffers (which must not call themselves host memory: llama.cpp would write the weights through
     the meta tensors' placeholder address), splits every layer's weights between the sessions and
-    sums their partial results. Greedy tokens equal one session's (F32 weights). Gemma 3 itself
-    (one KV head) cannot be split over two devices by llama.cpp: its meta device asserts at the first
-    one-token decode, with any backend; gemma3-tiny has two KV heads."""
+    has their partial results summed: by the plugin's ggml_backend_comm_allreduce_tensor, one
+    ALLREDUCE on the NPU over both sessions (GGML_HEXAGON_AR_SELECT=2, the default), or by ggml's
+    own copies and ADD graphs (0). Greedy tokens equal one session's (F32 weights). Gemma 3 270M
+    itself (one KV head) cannot be split over two devices by llama.cpp: its meta device asserts at
+    the first one-token decode, with any backend; gemma3-tiny has two KV heads."""
     model = tmp_path / "gemma3-tiny.gguf"
     p = run([BIN, "synth", model, "--preset", "gemma3-tiny"])
     assert p.returncode == 0, p.stderr
     prompt = "the quick brown fox jumps over the lazy dog"
     one, _ = llama("-c", 256, "generate", "-p", prompt, "-n", 12, model=model)
     two, log = llama("-c", 256, "-sm", "tensor", "generate", "-p", prompt, "-n", 12, model=model,
-                     env={"GGML_HEXAGON_DEVICES": "HTP0:0,HTP0:1"})
+                     env={"GGML_HEXAGON_DEVICES": "HTP0:0,HTP0:1", "GGML_HEXAGON_AR_SELECT": ar_select,
+                          "GGML_HEXAGON_VERBOSE": "1"})
     assert "creating a Meta device" in log and "HTP0:1" in log, log[-3000:]
+    reductions = log.count("HTP0:0+HTP0:1:   op 0 ALLREDUCE src [0,1] dst [0,1]")
+    # Two per layer and token (after the attention and after the FFN): 6 layers, 12 evaluations.
+    assert reductions >= (2 * 6 * 12 if ar_select == "2" else 0) and (reductions == 0) == (ar_select == "0"), log[-3000:]
     assert len(two["tokens"]) == 12 and two["tokens"] == one["tokens"]
+
+
+def test_tensor_split_survives_a_killed_member(tmp_path):
+    """A tensor split over two sessions whose second session is killed: the next decode fails with
+    llama.cpp's error (the process lives, no hang), and the one after starts that session anew and
+    gives the token of before."""
+    model = tmp_path / "gemma3-tiny.gguf"
+    p = run([BIN, "synth", model, "--preset", "gemma3-tiny"])
+    assert p.returncode == 0, p.stderr
+    r, log = llama("-sm", "tensor", "kill-session", "-p", PROMPT, "--only-last", model=model,
+                   env={"GGML_HEXAGON_DEVICES": "HTP0:0,HTP0:1"})
+    assert len(r["killed"]) == 1 and len(r["sessions_now"]) == 2
+    assert r["error"] and "llama_decode returned" in r["error"]
+    assert "session died" in log
+    assert r["after"] == r["first"]
 
 
 def test_unselected_branches_are_not_computed():

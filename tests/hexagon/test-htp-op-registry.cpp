@@ -56,6 +56,9 @@ TEST(HtpOpRegistry, EveryOpcodeIsACatalogCaseTheNpuTakes) {
     ASSERT_EQ(devices[0]->static_target().hmx, htp_hmx_matmul::prompts);
     const std::set<uint32_t> reached = opcodes_reached(*devices[0]);
     for (uint32_t op = proto::HTP_OP_NONE + 1; op < proto::HTP_OP_COUNT; ++op) {
+        if (op == proto::HTP_OP_ALLREDUCE) {
+            continue;  // no graph node becomes it: the tensor split's comm call (test-htp-allreduce.cpp)
+        }
         EXPECT_EQ(reached.count(op), 1u) << proto::htp_op_name(op) << ": no catalog case HTP0 takes becomes it";
     }
 }

@@ -135,6 +135,9 @@ TEST(HtpOptions, NumericKnobs) {
     EXPECT_TRUE(parse({}).op_fusion);
     EXPECT_FALSE(parse({}).host_buffers.has_value()) << "the registering program decides";
     EXPECT_NE(error_of({{"GGML_HEXAGON_OPPOLL", "2"}}).find("GGML_HEXAGON_OPPOLL='2'"), std::string::npos);
+    EXPECT_EQ(parse({}).ar_select, 2u);
+    EXPECT_EQ(parse({{"GGML_HEXAGON_AR_SELECT", "0"}}).ar_select, 0u);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_AR_SELECT", "3"}}).find("GGML_HEXAGON_AR_SELECT='3'"), std::string::npos);
     EXPECT_NE(error_of({{"GGML_HEXAGON_OPSTAGE", "4"}}).find("GGML_HEXAGON_OPSTAGE='4'"), std::string::npos);
     EXPECT_EQ(parse({{"GGML_HEXAGON_NHMX", "0"}, {"GGML_HEXAGON_USE_HMX", "1"}}).n_hmx, 0u) << "NHMX wins";
     EXPECT_EQ(parse({{"GGML_HEXAGON_VMEM", "0"}}).vmem_for_arch(79), 0u) << "0: the whole window";

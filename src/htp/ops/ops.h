@@ -60,6 +60,8 @@ uint32_t op_solve_tri(htp_op_context * octx);  // SOLVE_TRI (forward substitutio
 bool     guard_solve_tri(const htp_op_context * octx);
 uint32_t op_ssm_conv(htp_op_context * octx);  // SSM_CONV (channels turned into vectors)
 bool     guard_ssm_conv(const htp_op_context * octx);
+uint32_t op_allreduce(htp_op_context * octx);  // ALLREDUCE (a tensor split's partial results summed in place)
+bool     guard_allreduce(const htp_op_context * octx);
 uint32_t op_gdn(htp_op_context * octx);  // GATED_DELTA_NET (HVX, the state in VTCM)
 bool     guard_gdn(const htp_op_context * octx);
 uint32_t op_gdn_hmx(htp_op_context * octx);  // GATED_DELTA_NET_HMX (prompts, chunked on the HMX unit)
