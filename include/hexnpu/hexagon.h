@@ -10,7 +10,8 @@ namespace hexnpu {
 
 class backend_device;
 
-// Adds one HTP device per configured session to backend_registry, once per process; register them
+// Adds one HTP device per configured session, or per bracketed group of sessions (a row-split
+// device group), to backend_registry, once per process; register them
 // before the CPU so the scheduler prefers them. Sessions start when first used. collect_trace
 // records the NPU's trace events as GGML_HEXAGON_PROFILE=3 does (without the per-op lines).
 // host_buffers: whether compute buffers are host buffers when GGML_HEXAGON_HOSTBUF is unset.

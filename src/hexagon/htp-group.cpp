@@ -13,7 +13,9 @@
 
 namespace hexnpu::hexagon {
 
-htp_group_device::htp_group_device(std::vector<htp_device *> members) : members_(std::move(members)) {
+htp_group_device::htp_group_device(std::vector<htp_device *> members, std::string name)
+    : members_(std::move(members)), name_(std::move(name)) {
+    const bool named = !name_.empty();
     if (members_.size() < 2 || members_.size() > 64) {
         throw std::invalid_argument("a device group needs two to 64 HTP devices");
     }
@@ -25,7 +27,9 @@ htp_group_device::htp_group_device(std::vector<htp_device *> members) : members_
             members_.begin() + std::ptrdiff_t(i)) {
             throw std::invalid_argument(std::string("device ") + members_[i]->name() + " is listed twice in a group");
         }
-        name_ += (i ? "+" : "") + std::string(members_[i]->name());
+        if (!named) {
+            name_ += (i ? "+" : "") + std::string(members_[i]->name());
+        }
     }
     // The fences: pinned shared DDR in the first member's compute buffer type, mapped by all.
     auto * buft = static_cast<htp_buffer_type *>(members_[0]->buffer_type());

@@ -19,8 +19,9 @@ namespace hexnpu::hexagon {
 
 class htp_group_device final : public backend_device {
   public:
-    // Two or more distinct HTP devices (throws std::invalid_argument otherwise).
-    explicit htp_group_device(std::vector<htp_device *> members);
+    // Two or more distinct HTP devices (throws std::invalid_argument otherwise); named `name`, or by
+    // its members ("HTP0:0+HTP0:1") when that is empty.
+    explicit htp_group_device(std::vector<htp_device *> members, std::string name = {});
     ~htp_group_device() override;
 
     const char *          name() const override { return name_.c_str(); }

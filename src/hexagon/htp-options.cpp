@@ -72,38 +72,108 @@ htp_profile_mode parse_profile(const std::string & value) {
 
 } // namespace
 
-std::vector<htp_device_spec> parse_device_list(const std::string & text) {
+namespace {
+
+std::invalid_argument bad_device_item(const std::string & text, const std::string & item, const std::string & why) {
+    return bad_value("GGML_HEXAGON_DEVICES", text, "bad item '" + item + "' (" + why + ")");
+}
+
+// The list's items: split at the commas outside brackets.
+std::vector<std::string> device_items(const std::string & text) {
+    std::vector<std::string> items(1);
+    int                      depth = 0;
+    for (char c : text) {
+        depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+        if (c == ',' && depth == 0) {
+            items.emplace_back();
+        } else {
+            items.back() += c;
+        }
+    }
+    return items;
+}
+
+// "HTP<n>[<npus>]" or "HTP<n>[<npus>:<session>]": the group's name and its members' specs.
+std::pair<std::string, std::vector<htp_device_spec>> parse_group_item(const std::string & text, const std::string & item) {
+    const size_t open = item.find('[');
+    const auto   n    = item.substr(0, 3) == "HTP" ? util::parse_decimal(std::string_view(item).substr(3, open - 3))
+                                                   : std::nullopt;
+    if (!n || item.back() != ']' || item.find('[', open + 1) != std::string::npos) {
+        throw bad_device_item(text, item, "a group is HTP<n>[<npus>] or HTP<n>[<npus>:<session>], e.g. HTP0[0-1]");
+    }
+    std::string    inside  = item.substr(open + 1, item.size() - open - 2);
+    uint64_t       session = 0;
+    if (const size_t colon = inside.find(':'); colon != std::string::npos) {
+        const auto s = util::parse_decimal(std::string_view(inside).substr(colon + 1));
+        if (!s || *s >= HTP_MAX_SESSIONS) {
+            throw bad_device_item(text, item, "the session after ':' must be below " + std::to_string(HTP_MAX_SESSIONS));
+        }
+        session = *s;
+        inside.resize(colon);
+    }
+    std::vector<htp_device_spec> members;
+    for (const std::string & part : device_items(inside)) {
+        const size_t dash  = part.find('-');
+        const auto   first = util::parse_decimal(std::string_view(part).substr(0, dash));
+        const auto   last  = dash == std::string::npos ? first : util::parse_decimal(std::string_view(part).substr(dash + 1));
+        if (!first || !last || *first > *last || *last > 255) {
+            throw bad_device_item(text, item, "'" + part + "' is not an NPU index or a range a-b of them (at most 255)");
+        }
+        for (uint64_t npu = *first; npu <= *last; ++npu) {
+            members.push_back({"HTP" + std::to_string(npu) + ":" + std::to_string(session), uint32_t(npu), uint32_t(session)});
+        }
+    }
+    if (members.size() < 2) {
+        throw bad_device_item(text, item, "a group needs two or more NPUs");
+    }
+    return {"HTP" + std::to_string(*n), std::move(members)};
+}
+
+} // namespace
+
+htp_device_list parse_device_list(const std::string & text) {
+    htp_device_list out;
     if (const auto count = util::parse_decimal(text)) {
         if (*count < 1 || *count > HTP_MAX_SESSIONS) {
             throw bad_value("GGML_HEXAGON_DEVICES", text,
                             "a device count must be in [1, " + std::to_string(HTP_MAX_SESSIONS) + "]");
         }
-        std::vector<htp_device_spec> out;
         for (uint32_t i = 0; i < *count; ++i) {
-            out.push_back({"HTP0:" + std::to_string(i), 0, i});
+            out.devices.push_back({"HTP0:" + std::to_string(i), 0, i});
         }
         return out;
     }
-    std::vector<htp_device_spec> out;
-    std::set<std::string>        seen;
-    size_t                       begin = 0;
-    while (begin <= text.size()) {
-        const size_t      end  = std::min(text.find(',', begin), text.size());
-        const std::string item = text.substr(begin, end - begin);
-        const auto        spec = parse_device_item(item);
+    std::set<std::string> seen;  // device and group names
+    auto add = [&](const std::string & item, const htp_device_spec & spec) {
+        if (!seen.insert(spec.name).second) {
+            throw bad_value("GGML_HEXAGON_DEVICES", text, "item '" + item + "': '" + spec.name + "' is listed twice");
+        }
+        out.devices.push_back(spec);
+    };
+    for (const std::string & item : device_items(text)) {
+        if (item.find('[') != std::string::npos) {
+            auto [name, members] = parse_group_item(text, item);
+            htp_group_spec group{name, {}};
+            for (const htp_device_spec & m : members) {
+                group.members.push_back(uint32_t(out.devices.size()));
+                add(item, m);
+            }
+            if (!seen.insert(name).second) {
+                throw bad_value("GGML_HEXAGON_DEVICES", text, "item '" + item + "': '" + name + "' is listed twice");
+            }
+            out.groups.push_back(std::move(group));
+            continue;
+        }
+        const auto spec = parse_device_item(item);
         if (!spec) {
             throw bad_value("GGML_HEXAGON_DEVICES", text,
-                            "bad item '" + item + "' (expected a count or items HTP<npu>:<session>, session < " +
-                                std::to_string(HTP_MAX_SESSIONS) + ", e.g. HTP0:0,HTP0:1)");
+                            "bad item '" + item + "' (expected a count, items HTP<npu>:<session>, session < " +
+                                std::to_string(HTP_MAX_SESSIONS) + ", e.g. HTP0:0,HTP0:1, or groups HTP0[0-1])");
         }
-        if (!seen.insert(spec->name).second) {
-            throw bad_value("GGML_HEXAGON_DEVICES", text, "item '" + item + "' is listed twice");
-        }
-        out.push_back(*spec);
-        begin = end + 1;
+        add(item, *spec);
     }
-    if (out.size() > HTP_MAX_SESSIONS) {
-        throw bad_value("GGML_HEXAGON_DEVICES", text, "more than " + std::to_string(HTP_MAX_SESSIONS) + " devices");
+    if (out.devices.size() > HTP_MAX_SESSIONS) {
+        throw bad_value("GGML_HEXAGON_DEVICES", text, "more than " + std::to_string(HTP_MAX_SESSIONS) + " sessions");
     }
     return out;
 }
@@ -138,7 +208,9 @@ htp_options parse_htp_options(const std::function<const char *(const char *)> & 
     };
     htp_options o;
     if (auto v = value("GGML_HEXAGON_DEVICES")) {
-        o.devices = parse_device_list(*v);
+        htp_device_list list = parse_device_list(*v);
+        o.devices            = std::move(list.devices);
+        o.groups             = std::move(list.groups);
     } else if (auto n = value("GGML_HEXAGON_NDEV")) {
         const uint64_t count = number_option("GGML_HEXAGON_NDEV", *n, 1, HTP_MAX_SESSIONS);
         for (uint32_t i = 0; i < count; ++i) {

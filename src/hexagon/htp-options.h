@@ -23,10 +23,18 @@ struct htp_device_spec {
     uint32_t    session = 0;
 };
 
+// A device group (row split) named in GGML_HEXAGON_DEVICES with upstream's brackets: one device to
+// the scheduler and to llama.cpp over the sessions it lists (indices into htp_options::devices).
+struct htp_group_spec {
+    std::string           name;
+    std::vector<uint32_t> members;
+};
+
 enum class htp_profile_mode : uint32_t { off = 0, basic = 1, pmu = 2, trace = 3 };
 
 struct htp_options {
-    std::vector<htp_device_spec> devices;
+    std::vector<htp_device_spec> devices;     // every session, group members included, in list order
+    std::vector<htp_group_spec>  groups;      // the bracketed items; their members are no device of their own
     std::optional<uint32_t>      arch;        // GGML_HEXAGON_ARCH: forces libhexnpu-htp-vNN.so
     uint32_t                     n_hvx   = 0;  // 0: all the session reports
     uint32_t                     n_hmx   = 1;  // 0 disables the HMX paths
@@ -80,8 +88,14 @@ struct htp_options {
 htp_options parse_htp_options(const std::function<const char *(const char *)> & getenv);
 htp_options htp_options_from_environment();
 
-// GGML_HEXAGON_DEVICES: a count N (HTP0:0..HTP0:N-1) or a list "HTP0:0,HTP0:1".
-std::vector<htp_device_spec> parse_device_list(const std::string & text);
+// GGML_HEXAGON_DEVICES: a count N (HTP0:0..HTP0:N-1), or a list of items "HTP<npu>:<session>" and
+// upstream's groups "HTP<n>[<npus>]" / "HTP<n>[<npus>:<session>]" (npus: "0-1", "0,2", session 0
+// when not given): HTP0[0-1] is one device over sessions HTP0:0 and HTP1:0.
+struct htp_device_list {
+    std::vector<htp_device_spec> devices;
+    std::vector<htp_group_spec>  groups;
+};
+htp_device_list parse_device_list(const std::string & text);
 // "v79" or "79"; one of the arches the NPU libraries are built for.
 uint32_t parse_arch(const std::string & text);
 

@@ -14,6 +14,14 @@
 
 namespace hexnpu {
 
+namespace {
+
+// The sessions of GGML_HEXAGON_DEVICES' groups: each is its group's member, no device of its own.
+// Destroyed after the registry's groups that use them (constructed first).
+std::vector<std::unique_ptr<hexagon::htp_device>> g_group_members;
+
+} // namespace
+
 void register_htp_devices(bool collect_trace, bool host_buffers) {
     static std::mutex mutex;
     static bool       done = false;
@@ -24,8 +32,26 @@ void register_htp_devices(bool collect_trace, bool host_buffers) {
     hexagon::htp_options options = hexagon::htp_options_from_environment();
     options.collect_trace        = collect_trace;
     options.host_buffers         = options.host_buffers.value_or(host_buffers);
-    for (auto & dev : hexagon::make_htp_devices(options, vnpu::rpc::session_options::from_environment())) {
-        backend_registry::get().add(std::move(dev));
+    auto devices = hexagon::make_htp_devices(options, vnpu::rpc::session_options::from_environment());
+    std::vector<const hexagon::htp_group_spec *> group_of(devices.size(), nullptr);
+    for (const hexagon::htp_group_spec & g : options.groups) {
+        for (uint32_t m : g.members) {
+            group_of[m] = &g;
+        }
+    }
+    // In list order: a group where its first member is listed.
+    for (size_t i = 0; i < devices.size(); ++i) {
+        const hexagon::htp_group_spec * g = group_of[i];
+        if (g == nullptr) {
+            backend_registry::get().add(std::move(devices[i]));
+        } else if (g->members[0] == i) {
+            std::vector<hexagon::htp_device *> members;
+            for (uint32_t m : g->members) {
+                members.push_back(devices[m].get());
+                g_group_members.push_back(std::move(devices[m]));
+            }
+            backend_registry::get().add(std::make_unique<hexagon::htp_group_device>(std::move(members), g->name));
+        }
     }
     done = true;
 }
@@ -48,6 +74,9 @@ void write_htp_trace(output_file & out) {
         if (auto * htp = dynamic_cast<hexagon::htp_device *>(dev)) {
             sources.push_back({htp->name(), htp->profile_log().batches()});
         }
+    }
+    for (const auto & member : g_group_members) {
+        sources.push_back({member->name(), member->profile_log().batches()});
     }
     std::ostringstream json;
     hexagon::write_trace_json(json, sources);

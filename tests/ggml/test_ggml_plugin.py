@@ -237,6 +237,24 @@ def test_tensor_split_over_two_sessions(tmp_path, ar_select):
     assert len(two["tokens"]) == 12 and two["tokens"] == one["tokens"]
 
 
+@needs_model
+def test_a_bracketed_group_is_one_device():
+    """GGML_HEXAGON_DEVICES='HTP0[0-1]' (upstream's spelling of a row-split group over NPUs 0 and 1):
+    llama.cpp sees one device HTP0 whose every op runs on both sessions, each its slice; the greedy
+    tokens equal one session's. 'HTP0[0-1],HTP1[2-3]': two such devices, the layers split between
+    them, the same tokens."""
+    one, _ = llama("generate", "-p", PROMPT, "-n", 8)
+    group, log = llama("generate", "-p", PROMPT, "-n", 8, env={"GGML_HEXAGON_DEVICES": "HTP0[0-1]"})
+    assert re.search(r"offloaded (\d+)/\1 layers to GPU", log), log[-3000:]
+    used = re.findall(r"using device (\S+) \((.*)\) \(", log)
+    assert len(used) == 1 and used[0][0] == "HTP0" and used[0][1].startswith("row split over 2 sessions"), log[-3000:]
+    assert group["tokens"] == one["tokens"]
+    # Two groups over four sessions: llama.cpp splits the layers between them.
+    groups, log = llama("generate", "-p", PROMPT, "-n", 8, env={"GGML_HEXAGON_DEVICES": "HTP0[0-1],HTP1[2-3]"})
+    assert [d for d, _ in re.findall(r"using device (\S+) \((.*)\) \(", log)] == ["HTP0", "HTP1"], log[-3000:]
+    assert groups["tokens"] == one["tokens"]
+
+
 def test_tensor_split_survives_a_killed_member(tmp_path):
     """A tensor split over two sessions whose second session is killed: the next decode fails with
     llama.cpp's error (the process lives, no hang), and the one after starts that session anew and

@@ -76,6 +76,39 @@ TEST(HtpOptions, DeviceListKeepsItsOrder) {
     EXPECT_EQ(o.devices[2].session, 3u);
 }
 
+TEST(HtpOptions, BracketedGroupsAsUpstreamSpellsThem) {
+    htp_options o = parse({{"GGML_HEXAGON_DEVICES", "HTP0[0-1]"}});
+    EXPECT_EQ(names(o), (std::vector<std::string>{"HTP0:0", "HTP1:0"}));
+    ASSERT_EQ(o.groups.size(), 1u);
+    EXPECT_EQ(o.groups[0].name, "HTP0");
+    EXPECT_EQ(o.groups[0].members, (std::vector<uint32_t>{0, 1}));
+    o = parse({{"GGML_HEXAGON_DEVICES", "HTP0[0-1],HTP1[2-3]"}});
+    EXPECT_EQ(names(o), (std::vector<std::string>{"HTP0:0", "HTP1:0", "HTP2:0", "HTP3:0"}));
+    ASSERT_EQ(o.groups.size(), 2u);
+    EXPECT_EQ(o.groups[1].name, "HTP1");
+    EXPECT_EQ(o.groups[1].members, (std::vector<uint32_t>{2, 3}));
+    o = parse({{"GGML_HEXAGON_DEVICES", "HTP0[0-1:0],HTP1[0,1:1],HTP2:5"}});
+    EXPECT_EQ(names(o), (std::vector<std::string>{"HTP0:0", "HTP1:0", "HTP0:1", "HTP1:1", "HTP2:5"}));
+    ASSERT_EQ(o.groups.size(), 2u);
+    EXPECT_EQ(o.groups[1].members, (std::vector<uint32_t>{2, 3}));
+    EXPECT_TRUE(parse({{"GGML_HEXAGON_DEVICES", "HTP0:0,HTP0:1"}}).groups.empty());
+}
+
+TEST(HtpOptions, BadGroupsNameTheItem) {
+    EXPECT_NE(error_of({{"GGML_HEXAGON_DEVICES", "HTP0[0]"}}).find("bad item 'HTP0[0]' (a group needs two or more NPUs)"),
+              std::string::npos);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_DEVICES", "HTP0[1-x]"}}).find("bad item 'HTP0[1-x]'"), std::string::npos);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_DEVICES", "HTP0[2-1]"}}).find("'2-1' is not an NPU index"), std::string::npos);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_DEVICES", "HTP0[0-1:16]"}}).find("session after ':'"), std::string::npos);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_DEVICES", "HTPx[0-1]"}}).find("a group is HTP<n>[<npus>]"), std::string::npos);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_DEVICES", "HTP0[0-1"}}).find("bad item 'HTP0[0-1'"), std::string::npos);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_DEVICES", "HTP0[0-1],HTP1:0"}}).find("item 'HTP1:0': 'HTP1:0' is listed twice"),
+              std::string::npos);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_DEVICES", "HTP0[0-1],HTP0[2-3]"}}).find("'HTP0' is listed twice"),
+              std::string::npos);
+    EXPECT_NE(error_of({{"GGML_HEXAGON_DEVICES", "HTP0[0-16]"}}).find("more than 16 sessions"), std::string::npos);
+}
+
 TEST(HtpOptions, DevicesWinOverLegacyNdev) {
     EXPECT_EQ(names(parse({{"GGML_HEXAGON_NDEV", "2"}})), (std::vector<std::string>{"HTP0", "HTP1"}));
     EXPECT_EQ(names(parse({{"GGML_HEXAGON_NDEV", "2"}, {"GGML_HEXAGON_DEVICES", "HTP0:5"}})),

@@ -15,9 +15,10 @@ namespace {
 
 const char * kUsage =
     "usage: hexnpu devices\n"
-    "  Lists the backend devices in priority order. HTP devices come from GGML_HEXAGON_DEVICES (a count or\n"
-    "  HTP0:0,HTP0:1,...) or GGML_HEXAGON_NDEV; each starts its NPU session to report the arch, the NPU\n"
-    "  library, VTCM, HVX threads, HMX, the window budget and its buffer types.\n";
+    "  Lists the backend devices in priority order. HTP devices come from GGML_HEXAGON_DEVICES (a count,\n"
+    "  HTP0:0,HTP0:1,..., or row-split groups HTP0[0-1]: one device over sessions HTP0:0 and HTP1:0) or\n"
+    "  GGML_HEXAGON_NDEV; each starts its NPU session to report the arch, the NPU library, VTCM, HVX\n"
+    "  threads, HMX, the window budget and its buffer types (a group: its first member's).\n";
 
 std::string buffer_types(backend_device & dev) {
     std::string names = dev.buffer_type()->name();
