@@ -73,9 +73,7 @@ htp_window_budget htp_device::window_budget() const {
 }
 
 bool htp_device::has_extended_region() const {
-    proto::hw_model model{};
-    proto::hw_model_for_arch(session_options_.arch, model);
-    return model.dma64 != 0 && session_options_.extended_size != 0;
+    return htp_uses_extended_region(*options_, session_options_.arch, session_options_.extended_size);
 }
 
 void htp_device::memory(size_t & free, size_t & total) const {

@@ -272,6 +272,9 @@ htp_options parse_htp_options(const std::function<const char *(const char *)> & 
     if (auto v = value("GGML_HEXAGON_FENCE_TIMEOUT")) {
         o.fence_timeout_ms = uint32_t(number_option("GGML_HEXAGON_FENCE_TIMEOUT", *v, 1, 3600000));
     }
+    if (auto v = value("GGML_HEXAGON_DMA64")) {
+        o.dma64 = number_option("GGML_HEXAGON_DMA64", *v, 0, 1) != 0;
+    }
     if (auto v = value("GGML_HEXAGON_AR_SELECT")) {
         o.ar_select = uint32_t(number_option("GGML_HEXAGON_AR_SELECT", *v, 0, 2));
     }

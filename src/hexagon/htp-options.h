@@ -73,6 +73,10 @@ struct htp_options {
     // ALLREDUCE on the NPU (upstream's 2 also fuses the next ADD, which the plugin cannot see: 2
     // runs as 1); 0, llama.cpp's fallback (copies between the devices and ADD graphs).
     uint32_t                     ar_select  = 2;
+    // GGML_HEXAGON_DMA64: 0 keeps every buffer in the session window; 1 (the default where the arch
+    // has 64-bit DMA, v81) maps the weights only DMA reads into the extended region beside it. An
+    // arch without 64-bit DMA has no extended region whatever this says.
+    std::optional<bool>          dma64;
     htp_profile_mode             profile    = htp_profile_mode::off;
     bool                         collect_trace = false;  // record trace events whatever the mode (--trace)
     std::string                  op_filter;    // the regex text, for messages

@@ -52,7 +52,7 @@ htp_session::htp_session(const std::string & device_name, const htp_options & op
     limits_.max_bufs    = proto::HTP_OP_MAX_BUFS;
     limits_.vmem        = budget.bytes;
     limits_.vmem_source = budget.source;
-    limits_.extended    = model.dma64 != 0 && so.extended_size != 0;
+    limits_.extended    = htp_uses_extended_region(options, hw_.arch, so.extended_size);
     if (profile_ == 3) {
         limits_.n_traces = options.op_trace != 0 ? options.op_trace
                                                  : std::min(TRACE_MAX_DEFAULT, TRACE_PER_OP * options.op_batch);
@@ -82,6 +82,11 @@ htp_session::htp_session(const std::string & device_name, const htp_options & op
     if (rpc_status st = session_->fastrpc_mmap(opqueue_->fd(), opqueue_->size(), vnpu::rpc::map_mode::pinned); !st) {
         fail("cannot map the op queue buffer", st);
     }
+}
+
+bool htp_uses_extended_region(const htp_options & options, uint32_t arch, uint64_t extended_size) {
+    proto::hw_model model{};
+    return proto::hw_model_for_arch(arch, model) && model.dma64 != 0 && extended_size != 0 && options.dma64.value_or(true);
 }
 
 htp_window_budget htp_window_budget_of(const htp_options & options, uint64_t window_setting, uint32_t arch) {

@@ -39,6 +39,11 @@ struct htp_window_budget {
 };
 htp_window_budget htp_window_budget_of(const htp_options & options, uint64_t window_setting, uint32_t arch);
 
+// Whether weights that only DMA reads go to the session's extended region (64-bit DMA addresses
+// beside the window): the arch has 64-bit DMA (v81), the session an extended region
+// (HEXNPU_EXTENDED_SIZE), and GGML_HEXAGON_DMA64 is not 0.
+bool htp_uses_extended_region(const htp_options & options, uint32_t arch, uint64_t extended_size);
+
 class htp_session {
   public:
     // Starts the session process, its NPU library (the arch of session_options) and the batch

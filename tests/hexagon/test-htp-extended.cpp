@@ -65,6 +65,27 @@ TEST(HtpExtended, WeightsOnlyDmaReadsLiveOutsideTheWindowOnV81) {
     EXPECT_EQ(s.ext_map_bytes, t.wbuf->size());
 }
 
+// GGML_HEXAGON_DMA64=0: on v81 too, the weights are mapped into the window (a window they fit in).
+TEST(HtpExtended, Dma64OffKeepsTheWeightsInTheWindow) {
+    htp_options o = test_options();
+    o.dma64       = false;
+    fixture f(o, arch(81));
+    EXPECT_FALSE(f.dev().has_extended_region());
+    vnpu::rpc::session_options big = arch(81);
+    big.window_size                = 64 * MiB;
+    fixture                 g(o, big);
+    weights_and_activations t(g.dev());
+    htp_backend             be(g.dev());
+    ggml_cgraph             graph;
+    graph.nodes.push_back(t.y);
+    be.graph_compute(graph);
+    const htp_window_stats s = g.dev().window_stats();
+    EXPECT_EQ(s.ext_maps, 0u);
+    EXPECT_GE(s.map_bytes, t.wbuf->size());
+    fixture on(test_options(), arch(81));
+    EXPECT_TRUE(on.dev().has_extended_region());
+}
+
 htp_op breach_op(const ggml_tensor * src, const ggml_tensor * dst) {
     htp_op op;
     op.desc.opcode = proto::HTP_OP_TEST_DMA_ONLY_BREACH;

@@ -169,6 +169,9 @@ TEST(HtpOptions, NumericKnobs) {
     EXPECT_FALSE(parse({}).host_buffers.has_value()) << "the registering program decides";
     EXPECT_NE(error_of({{"GGML_HEXAGON_OPPOLL", "2"}}).find("GGML_HEXAGON_OPPOLL='2'"), std::string::npos);
     EXPECT_EQ(parse({}).ar_select, 2u);
+    EXPECT_FALSE(parse({}).dma64.has_value());
+    EXPECT_EQ(parse({{"GGML_HEXAGON_DMA64", "0"}}).dma64, std::optional<bool>(false));
+    EXPECT_NE(error_of({{"GGML_HEXAGON_DMA64", "2"}}).find("GGML_HEXAGON_DMA64='2'"), std::string::npos);
     EXPECT_EQ(parse({{"GGML_HEXAGON_AR_SELECT", "0"}}).ar_select, 0u);
     EXPECT_NE(error_of({{"GGML_HEXAGON_AR_SELECT", "3"}}).find("GGML_HEXAGON_AR_SELECT='3'"), std::string::npos);
     EXPECT_NE(error_of({{"GGML_HEXAGON_OPSTAGE", "4"}}).find("GGML_HEXAGON_OPSTAGE='4'"), std::string::npos);
