@@ -318,6 +318,26 @@ std::string htp_backend::finish_member(htp_device & dev, const sent & batch, con
     return {};
 }
 
+namespace {
+
+// A profile-op line: usec and cycles (GGML_HEXAGON_PROFILE=1, upstream's); level 2 (and a PMU event
+// list, which the virtual NPU has no PMU to count) adds the counters the NPU keeps itself.
+void print_op_profile(const htp_device & dev, const htp_op_profile & p) {
+    const htp_profile_mode mode = dev.options().profile;
+    if (mode == htp_profile_mode::off) {
+        return;
+    }
+    std::string line = std::string(dev.name()) + ": profile-op " + p.label + ": usec " + std::to_string(p.usecs) +
+                       " cycles " + std::to_string(p.cycles_stop - p.cycles_start);
+    if (mode == htp_profile_mode::pmu) {
+        line += " dma-descs " + std::to_string(p.dma_descs) + " dma-to-vtcm " + std::to_string(p.dma_to_vtcm) +
+                " dma-from-vtcm " + std::to_string(p.dma_from_vtcm) + " dma-ddr " + std::to_string(p.dma_ddr);
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+} // namespace
+
 void htp_backend::collect_profile(htp_device & dev, const sent & batch, const std::vector<const htp_op *> & ops,
                                   const proto::htp_opbatch_rsp & rsp) {
     htp_session &                  s      = dev.session();
@@ -339,10 +359,11 @@ void htp_backend::collect_profile(htp_device & dev, const sent & batch, const st
         p.usecs        = prof[k].usecs;
         p.cycles_start = prof[k].cycles_start;
         p.cycles_stop  = prof[k].cycles_stop;
-        if (dev.options().profile != htp_profile_mode::off) {
-            std::fprintf(stderr, "%s: profile-op %s: usec %u cycles %" PRIu64 "\n", dev.name(), p.label.c_str(),
-                         p.usecs, p.cycles_stop - p.cycles_start);
-        }
+        p.dma_descs     = prof[k].dma_descs;
+        p.dma_to_vtcm   = prof[k].dma_to_vtcm;
+        p.dma_from_vtcm = prof[k].dma_from_vtcm;
+        p.dma_ddr       = prof[k].dma_ddr;
+        print_op_profile(dev, p);
         record.ops.push_back(std::move(p));
     }
     if (req.n_traces == 0) {

@@ -45,7 +45,7 @@ std::optional<htp_device_spec> parse_device_item(std::string_view item) {
 }
 
 // The profile modes upstream knows; a list of 8 PMU event ids also selects the PMU mode (the
-// virtual NPU has no PMU: that mode reports what the basic one does).
+// virtual NPU has no PMU: that mode adds the counters the NPU keeps itself, DMA's, to each line).
 htp_profile_mode parse_profile(const std::string & value) {
     if (value.find(',') != std::string::npos) {
         size_t n     = 0;

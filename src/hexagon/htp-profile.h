@@ -16,6 +16,11 @@ struct htp_op_profile {
     uint32_t    usecs  = 0;
     uint64_t    cycles_start = 0;
     uint64_t    cycles_stop  = 0;
+    // The op's DMA (proto::htp_prof_desc): hardware descriptors, bytes into / out of VTCM, DDR to DDR.
+    uint32_t    dma_descs     = 0;
+    uint64_t    dma_to_vtcm   = 0;
+    uint64_t    dma_from_vtcm = 0;
+    uint64_t    dma_ddr       = 0;
 };
 
 // One trace event with its cycle stamp widened to the batch's 64-bit clock.

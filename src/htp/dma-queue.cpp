@@ -13,11 +13,27 @@ void dma_queue_init(dma_queue * q, const platform * plat, uint32_t hw_queue) {
     q->pop_idx  = 0;
     q->trace     = nullptr;
     q->overflows = 0;
+    q->counts    = dma_counts{};
 }
 
 static bool fits_bits(uint64_t v, uint32_t bits) { return bits >= 64 || (v >> bits) == 0; }
 
+static bool in_vtcm(const platform * plat, const void * p) {
+    const auto * b = static_cast<const uint8_t *>(p);
+    return b >= plat->vtcm_base && b < plat->vtcm_base + plat->vtcm_size;
+}
+
 static bool submit(dma_queue * q, const dma_desc & d, uint64_t * ticket) {
+    const uint64_t bytes = uint64_t(d.row_size) * d.nrows;
+    dma_counts &   c     = q->counts;
+    ++c.descs;
+    if (in_vtcm(q->plat, d.dst)) {
+        c.to_vtcm += bytes;
+    } else if (in_vtcm(q->plat, d.src)) {
+        c.from_vtcm += bytes;
+    } else {
+        c.ddr += bytes;
+    }
     return q->plat->dma_submit(q->plat->ctx, q->hw_queue, &d, ticket) == 0;
 }
 

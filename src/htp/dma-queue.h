@@ -41,6 +41,15 @@ struct dma_queue_entry {
     uint8_t      pad[5];
 };
 
+// What a queue issued since its counts were last cleared: hardware descriptors and their bytes by
+// direction (GGML_HEXAGON_PROFILE=2's counters).
+struct dma_counts {
+    uint32_t descs     = 0;
+    uint64_t to_vtcm   = 0;
+    uint64_t from_vtcm = 0;
+    uint64_t ddr       = 0;
+};
+
 struct dma_queue {
     const platform * plat = nullptr;
     uint32_t         hw_queue = 0;
@@ -48,6 +57,7 @@ struct dma_queue {
     uint32_t         pop_idx  = 0;
     trace_buf *      trace    = nullptr;  // DMA start at push, stop at pop; nullptr: untraced
     uint32_t         overflows = 0;       // pushes refused on a full ring since the last reset
+    dma_counts       counts;
     dma_queue_entry  ring[DMA_QUEUE_CAPACITY];
 };
 

@@ -69,6 +69,13 @@ struct htp_prof_desc {
     uint32_t usecs;
     uint64_t cycles_start;
     uint64_t cycles_stop;
+    // What the op's DMA queues issued (every thread's), as the NPU's dma_queue counts them: hardware
+    // descriptors, and bytes into VTCM, out of VTCM, and neither (DDR to DDR).
+    uint32_t dma_descs;
+    uint32_t pad;
+    uint64_t dma_to_vtcm;
+    uint64_t dma_from_vtcm;
+    uint64_t dma_ddr;
 };
 
 // One trace event: cycle stamp (low 32 bits), event id (bit 15 set on the stop event), and the
@@ -149,7 +156,7 @@ struct htp_opbatch_rsp {
 static_assert(sizeof(htp_buf_desc) == 24);
 static_assert(sizeof(htp_tensor) == 64);
 static_assert(sizeof(htp_op_desc) == 224);
-static_assert(sizeof(htp_prof_desc) == 24);
+static_assert(sizeof(htp_prof_desc) == 56);
 static_assert(sizeof(htp_trace_desc) == 8);
 static_assert(sizeof(htp_opbatch_req) == 64);
 static_assert(sizeof(htp_opbatch_rsp) == 128);

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <cstring>
 #include <random>
 #include <thread>
@@ -364,7 +366,35 @@ TEST(HtpProfile, BasicModePrintsOneLinePerOp) {
     EXPECT_NE(err.find("HTP0:0: profile-op SCALE 'twice': usec "), std::string::npos) << err;
     EXPECT_NE(err.find("HTP0:0: profile-op TEST_STREAM: usec "), std::string::npos) << err;
     EXPECT_NE(err.find(" cycles "), std::string::npos) << err;
+    EXPECT_EQ(err.find("dma-descs"), std::string::npos) << "level 1 is upstream's usec and cycles alone";
     EXPECT_TRUE(f.dev().profile_log().batches().empty()) << "mode 1 keeps no trace";
+}
+
+// Level 2 (upstream's "extended" profile; the virtual NPU has no PMU): each line also carries what
+// the op's DMA queues issued, counted by the NPU's dma_queue. TEST_STREAM moves its 64 x 8 floats
+// into VTCM and back out, nothing else.
+TEST(HtpProfile, LevelTwoAddsTheNpusDmaCounters) {
+    htp_options o = test_options();
+    o.profile     = htp_profile_mode::pmu;
+    fixture       f(o);
+    ggml_context  ctx;
+    ggml_tensor * src = ggml_new_tensor_2d(&ctx, GGML_TYPE_F32, 64, 8);
+    ggml_tensor * dst = ggml_dup_tensor(&ctx, src);
+    auto          buf = alloc_ctx_tensors(ctx, f.dev().buffer_type());
+    fill(src, 11);
+    htp_backend  be(f.dev());
+    const htp_op ops[] = {stream_op(src, dst, 2.0f)};
+    ::testing::internal::CaptureStderr();
+    be.compute_ops(ops);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    std::smatch       m;
+    ASSERT_TRUE(std::regex_search(err, m, std::regex("profile-op TEST_STREAM: usec \\d+ cycles \\d+ dma-descs (\\d+) "
+                                                     "dma-to-vtcm (\\d+) dma-from-vtcm (\\d+) dma-ddr (\\d+)")))
+        << err;
+    EXPECT_GE(std::stoul(m[1]), 2u);
+    EXPECT_EQ(m[2], "2048");
+    EXPECT_EQ(m[3], "2048");
+    EXPECT_EQ(m[4], "0");
 }
 
 } // namespace
