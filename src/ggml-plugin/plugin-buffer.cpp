@@ -2,12 +2,15 @@
 
 #include "tensor-mirror.h"
 
+#include "hexagon/htp-buffer.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
+#include <vector>
 
 namespace hexnpu::ggml_plugin {
 namespace {
@@ -74,7 +77,35 @@ void buffer_memset_tensor(buffer * buf, tensor * t, uint8_t value, size_t offset
 void buffer_set_tensor(buffer * buf, tensor * t, const void * data, size_t offset, size_t size) {
     single_mirror m(t);
     ggml_tensor * mt = mirror_or_die(m, "set_tensor");
+    // ggml flags the buffers of a model's weights (llama.cpp's tensor split puts them in compute
+    // buffers): stored tiled there too, as the REPACK type would.
+    if (buf->usage == ggml_abi::USAGE_WEIGHTS) {
+        if (auto * htp = dynamic_cast<hexagon::htp_buffer *>(hexnpu_of(buf))) {
+            htp->hold_weights();
+        }
+    }
     guarded("set_tensor", [&] { hexnpu_of(buf)->set_tensor(mt, data, offset, size); });
+}
+
+// n_copies pieces of size bytes, stride_data apart in data, stride_tensor apart in the tensor
+// (llama.cpp's tensor split writes each session's column slice of a weight so). A whole tensor
+// written so is gathered and written whole, so a weight is stored tiled; anything else piece by piece,
+// as ggml would without this call.
+void buffer_set_tensor_2d(buffer * buf, tensor * t, const void * data, size_t offset, size_t size, size_t n_copies,
+                          size_t stride_tensor, size_t stride_data) {
+    const auto * src = static_cast<const uint8_t *>(data);
+    single_mirror m(t);
+    if (offset == 0 && stride_tensor == size && size * n_copies == ggml_nbytes(mirror_or_die(m, "set_tensor_2d"))) {
+        std::vector<uint8_t> whole(size * n_copies);
+        for (size_t i = 0; i < n_copies; ++i) {
+            std::memcpy(whole.data() + i * size, src + i * stride_data, size);
+        }
+        buffer_set_tensor(buf, t, whole.data(), 0, whole.size());
+        return;
+    }
+    for (size_t i = 0; i < n_copies; ++i) {
+        buffer_set_tensor(buf, t, src + i * stride_data, offset + i * stride_tensor, size);
+    }
 }
 
 void buffer_get_tensor(buffer * buf, const tensor * t, void * data, size_t offset, size_t size) {
@@ -92,7 +123,7 @@ constexpr ggml_abi::buffer_i kBufferInterface = {
     /* memset_tensor */ buffer_memset_tensor,
     /* set_tensor    */ buffer_set_tensor,
     /* get_tensor    */ buffer_get_tensor,
-    /* set_tensor_2d */ nullptr,
+    /* set_tensor_2d */ buffer_set_tensor_2d,
     /* get_tensor_2d */ nullptr,
     /* cpy_tensor    */ nullptr,  // ggml copies through get_tensor / set_tensor
     /* clear         */ buffer_clear,

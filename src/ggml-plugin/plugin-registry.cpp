@@ -66,9 +66,11 @@ buffer_type * dev_get_buffer_type(device * dev) { return context_of(dev).buft.gg
 // llama.cpp places a weight in the first buffer type of the device's list (HTPn first, then the
 // extra HTPn-REPACK) whose supports_op accepts the weight's op with the weight in a zero-byte
 // placeholder buffer of that type. Weights belong in REPACK (tiled, mapped on demand), so the
-// plain type declines such probes whenever the device has a REPACK type.
+// plain type declines such probes whenever the device has a REPACK type. A probe's op is a fresh
+// node; a node already placed (llama.cpp's SET_ROWS into a KV cache that is itself still a
+// zero-byte placeholder while it reserves) is no probe.
 bool is_weight_probe_for_plain_buffer(device_context & ctx, const tensor * op) {
-    if (ctx.extra.empty()) {
+    if (ctx.extra.empty() || op->buf != nullptr || op->view_src != nullptr) {
         return false;
     }
     for (const tensor * s : op->src) {

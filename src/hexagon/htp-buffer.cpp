@@ -177,13 +177,21 @@ void htp_buffer::init_tensor(ggml_tensor * t) {
 void htp_buffer::set_tensor(ggml_tensor * t, const void * data, size_t offset, size_t size) {
     uint8_t *  dst   = static_cast<uint8_t *>(t->data);
     const bool whole = offset == 0 && size == ggml_nbytes(t);
-    const bool tile  = htp_buft()->tiles() && tiling_candidate(t);
-    if (tile && !whole) {
+    const bool repack = kind_ == htp_buffer_kind::repack;
+    // In a compute buffer holding weights: where the tiles fit the flat tensor's room, and the
+    // device tiles its REPACK buffers' weights.
+    const bool tile = repack ? htp_buft()->tiles() && tiling_candidate(t)
+                             : weights_ && htp_buft()->htp()->options().mm_select >= 2 && tiling_candidate(t) &&
+                                   tiled_nbytes(t->type, t->ne) <= ggml_nbytes(t);
+    if (!whole && (repack ? tile : is_tiled(t))) {
         throw std::invalid_argument(std::string(buft()->name()) + ": set_tensor of weight " + tensor_label(t) +
                                     " must write the whole tensor (it is stored tiled), not bytes [" +
                                     std::to_string(offset) + ", " + std::to_string(offset + size) + ")");
     }
-    if (kind_ != htp_buffer_kind::repack || !whole) {
+    if (!(repack || tile) || !whole) {
+        if (!repack) {
+            tiled_.erase(t->data);  // a whole flat write over what may have been tiles
+        }
         std::memcpy(dst + offset, data, size);
         return;
     }

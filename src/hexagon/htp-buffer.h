@@ -74,6 +74,11 @@ class htp_buffer final : public backend_buffer {
     // Whether a weight written whole into this REPACK buffer holds a value fp16 cannot represent
     // (|v| >= 65520 rounds to infinity): the HMX unit's fp16 weight tiles cannot take it.
     bool                    beyond_fp16(const ggml_tensor * t) const;
+    // Marks a compute buffer as holding weights (llama.cpp's tensor split: its meta device knows no
+    // extra buffer types, so the weights land in the devices' compute buffers, flagged as weights):
+    // a whole weight written into it is stored tiled, as in a REPACK buffer, where its tiles take no
+    // more room than its flat rows.
+    void                    hold_weights() { weights_ = true; }
     // A device whose session registers this buffer (its own, or another reading it in place):
     // each is told when the buffer is freed, so no session keeps a stale mapping of its fd.
     void                    add_user(htp_device * device);
@@ -81,6 +86,7 @@ class htp_buffer final : public backend_buffer {
   private:
     vnpu::shared_buffer               memory_;
     htp_buffer_kind                   kind_;
+    bool                              weights_ = false;  // hold_weights()
     // The tensors stored tiled, by data address, with the shape they were tiled with (a view of
     // the same address with another shape is not tiled data).
     struct shape_key {

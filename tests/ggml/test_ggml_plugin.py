@@ -255,6 +255,23 @@ def test_a_bracketed_group_is_one_device():
     assert groups["tokens"] == one["tokens"]
 
 
+def test_tensor_split_stores_its_weights_tiled(tmp_path):
+    """Under the tensor split llama.cpp puts the weights in the sessions' compute buffers (its meta
+    device knows no REPACK type) and flags them as weights; each session's slice of a weight, the
+    column slices included (written with set_tensor_2d), is stored tiled there: every Q4_0 weight
+    the batches read is flagged tiled (flags 3), none flat."""
+    model = tmp_path / "gemma3-tiny.gguf"
+    q4 = tmp_path / "gemma3-tiny-q4_0.gguf"
+    for cmd in ([BIN, "synth", model, "--preset", "gemma3-tiny"], [BIN, "quantize", model, q4, "q4_0"]):
+        p = run(cmd)
+        assert p.returncode == 0, p.stderr
+    r, log = llama("-c", 256, "-sm", "tensor", "generate", "-p", "the quick brown fox", "-n", 4, model=q4,
+                   env={"GGML_HEXAGON_DEVICES": "HTP0:0,HTP0:1", "GGML_HEXAGON_VERBOSE": "2"})
+    flags = re.findall(r"type q4_0 flags (\d+)", log)
+    assert flags and set(flags) == {"3"}, (len(flags), sorted(set(flags)))
+    assert len(r["tokens"]) == 4
+
+
 def test_tensor_split_survives_a_killed_member(tmp_path):
     """A tensor split over two sessions whose second session is killed: the next decode fails with
     llama.cpp's error (the process lives, no hang), and the one after starts that session anew and

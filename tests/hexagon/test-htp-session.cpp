@@ -181,6 +181,35 @@ TEST(HtpRepack, RoundTripThroughASession) {
     EXPECT_THROW(tensor_set(q4, q4_bytes.data(), 0, 18), std::invalid_argument);
 }
 
+// A compute buffer flagged as holding weights (llama.cpp's tensor split puts them there): a whole
+// weight whose tiles fit its flat room is stored tiled, read back flat; a partial write of it is
+// refused, as in a REPACK buffer; an unflagged compute buffer never tiles.
+TEST(HtpRepack, AComputeBufferHoldingWeightsTilesThem) {
+    fixture       f;
+    ggml_context  ctx;
+    ggml_tensor * q4  = ggml_new_tensor_2d(&ctx, GGML_TYPE_Q4_0, 96, 64);
+    ggml_tensor * odd = ggml_new_tensor_2d(&ctx, GGML_TYPE_Q4_0, 96, 40);  // 40 rows: tiles pad to 64
+    auto          buf = alloc_ctx_tensors(ctx, f.dev().buffer_type());
+    auto *        hb  = static_cast<htp_buffer *>(buf.get());
+    std::vector<uint8_t> bytes(ggml_nbytes(q4));
+    std::mt19937         rng(9);
+    for (size_t at = 0; at < bytes.size(); ++at) {
+        bytes[at] = at % 18 == 1 ? 0x3c : uint8_t(rng());
+    }
+    tensor_set(q4, bytes.data(), 0, bytes.size());
+    EXPECT_FALSE(hb->is_tiled(q4)) << "a compute buffer not holding weights";
+    hb->hold_weights();
+    tensor_set(q4, bytes.data(), 0, bytes.size());
+    EXPECT_TRUE(hb->is_tiled(q4));
+    EXPECT_NE(std::memcmp(q4->data, bytes.data(), bytes.size()), 0) << "stored tiled, not flat";
+    std::vector<uint8_t> back(bytes.size());
+    tensor_get(q4, back.data(), 0, back.size());
+    EXPECT_EQ(back, bytes);
+    tensor_set(odd, bytes.data(), 0, ggml_nbytes(odd));
+    EXPECT_FALSE(hb->is_tiled(odd)) << "its tiles would not fit its room";
+    EXPECT_THROW(tensor_set(q4, bytes.data(), 0, 18), std::invalid_argument);
+}
+
 TEST(HtpRepack, LossyTilesRefuseGetTensor) {
     fixture       f;
     ggml_context  ctx;
