@@ -26,43 +26,21 @@ hexnpu="$build/bin/hexnpu"
 
 llama_bench="${HEXNPU_LLAMA_CACHE:-$HOME/.cache/hexnpu/llama-tests}/api3/ggml/bin/llama-bench"
 [ -x "$llama_bench" ] || bash scripts/build-test-backend-ops.sh "$build" >&2
-cache="${HEXNPU_BENCH_CACHE:-$HOME/.cache/hexnpu/bench}"
-mkdir -p "$cache"
+source scripts/bench-models.sh
 
 gemma="$build/models/gemma-3-270m-q4_k_m.gguf"
 [ -f "$gemma" ] || bash scripts/fetch-model.sh "$build" >&2
-gemma_q4_0="$cache/gemma-3-270m-q4_0.gguf"
-if [ ! -f "$gemma_q4_0" ]; then
-    "$hexnpu" quantize "$gemma" "$gemma_q4_0.tmp" q4_0 --allow-requantize >/dev/null
-    mv "$gemma_q4_0.tmp" "$gemma_q4_0"
-fi
-llama_1b="$cache/llama-1b-q4_0.gguf"
-if [ ! -f "$llama_1b" ]; then
-    "$hexnpu" synth "$cache/llama-1b-f16.gguf" --preset 1b --type f16 >/dev/null
-    "$hexnpu" quantize "$cache/llama-1b-f16.gguf" "$llama_1b.tmp" q4_0 >/dev/null
-    mv "$llama_1b.tmp" "$llama_1b"
-    rm -f "$cache/llama-1b-f16.gguf"
-fi
+gemma_q4_0=$(bench_gemma_q4_0 "$hexnpu" "$gemma")
+llama_1b=$(bench_llama_1b "$hexnpu")
 
 # "idle total" jiffies over all CPUs.
 cpu_jiffies() { awk '/^cpu /{ print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
-
-# pp and tg t/s from a JSON list of llama-bench-like records on stdin.
-rates() {
-    python3 -c '
-import json, sys
-pp = tg = float("nan")
-for rec in json.load(sys.stdin):
-    if rec["n_prompt"] > 0 and rec["n_gen"] == 0: pp = rec["avg_ts"]
-    if rec["n_gen"] > 0 and rec["n_prompt"] == 0: tg = rec["avg_ts"]
-print(f"{pp:.1f} {tg:.1f}")'
-}
 
 # hexnpu on HTP0 with the given environment: "pp tg idle%".
 hexnpu_run() {
     local before after out
     before=$(cpu_jiffies)
-    out=$(env "$@" "$hexnpu" bench -m "$model" --device HTP0 -p "$p" -n "$n" -r "$r" -t "$t" -o json 2>/dev/null | rates)
+    out=$(env "$@" "$hexnpu" bench -m "$model" --device HTP0 -p "$p" -n "$n" -r "$r" -t "$t" -o json 2>/dev/null | bench_rates)
     after=$(cpu_jiffies)
     echo "$out $(awk -v b="$before" -v a="$after" 'BEGIN { split(b, x, " "); split(a, y, " ");
         printf "%.0f", 100 * (y[1] - x[1]) / (y[2] - x[2]) }')"
@@ -76,7 +54,7 @@ echo
 echo "| model | llama.cpp CPU pp | tg | HTP0 pp | tg | idle % | HTP0 strict off pp | tg | idle % | strict off / llama.cpp pp | tg |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for model in "$gemma" "$gemma_q4_0" "$llama_1b"; do
-    read -r lpp ltg < <("$llama_bench" -m "$model" -p "$p" -n "$n" -r "$r" -t "$t" -o json 2>/dev/null | rates)
+    read -r lpp ltg < <("$llama_bench" -m "$model" -p "$p" -n "$n" -r "$r" -t "$t" -o json 2>/dev/null | bench_rates)
     read -r spp stg sidle < <(hexnpu_run HEXNPU_STRICT=1)
     read -r opp otg oidle < <(hexnpu_run HEXNPU_STRICT=0)
     echo "| $(basename "$model" .gguf) | $lpp | $ltg | $spp | $stg | $sidle | $opp | $otg | $oidle |" \
