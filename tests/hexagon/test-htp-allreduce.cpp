@@ -1,8 +1,8 @@
 // The tensor split's ALLREDUCE against real session processes: 2..4 sessions, each with its partial
 // result in its own buffer, end up holding the sum the CPU computes (F32: the same fp32 additions in
 // source order, bit for bit; F16: summed in fp32 and rounded once), for sizes around the chunk size;
-// what the NPU cannot take is declined with nothing written; a member killed mid-reduction is a clear
-// error at once, and the next all-reduce works.
+// what the NPU cannot take is declined with nothing written; a member killed is a clear error at
+// once, a member stalled one within the deadlines, and the next all-reduce works.
 #include "htp-session-fixture.h"
 
 #include "core/fp16.h"
@@ -170,6 +170,40 @@ TEST(HtpAllreduceFault, AKilledMemberIsAClearErrorThenTheNextWorks) {
         EXPECT_NE(std::string(e.what()).find("HTP0:1"), std::string::npos) << e.what();
     }
     EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+    store(p.t[0], in[0]);
+    store(p.t[1], in[1]);
+    ASSERT_EQ(ar.run(p.t), "");
+    expect_summed(p, in);
+}
+
+// A member stalled (its session process stopped) during the all-reduce: its peer gives up at the
+// fence deadline (FENCE_TIMEOUT), the stalled session misses the session deadline and is ended, so
+// the call fails within both deadlines instead of hanging; the next all-reduce starts it anew.
+TEST(HtpAllreduceFault, AStalledMemberIsADeadlineErrorNotAHang) {
+    htp_options o      = test_options(2);
+    o.fence_timeout_ms = 300;
+    vnpu::rpc::session_options so = test_session();
+    so.timeout                    = 2s;
+    fixture       f(o, so);
+    htp_allreduce ar({&f.dev(0), &f.dev(1)});
+    partials      p(f, 2, GGML_TYPE_F32, 4096, 4);
+    std::vector<std::vector<float>> in = {random_values(16384, GGML_TYPE_F32, 3), random_values(16384, GGML_TYPE_F32, 4)};
+    store(p.t[0], in[0]);
+    store(p.t[1], in[1]);
+    ASSERT_EQ(ar.run(p.t), "");  // both sessions up
+    const pid_t stalled = f.dev(1).session().pid();
+    ASSERT_EQ(::kill(stalled, SIGSTOP), 0);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        ar.run(p.t);
+        FAIL() << "no error";
+    } catch (const backend_error & e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("HTP0:1"), std::string::npos) << what;
+        EXPECT_NE(what.find("FENCE_TIMEOUT"), std::string::npos) << what;
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 6s);
+    ::kill(stalled, SIGCONT);
     store(p.t[0], in[0]);
     store(p.t[1], in[1]);
     ASSERT_EQ(ar.run(p.t), "");
