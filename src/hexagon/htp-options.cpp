@@ -70,10 +70,6 @@ htp_profile_mode parse_profile(const std::string & value) {
     return static_cast<htp_profile_mode>(mode);
 }
 
-} // namespace
-
-namespace {
-
 std::invalid_argument bad_device_item(const std::string & text, const std::string & item, const std::string & why) {
     return bad_value("GGML_HEXAGON_DEVICES", text, "bad item '" + item + "' (" + why + ")");
 }
