@@ -134,16 +134,23 @@ uint32_t join_group(htp_session * s, const htp_opbatch_req * req, const batch_vi
     return proto::HTP_STATUS_OK;
 }
 
-// GGML_HEXAGON_PROFILE=2's counters: what the op's DMA queues issued.
-void add_dma_counts(const htp_session * s, htp_prof_desc * prof) {
-    *prof = htp_prof_desc{prof->opcode, prof->usecs, prof->cycles_start, prof->cycles_stop, 0, 0, 0, 0, 0};
+// GGML_HEXAGON_PROFILE=2's counters: what the op's DMA queues issued, taken from the queues (each
+// left at zero for the next op).
+void take_dma_counts(htp_session * s, htp_prof_desc * prof) {
+    dma_counts sum{};
     for (uint32_t t = 0; t < s->n_threads; ++t) {
         const dma_counts & c = s->dma[t].counts;
-        prof->dma_descs += c.descs;
-        prof->dma_to_vtcm += c.to_vtcm;
-        prof->dma_from_vtcm += c.from_vtcm;
-        prof->dma_ddr += c.ddr;
+        sum.descs += c.descs;
+        sum.to_vtcm += c.to_vtcm;
+        sum.from_vtcm += c.from_vtcm;
+        sum.ddr += c.ddr;
+        s->dma[t].counts = dma_counts{};
     }
+    prof->dma_descs     = sum.descs;
+    prof->pad           = 0;
+    prof->dma_to_vtcm   = sum.to_vtcm;
+    prof->dma_from_vtcm = sum.from_vtcm;
+    prof->dma_ddr       = sum.ddr;
 }
 
 // The op's entry, its required operands present, its structural guard passed: only then may it run.
@@ -318,14 +325,11 @@ void run_batch(htp_session * s, const htp_opbatch_req * req, uint8_t * block, si
                 const uint64_t t0      = plat->usecs(plat->ctx);
                 prof.opcode            = v.ops[i].opcode;
                 prof.cycles_start      = plat->cycles(plat->ctx);
-                for (uint32_t t = 0; t < s->n_threads; ++t) {
-                    s->dma[t].counts = dma_counts{};
-                }
                 uint32_t op_status = s->fence.base != nullptr ? run_group_op(s, v, i, npu_addr, main_trace)
                                                               : run_op(s, v, i, main_trace);
                 prof.cycles_stop       = plat->cycles(plat->ctx);
                 prof.usecs             = uint32_t(plat->usecs(plat->ctx) - t0);
-                add_dma_counts(s, &prof);
+                take_dma_counts(s, &prof);
                 if (op_status != proto::HTP_STATUS_OK) {
                     status         = op_status;
                     rsp->failed_op = i;
