@@ -19,7 +19,6 @@ struct comm_context {
     std::vector<ggml_abi::backend *>         backends;
     std::unique_ptr<hexagon::htp_allreduce>  allreduce;
     mirror_set                               mirrors;
-    bool                                     verbose = false;
 };
 
 } // namespace
@@ -40,7 +39,6 @@ void * comm_init(ggml_abi::backend ** backends, size_t n_backends) {
         auto ctx       = std::make_unique<comm_context>();
         ctx->backends  = std::vector<ggml_abi::backend *>(backends, backends + n_backends);
         ctx->allreduce = std::make_unique<hexagon::htp_allreduce>(std::move(devices));
-        ctx->verbose   = ctx->allreduce->group().members()[0]->options().verbose > 0;
         return ctx.release();
     } catch (const std::exception & e) {
         std::fprintf(stderr, "hexnpu-ggml: the tensor split's all-reduce stays on the host: %s\n", e.what());
@@ -63,7 +61,7 @@ bool comm_allreduce_tensor(void * comm, ggml_abi::tensor ** tensors) {
     }
     try {
         const std::string why = ctx.allreduce->run(results);
-        if (!why.empty() && ctx.verbose) {
+        if (!why.empty() && ctx.allreduce->group().members()[0]->options().verbose > 0) {
             std::fprintf(stderr, "hexnpu-ggml: all-reduce of '%s' on the host: %s\n", tensors[0]->name, why.c_str());
         }
         return why.empty();
